@@ -1,0 +1,46 @@
+# Setup is idempotent: each target below re-runs only what is missing.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+CORES ?= all
+
+.PHONY: setup system-deps demo test lint format benchmark report clean
+
+setup: system-deps $(STAMP)
+
+system-deps:
+	@bash .ci/system-deps.sh
+
+$(STAMP): pyproject.toml requirements/lock.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	# torch is pinned in the lock: an unpinned torch would pull a multi-GB CUDA build.
+	$(BIN)/python -m pip install --quiet -c requirements/lock.txt -e '.[dev]'
+	touch $(STAMP)
+
+demo: setup
+	$(BIN)/snakemake --cores $(CORES)
+
+test: setup
+	$(BIN)/python -m pytest
+
+lint: setup
+	$(BIN)/ruff check src tests workflow benchmarks
+	$(BIN)/ruff format --check src tests workflow benchmarks
+	$(BIN)/snakefmt --check Snakefile workflow/rules
+	$(BIN)/snakemake --lint
+
+format: setup
+	$(BIN)/ruff check --fix src tests workflow benchmarks
+	$(BIN)/ruff format src tests workflow benchmarks
+	$(BIN)/snakefmt Snakefile workflow/rules
+
+benchmark: setup
+	$(BIN)/python benchmarks/bench_pipeline.py
+
+report: setup
+	$(BIN)/snakemake --cores $(CORES) --report results/report.html
+
+clean:
+	rm -rf results/* .snakemake

@@ -1,0 +1,61 @@
+"""Atomic, deterministic file writes and string-safe table reads.
+
+Every table the workflow writes goes through `write_table`, so an interrupted job never
+leaves a half-written file that looks complete, and the same data gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path next to `path`; rename it onto `path` only on success."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=target.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, target)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def write_json(path: str | os.PathLike, data) -> None:
+    write_text(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def write_csv(path: str | os.PathLike, frame: pd.DataFrame) -> None:
+    """Write a CSV atomically with fixed float formatting and Unix line endings."""
+    with atomic_path(path) as tmp:
+        frame.to_csv(tmp, index=False, lineterminator="\n", float_format="%.6g")
+
+
+def read_csv_strings(path: str | os.PathLike, **kwargs) -> pd.DataFrame:
+    """Read every column as a string (ids like `0894` must keep their zeros)."""
+    return pd.read_csv(path, dtype=str, keep_default_na=False, **kwargs)
+
+
+def sha256_file(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(chunk_size), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

@@ -1,0 +1,285 @@
+"""Data contracts: one per table, written once, validated at every boundary.
+
+A contract names each column, its type and (optionally) its allowed values. `validate`
+coerces a frame read from CSV to those types and raises `TableError` naming the file,
+row and column of the first problem, so a bad row never travels further silently.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from omnisocial.io import read_csv_strings, write_csv
+
+KINDS = ("str", "int", "float", "bool")
+_TRUE = {"true", "1", "yes"}
+_FALSE = {"false", "0", "no"}
+
+
+class TableError(ValueError):
+    """A table broke its contract; the message names file, row and column."""
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    kind: str = "str"
+    allowed: tuple[str, ...] | None = None
+    nullable: bool = False
+    doc: str = ""
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"column {self.name}: unknown kind {self.kind!r}")
+
+
+@dataclass(frozen=True)
+class Contract:
+    name: str
+    columns: tuple[Column, ...]
+    key: tuple[str, ...] = field(default=())
+
+    @property
+    def names(self) -> list[str]:
+        return [column.name for column in self.columns]
+
+    def validate(self, frame: pd.DataFrame, source: str = "<frame>") -> pd.DataFrame:
+        """Return `frame` with the contract's columns, in order, coerced to their kinds."""
+        missing = [name for name in self.names if name not in frame.columns]
+        if missing:
+            raise TableError(f"{source}: table {self.name} lacks column(s) {', '.join(missing)}")
+        out = pd.DataFrame(index=frame.index)
+        for column in self.columns:
+            out[column.name] = _coerce(frame[column.name], column, source, self.name)
+        if self.key:
+            duplicated = out.duplicated(list(self.key), keep=False)
+            if duplicated.any():
+                row = int(np.flatnonzero(duplicated.to_numpy())[0])
+                values = ", ".join(f"{k}={out.iloc[row][k]}" for k in self.key)
+                raise TableError(f"{source}: table {self.name} row {row + 2}: duplicate key ({values})")
+        return out.reset_index(drop=True)
+
+    def read(self, path: str | os.PathLike) -> pd.DataFrame:
+        return self.validate(read_csv_strings(path), source=str(path))
+
+    def write(self, path: str | os.PathLike, frame: pd.DataFrame) -> pd.DataFrame:
+        valid = self.validate(frame, source=str(path))
+        write_csv(path, valid)
+        return valid
+
+    def empty(self) -> pd.DataFrame:
+        return self.validate(pd.DataFrame({name: pd.Series(dtype=object) for name in self.names}))
+
+
+def _fail(source: str, table: str, position: int, column: str, message: str) -> TableError:
+    # +2: one for the header line, one because people count rows from 1.
+    return TableError(f"{source}: table {table} row {position + 2} column {column}: {message}")
+
+
+def _is_missing(value) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA or value == ""
+
+
+def _coerce(series: pd.Series, column: Column, source: str, table: str) -> pd.Series:
+    values = []
+    for position, value in enumerate(series.tolist()):
+        if _is_missing(value):
+            if not column.nullable and column.kind != "str":
+                raise _fail(source, table, position, column.name, "empty value")
+            values.append(None if column.kind != "str" else "")
+            continue
+        try:
+            values.append(_convert(value, column.kind))
+        except (TypeError, ValueError):
+            raise _fail(source, table, position, column.name, f"{value!r} is not {column.kind}") from None
+        if column.allowed is not None and values[-1] not in column.allowed:
+            raise _fail(
+                source, table, position, column.name, f"{value!r} not in {{{', '.join(column.allowed)}}}"
+            )
+    if column.kind == "str":
+        return pd.Series(values, index=series.index, dtype=object)
+    if column.kind == "bool":
+        return pd.Series(values, index=series.index, dtype="boolean" if column.nullable else bool)
+    if column.kind == "int":
+        return pd.Series(values, index=series.index, dtype="Int64" if column.nullable else "int64")
+    return pd.Series([np.nan if v is None else v for v in values], index=series.index, dtype="float64")
+
+
+def _convert(value, kind: str):
+    if kind == "str":
+        return str(value)
+    if kind == "int":
+        number = float(value)
+        if not number.is_integer():
+            raise ValueError
+        return int(number)
+    if kind == "float":
+        return float(value)
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError
+
+
+RELATIONSHIPS = ("familiar", "stranger")
+POSITIONS = ("early", "late")
+SPEAKERS = ("a", "b")
+
+INTERACTIONS = Contract(
+    "interactions",
+    (
+        Column("interaction_id", doc="V<vendor>_S<session>_I<prompt hash>"),
+        Column("vendor_id"),
+        Column("session_id"),
+        Column("prompt_hash"),
+        Column("site", doc="recording site (the vendor for Seamless Interaction)"),
+        Column("relationship", doc="familiar / stranger, empty when unknown"),
+        Column("relationship_detail"),
+        Column("prompt_id"),
+        Column("prompt_text"),
+        Column("n_participants", "int"),
+        Column("participant_a"),
+        Column("participant_b"),
+        Column("gender_a"),
+        Column("gender_b"),
+        Column("gender_mix", doc="female-female / female-male / male-male; empty without a gender table"),
+        Column("video_a"),
+        Column("audio_a"),
+        Column("json_a"),
+        Column("video_b"),
+        Column("audio_b"),
+        Column("json_b"),
+        Column("has_transcript", "bool"),
+        Column("ingest_ok", "bool"),
+        Column("ingest_reason"),
+    ),
+    key=("interaction_id",),
+)
+
+SEGMENTS = Contract(
+    "segments",
+    (
+        Column("interaction_id"),
+        Column("speaker", allowed=SPEAKERS),
+        Column("start", "float"),
+        Column("end", "float"),
+        Column("text"),
+        Column("source", allowed=("transcript", "asr")),
+    ),
+)
+
+SPEECH = Contract(
+    "speech",
+    (
+        Column("interaction_id"),
+        Column("speaker", allowed=SPEAKERS),
+        Column("start", "float"),
+        Column("end", "float"),
+        Column("source", allowed=("corpus_vad", "silero")),
+    ),
+)
+
+SIGNALS = Contract(
+    "signals",
+    (
+        Column("interaction_id"),
+        Column("measure_ok", "bool"),
+        Column("measure_reason"),
+        Column("duration_audio_a", "float", nullable=True),
+        Column("duration_audio_b", "float", nullable=True),
+        Column("duration_video_a", "float", nullable=True),
+        Column("duration_video_b", "float", nullable=True),
+        Column("speech_s_a", "float", nullable=True),
+        Column("speech_s_b", "float", nullable=True),
+        Column("speech_total_s", "float", nullable=True),
+        Column("vad_source"),
+        Column("track_similarity", "float", nullable=True, doc="peak envelope correlation a~b"),
+        Column("track_lag_s", "float", nullable=True, doc="lag of b behind a at that peak"),
+        Column("av_lag_a_s", "float", nullable=True, doc="audio-video lag, participant a"),
+        Column("av_lag_b_s", "float", nullable=True, doc="audio-video lag, participant b"),
+        Column("transcript_words", "int", nullable=True),
+    ),
+    key=("interaction_id",),
+)
+
+CLIP_CANDIDATES = Contract(
+    "clip_candidates",
+    (
+        Column("interaction_id"),
+        Column("position", allowed=POSITIONS),
+        Column("clip_start", "float"),
+        Column("clip_end", "float"),
+        Column("n_turns", "int"),
+        Column("speech_s_a", "float"),
+        Column("speech_s_b", "float"),
+    ),
+    key=("interaction_id", "position"),
+)
+
+FILTER_REPORT = Contract(
+    "filter_report",
+    (
+        Column("interaction_id"),
+        Column("site"),
+        Column("relationship"),
+        Column("gender_mix"),
+        Column("ingest_pass", "bool"),
+        Column("f1_prompt_pass", "bool"),
+        Column("f1_prompt_value", doc="prompt id and whether it is Either-Or"),
+        Column("f2_turns_pass", "bool"),
+        Column("f2_turns_value", "int", nullable=True, doc="fewest merged turns over the clip positions"),
+        Column("f3_speech_pass", "bool"),
+        Column("f3_speech_value", "float", nullable=True, doc="least speech (s) of either speaker in a clip"),
+        Column("f4_tracks_pass", "bool"),
+        Column("f4_tracks_value", doc="similarity, inter-track lag and audio-video lags"),
+        Column("f5_amount_pass", "bool"),
+        Column("f5_amount_value", "float", nullable=True, doc="voiced speech (s) of the whole interaction"),
+        Column("audit_pass", "bool"),
+        Column("audit_value", doc="prompt-audit evidence"),
+        Column("passed", "bool"),
+        Column("reasons", doc="every failure reason, '; '-separated"),
+    ),
+    key=("interaction_id",),
+)
+
+DESIGN = Contract(
+    "design",
+    (
+        Column("dyad_id"),
+        Column("interaction_id"),
+        Column("cell", doc="site|relationship|gender_mix"),
+        Column("site"),
+        Column("relationship", allowed=RELATIONSHIPS),
+        Column("gender_mix"),
+        Column("position", allowed=POSITIONS),
+        Column("clip_start", "float"),
+        Column("clip_end", "float"),
+        Column("n_turns", "int"),
+        Column("participant_a"),
+        Column("participant_b"),
+    ),
+    key=("dyad_id",),
+)
+
+STIMULI_MANIFEST = Contract(
+    "stimuli_manifest",
+    (
+        Column("dyad_id"),
+        Column("modality", allowed=("text", "audio", "video")),
+        Column("variant", doc="mix / stereo / side_by_side / transcript"),
+        Column("path", doc="relative to the manifest's folder"),
+        Column("duration_s", "float", nullable=True),
+        Column("sha256"),
+        Column("clip_start", "float"),
+        Column("clip_end", "float"),
+    ),
+    key=("dyad_id", "modality", "variant"),
+)
