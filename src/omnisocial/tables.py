@@ -283,3 +283,56 @@ STIMULI_MANIFEST = Contract(
     ),
     key=("dyad_id", "modality", "variant"),
 )
+
+# --- Responses from models and people (familiarity study) -------------------------------
+
+PREDICTIONS = Contract(
+    "predictions",
+    (
+        Column("model", doc="model name, or a rater id / 'human_majority' for people"),
+        Column("modality", allowed=("text", "audio", "video")),
+        Column("item_id", doc="the dyad id"),
+        Column("truth", allowed=RELATIONSHIPS),
+        Column("label", allowed=("", *RELATIONSHIPS), doc="empty = non-answer"),
+        Column("confidence", "float", nullable=True, doc="0..1, the model's confidence in its label"),
+    ),
+    key=("model", "modality", "item_id"),
+)
+
+TRIALS = Contract(
+    "trials",
+    (
+        Column("rater_id"),
+        Column("dyad_id"),
+        Column("modality", allowed=("text", "audio", "video")),
+        Column("response", allowed=RELATIONSHIPS),
+        Column("correct", "bool"),
+    ),
+    key=("rater_id", "dyad_id", "modality"),
+)
+
+METRICS = Contract(
+    "metrics",
+    (
+        Column("model"),
+        Column("modality"),
+        Column("n_items", "int"),
+        Column("n_answered", "int"),
+        Column("coverage", "float"),
+        Column("accuracy", "float", nullable=True, doc="on answered items"),
+        Column("ci_low", "float", nullable=True, doc="95% Wilson"),
+        Column("ci_high", "float", nullable=True),
+        Column("p_value", "float", nullable=True, doc="exact two-sided binomial vs 0.5"),
+        Column("familiar_recall", "float", nullable=True),
+        Column("stranger_recall", "float", nullable=True),
+        Column("d_prime", "float", nullable=True, doc="log-linear corrected"),
+        Column("criterion", "float", nullable=True, doc="c > 0: bias toward 'stranger'"),
+    ),
+    key=("model", "modality"),
+)
+
+ASR_FAILURES = Contract(
+    "asr_failures",
+    (Column("interaction_id"), Column("reason")),
+    key=("interaction_id",),
+)

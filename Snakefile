@@ -1,0 +1,24 @@
+# omnisocial: rebuild a benchmark study with `snakemake --cores all [--use-conda]`.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/corpus.smk"
+include: "workflow/rules/signals.smk"
+include: "workflow/rules/filters.smk"
+include: "workflow/rules/sampling.smk"
+include: "workflow/rules/stimuli.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        final_outputs(),

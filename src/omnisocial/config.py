@@ -1,0 +1,64 @@
+"""Config validation against the workflow's JSON schema, with defaults filled in.
+
+Errors name the key path (e.g. `filters.min_turns`) and what was expected, so a malformed
+config fails before any job runs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+DEFAULT_SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+
+
+class ConfigError(ValueError):
+    """The config breaks its schema; the message names the key."""
+
+
+def _with_defaults(validator_class):
+    validate_properties = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, subschema in properties.items():
+                if "default" in subschema and name not in instance:
+                    instance[name] = _copy(subschema["default"])
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
+
+
+def _copy(value):
+    if isinstance(value, Mapping):
+        return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy(item) for item in value]
+    return value
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    path = ".".join(str(part) for part in error.absolute_path) or "<top level>"
+    if error.validator == "additionalProperties":
+        return f"{path}: {error.message} (allowed keys: {', '.join(sorted(error.schema['properties']))})"
+    return f"{path}: {error.message}"
+
+
+def validate_config(config: dict, schema_path: str | os.PathLike = DEFAULT_SCHEMA) -> dict:
+    """Fill defaults into `config` in place and raise ConfigError listing every violation."""
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    validator = _with_defaults(jsonschema.Draft202012Validator)(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        lines = "\n".join(f"  - {_describe(error)}" for error in errors)
+        raise ConfigError(f"invalid config ({len(errors)} problem(s)):\n{lines}")
+    return config
+
+
+def load_config(path: str | os.PathLike, schema_path: str | os.PathLike = DEFAULT_SCHEMA) -> dict:
+    config = yaml.safe_load(Path(path).read_text()) or {}
+    return validate_config(config, schema_path)

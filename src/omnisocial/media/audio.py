@@ -1,0 +1,212 @@
+"""Probing, decoding and envelopes.
+
+`probe` asks ffprobe for per-stream durations; `load_audio` decodes to mono float32 at a
+chosen rate (soundfile for WAV, the ffmpeg CLI for everything else); `envelope` turns
+samples into an RMS value per hop. Every failure to read a file, whatever the cause,
+surfaces as `MediaError` with a one-line reason that names the file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+from scipy.signal import resample_poly
+
+WAV_SUFFIXES = (".wav", ".wave")
+_TIMEOUT_S = 600
+
+
+class MediaError(Exception):
+    """A media file is missing, empty, corrupt or unreadable; the message says which and why."""
+
+
+def _existing_file(path: str | os.PathLike, empty_reason: str = "empty file (0 bytes)") -> Path:
+    if path is None or str(path).strip() == "":
+        raise MediaError("no file path given")
+    file = Path(path)
+    if not file.exists():
+        raise MediaError(f"file not found: {file}")
+    if not file.is_file():
+        raise MediaError(f"not a regular file: {file}")
+    if file.stat().st_size == 0:
+        raise MediaError(f"{empty_reason}: {file}")
+    return file
+
+
+def _last_line(text: bytes | str) -> str:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no message"
+
+
+def _run(command: list[str], file: Path, what: str) -> subprocess.CompletedProcess:
+    try:
+        result = subprocess.run(command, capture_output=True, timeout=_TIMEOUT_S, check=False)
+    except FileNotFoundError:
+        raise MediaError(f"{command[0]} is not installed (needed to {what} {file})") from None
+    except subprocess.TimeoutExpired:
+        raise MediaError(f"{command[0]} took over {_TIMEOUT_S} s to {what} {file}") from None
+    if result.returncode != 0:
+        raise MediaError(f"cannot {what} {file}: {_last_line(result.stderr)}")
+    return result
+
+
+def _stream_duration(stream: dict) -> float | None:
+    """Duration of one ffprobe stream in seconds, from whichever field the container fills."""
+    value = stream.get("duration")
+    if value not in (None, "N/A"):
+        return float(value)
+    if stream.get("duration_ts") not in (None, "N/A") and stream.get("time_base"):
+        numerator, denominator = (int(part) for part in stream["time_base"].split("/"))
+        return int(stream["duration_ts"]) * numerator / denominator
+    tag = (stream.get("tags") or {}).get("DURATION")  # Matroska/WebM: "HH:MM:SS.fffffffff"
+    if tag:
+        hours, minutes, seconds = tag.split(":")
+        return int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+    return None
+
+
+def _rate(text: str | None) -> float | None:
+    if not text or text in ("0/0", "N/A"):
+        return None
+    numerator, _, denominator = text.partition("/")
+    denominator = denominator or "1"
+    return float(numerator) / float(denominator) if float(denominator) else None
+
+
+def probe(path: str | os.PathLike) -> dict:
+    """Describe a media file's streams with ffprobe.
+
+    Returns a dict with `audio_duration` and `video_duration` (seconds of the first audio
+    and first video stream, None when the file has no such stream; a stream without its
+    own duration falls back to the container's), `format_duration`, `n_audio_streams`,
+    `n_video_streams`, `sample_rate`, `channels` (first audio stream), `width`, `height`
+    and `fps` (first video stream), each None when absent.
+
+    Raises MediaError for a missing, empty or unreadable file, or one without any audio
+    or video stream.
+    """
+    file = _existing_file(path)
+    command = ["ffprobe", "-v", "error", "-print_format", "json", "-show_format", "-show_streams", str(file)]
+    result = _run(command, file, "probe")
+    try:
+        info = json.loads(result.stdout.decode("utf-8", errors="replace") or "{}")
+    except json.JSONDecodeError as error:
+        raise MediaError(f"ffprobe gave unreadable output for {file}: {error}") from None
+    streams = info.get("streams") or []
+    fmt = info.get("format") or {}
+    format_duration = _stream_duration(fmt)
+    audio = [s for s in streams if s.get("codec_type") == "audio"]
+    # Cover art in audio files is a one-frame "video" stream; it is not a camera.
+    video = [
+        s for s in streams if s.get("codec_type") == "video" and not (s.get("disposition") or {}).get("attached_pic")
+    ]
+    if not audio and not video:
+        raise MediaError(f"no audio or video stream in {file}")
+
+    def duration(stream_list: list[dict]) -> float | None:
+        if not stream_list:
+            return None
+        own = _stream_duration(stream_list[0])
+        return own if own is not None else format_duration
+
+    first_audio = audio[0] if audio else {}
+    first_video = video[0] if video else {}
+    return {
+        "path": str(file),
+        "format_duration": format_duration,
+        "audio_duration": duration(audio),
+        "video_duration": duration(video),
+        "n_audio_streams": len(audio),
+        "n_video_streams": len(video),
+        "sample_rate": int(first_audio["sample_rate"]) if first_audio.get("sample_rate") else None,
+        "channels": int(first_audio["channels"]) if first_audio.get("channels") else None,
+        "width": int(first_video["width"]) if first_video.get("width") else None,
+        "height": int(first_video["height"]) if first_video.get("height") else None,
+        "fps": _rate(first_video.get("avg_frame_rate")) or _rate(first_video.get("r_frame_rate")),
+    }
+
+
+def resample(audio: np.ndarray, sr_in: int, sr_out: int) -> np.ndarray:
+    """Polyphase resampling (scipy.signal.resample_poly) from `sr_in` to `sr_out` Hz."""
+    if sr_in == sr_out or audio.size == 0:
+        return np.asarray(audio, dtype=np.float32)
+    divisor = math.gcd(int(sr_in), int(sr_out))
+    out = resample_poly(audio, int(sr_out) // divisor, int(sr_in) // divisor)
+    return np.asarray(out, dtype=np.float32)
+
+
+def _load_wav(file: Path) -> tuple[np.ndarray, int]:
+    try:
+        data, sr = sf.read(str(file), dtype="float32", always_2d=True)
+    except (sf.LibsndfileError, RuntimeError, ValueError) as error:
+        raise MediaError(f"cannot read WAV {file}: {_last_line(str(error))}") from None
+    return data.mean(axis=1, dtype=np.float32) if data.shape[1] > 1 else data[:, 0], int(sr)
+
+
+def _load_ffmpeg(file: Path, sample_rate: int) -> np.ndarray:
+    command = [
+        "ffmpeg", "-nostdin", "-v", "error", "-i", str(file),
+        "-map", "0:a:0", "-vn", "-ac", "1", "-ar", str(sample_rate), "-f", "f32le", "-",
+    ]  # fmt: skip
+    result = _run(command, file, "decode audio from")
+    return np.frombuffer(result.stdout, dtype="<f4").astype(np.float32)
+
+
+def load_audio(path: str | os.PathLike, sample_rate: int = 16000) -> np.ndarray:
+    """Decode the first audio stream of `path` to mono float32 in [-1, 1] at `sample_rate` Hz.
+
+    WAV files are read with soundfile (channels averaged) and resampled with
+    `scipy.signal.resample_poly` when their rate differs; any other container is decoded
+    and resampled by the ffmpeg CLI. Raises MediaError when the file is missing,
+    unreadable, has no audio stream, or holds no samples ("no audio samples").
+    """
+    file = _existing_file(path, empty_reason="no audio samples (empty file)")
+    if file.suffix.lower() in WAV_SUFFIXES:
+        audio, sr = _load_wav(file)
+        if audio.size == 0:
+            raise MediaError(f"no audio samples: {file}")
+        audio = resample(audio, sr, sample_rate)
+    else:
+        audio = _load_ffmpeg(file, sample_rate)
+    if audio.size == 0:
+        raise MediaError(f"no audio samples: {file}")
+    if not np.all(np.isfinite(audio)):
+        raise MediaError(f"audio holds NaN or infinite samples: {file}")
+    return np.ascontiguousarray(audio, dtype=np.float32)
+
+
+def envelope(audio: np.ndarray, sr: int, hop_s: float = 0.02, log: bool = False, floor_db: float = -60.0):
+    """RMS of `audio` in consecutive, non-overlapping hops of `hop_s` seconds.
+
+    Hop i covers samples [i*h, (i+1)*h) with h = round(hop_s * sr); a last partial hop is
+    dropped. With `log=False` (default) the values are linear RMS amplitudes. With
+    `log=True` they are decibels relative to the loudest hop (so the maximum is 0 dB),
+    clipped below at `floor_db`; a silent signal gives `floor_db` everywhere. The log
+    form lets quiet cross-talk carry as much shape as the speaker's own voice, which is
+    what the track-similarity measure needs; the linear form keeps the speaker's own
+    voice dominant, which is what audio-video lag needs.
+    """
+    hop = int(round(hop_s * sr))
+    if hop < 1:
+        raise ValueError(f"hop_s={hop_s} is shorter than one sample at {sr} Hz")
+    samples = np.asarray(audio, dtype=np.float64).reshape(-1)
+    n = samples.size // hop
+    if n == 0:
+        return np.zeros(0, dtype=np.float64)
+    frames = samples[: n * hop].reshape(n, hop)
+    rms = np.sqrt(np.mean(frames * frames, axis=1))
+    if not log:
+        return rms
+    peak = float(rms.max())
+    if peak <= 0.0:
+        return np.full(n, float(floor_db))
+    floor = peak * 10.0 ** (floor_db / 20.0)
+    return 20.0 * np.log10(np.maximum(rms, floor) / peak)

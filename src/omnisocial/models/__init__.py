@@ -1,0 +1,1 @@
+"""Model backends (local transformers, OpenAI-compatible HTTP, Gemini, offline baselines)."""

@@ -1,0 +1,461 @@
+"""Clip selection (benchmarks.md 1.3) and the stratified, fully crossed dyad design (1.4).
+
+`clip_candidates` proposes an early and a late window per interaction; the filters judge
+them (F2 turns, F3 speech) and `sample_design` draws the dyads from the interactions
+that pass every filter.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from omnisocial.tables import CLIP_CANDIDATES, DESIGN, POSITIONS, RELATIONSHIPS
+from omnisocial.turns import merge_turns, timeline
+
+_EPS = 1e-9
+DEFAULT_STRATA = ("site", "relationship", "gender_mix")
+# Pass columns of FILTER_REPORT, in the order a failure is reported.
+FILTER_PASS_COLUMNS = (
+    "ingest_pass",
+    "f1_prompt_pass",
+    "f2_turns_pass",
+    "f3_speech_pass",
+    "f4_tracks_pass",
+    "f5_amount_pass",
+    "audit_pass",
+)
+# Nodes the exact design search may visit before it gives up.
+SEARCH_BUDGET = 50_000
+
+
+class DesignError(ValueError):
+    """The design cannot be filled; the message names the cell and what excluded its candidates."""
+
+
+# --------------------------------------------------------------------------------------------
+# Clip candidates
+# --------------------------------------------------------------------------------------------
+
+
+def _interaction_end(interaction_id: str, line: pd.DataFrame, signals: pd.DataFrame | None) -> float:
+    """Usable end of an interaction: the shorter known audio track, else the timeline's end."""
+    if signals is not None and not signals.empty:
+        row = signals[signals["interaction_id"].astype(str) == str(interaction_id)]
+        if not row.empty:
+            durations = [
+                float(value)
+                for value in (row.iloc[0].get("duration_audio_a"), row.iloc[0].get("duration_audio_b"))
+                if value is not None and not pd.isna(value)
+            ]
+            if durations:
+                return min(durations)
+    return float(line["end"].max())
+
+
+def _is_cut(point: float, starts: np.ndarray, ends: np.ndarray) -> bool:
+    """True when some unit [start, end] strictly contains `point`."""
+    return bool(np.any((starts < point - _EPS) & (ends > point + _EPS)))
+
+
+def snap_end(end: float, line: pd.DataFrame, tolerance_s: float) -> float:
+    """Move a clip end back so that it does not cut a segment, where possible.
+
+    When no unit (segment) of `line` is cut at `end`, `end` stays. Otherwise the end moves
+    back to the latest unit end in [end - tolerance_s, end] that itself cuts no unit (the
+    end of the last whole word/utterance before `end`). When there is none, `end` stays:
+    a cut is unavoidable within the tolerance.
+    """
+    starts = line["start"].to_numpy(dtype=float)
+    ends = line["end"].to_numpy(dtype=float)
+    if not _is_cut(end, starts, ends):
+        return end
+    options = sorted({e for e in ends.tolist() if end - tolerance_s - _EPS <= e <= end + _EPS}, reverse=True)
+    for option in options:
+        if not _is_cut(option, starts, ends):
+            return min(option, end)
+    return end
+
+
+def snap_start_forward(target: float, onsets: np.ndarray, tolerance_s: float) -> float:
+    """The first turn onset in [target, target + tolerance_s], else `target` itself."""
+    inside = onsets[(onsets >= target - _EPS) & (onsets <= target + tolerance_s + _EPS)]
+    return float(inside.min()) if inside.size else float(target)
+
+
+def snap_start_backward(target: float, onsets: np.ndarray, tolerance_s: float) -> float:
+    """The last turn onset in [target - tolerance_s, target], else `target` itself."""
+    inside = onsets[(onsets <= target + _EPS) & (onsets >= target - tolerance_s - _EPS)]
+    return float(inside.max()) if inside.size else float(target)
+
+
+def _union_seconds(rows: pd.DataFrame, lo: float, hi: float) -> float:
+    """Seconds of [lo, hi] covered by the union of the intervals in `rows`."""
+    pieces = sorted(
+        (max(start, lo), min(end, hi))
+        for start, end in zip(rows["start"].tolist(), rows["end"].tolist(), strict=True)
+        if min(end, hi) > max(start, lo)
+    )
+    total, current_start, current_end = 0.0, None, None
+    for start, end in pieces:
+        if current_end is None or start > current_end:
+            if current_end is not None:
+                total += current_end - current_start
+            current_start, current_end = start, end
+        else:
+            current_end = max(current_end, end)
+    if current_end is not None:
+        total += current_end - current_start
+    return total
+
+
+def count_turns(turns: pd.DataFrame, clip_start: float, clip_end: float) -> int:
+    """Turns with a positive stretch inside [clip_start, clip_end] (turns clipped to the window)."""
+    overlap = np.minimum(turns["end"].to_numpy(float), clip_end) - np.maximum(
+        turns["start"].to_numpy(float), clip_start
+    )
+    return int(np.sum(overlap > _EPS))
+
+
+def _window(
+    position: str,
+    line: pd.DataFrame,
+    onsets: np.ndarray,
+    total_end: float,
+    params: Mapping,
+) -> tuple[float, float] | None:
+    duration = float(params["duration_s"])
+    tolerance = float(params["snap_tolerance_s"])
+    if position == "early":
+        target = float(params["early_start_s"])
+        start = snap_start_forward(target, onsets, tolerance)
+        if start + duration > total_end + _EPS:
+            start = target  # the snapped window runs past the end; the unsnapped one may fit
+        if target < 0 or start + duration > total_end + _EPS:
+            return None
+    else:
+        target = total_end - float(params["late_end_margin_s"]) - duration
+        if target < -_EPS:
+            return None
+        target = max(target, 0.0)
+        start = snap_start_backward(target, onsets, tolerance)
+    end = snap_end(start + duration, line, tolerance)
+    return round(start, 6), round(end, 6)
+
+
+def clip_candidates(
+    interactions: pd.DataFrame,
+    segments: pd.DataFrame | None,
+    speech: pd.DataFrame | None,
+    signals: pd.DataFrame | None,
+    clip_params: Mapping,
+    turn_gap_s: float,
+) -> pd.DataFrame:
+    """An early and a late clip window per interaction (a CLIP_CANDIDATES frame).
+
+    Source of speech: the interaction's timeline (`turns.timeline`): transcript/ASR
+    segments when it has any, else its VAD speech rows. An interaction with neither gets no
+    row. Turns are `merge_turns(timeline, turn_gap_s)`; a turn onset is a turn's start.
+
+    `clip_params` keys: duration_s, early_start_s, late_end_margin_s, snap_tolerance_s.
+
+    Interaction end T: the shorter of the two audio durations in `signals` when either is
+    known (clips are cut from the audio), else the end of the last timeline unit.
+
+    - early: starts at the first turn onset in [early_start_s, early_start_s + tolerance];
+      with no onset there (or when the snapped window would run past T) at early_start_s.
+      No early row when early_start_s + duration_s > T.
+    - late: the unsnapped start is u = T - late_end_margin_s - duration_s; the start is the
+      last turn onset in [u - tolerance, u], else u. No late row when u < 0. For a short
+      interaction the late window may overlap the early one (the filters still see both).
+    - end: start + duration_s, then moved back by `snap_end` to the end of the last whole
+      timeline unit when a unit would be cut (never more than the tolerance, so the clip is
+      between duration_s - tolerance and duration_s long).
+
+    n_turns counts merged turns overlapping the window (clipped to it). speech_s_a/b are
+    the seconds inside the window covered by each speaker's speech: the union of the
+    interaction's SPEECH (VAD) rows when it has any, else of its timeline units.
+    Rows are sorted by interaction_id, then early before late.
+    """
+    rows = []
+    ids = sorted(set(interactions["interaction_id"].astype(str)))
+    for interaction_id in ids:
+        line = timeline(interaction_id, segments, speech)
+        if line.empty:
+            continue
+        turns = merge_turns(line, turn_gap_s)
+        onsets = np.sort(turns["start"].to_numpy(float))
+        voiced = timeline(interaction_id, None, speech)
+        voiced = voiced if not voiced.empty else line
+        total_end = _interaction_end(interaction_id, line, signals)
+        for position in POSITIONS:
+            window = _window(position, line, onsets, total_end, clip_params)
+            if window is None:
+                continue
+            start, end = window
+            rows.append(
+                {
+                    "interaction_id": interaction_id,
+                    "position": position,
+                    "clip_start": start,
+                    "clip_end": end,
+                    "n_turns": count_turns(turns, start, end),
+                    "speech_s_a": round(_union_seconds(voiced[voiced["speaker"] == "a"], start, end), 6),
+                    "speech_s_b": round(_union_seconds(voiced[voiced["speaker"] == "b"], start, end), 6),
+                }
+            )
+    if not rows:
+        return CLIP_CANDIDATES.empty()
+    return CLIP_CANDIDATES.validate(pd.DataFrame(rows))
+
+
+# --------------------------------------------------------------------------------------------
+# Stratified design
+# --------------------------------------------------------------------------------------------
+
+
+def _text(value) -> str:
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+
+
+def _pool(
+    filter_report: pd.DataFrame, interactions: pd.DataFrame, columns: Sequence[str]
+) -> pd.DataFrame:
+    """filter_report rows with `columns` taken from interactions (or the report when absent)."""
+    pool = filter_report.copy()
+    pool["interaction_id"] = pool["interaction_id"].astype(str)
+    by_id = interactions.assign(interaction_id=interactions["interaction_id"].astype(str)).set_index(
+        "interaction_id"
+    )
+    for column in columns:
+        if column in by_id.columns:
+            pool[column] = pool["interaction_id"].map(by_id[column])
+        elif column not in pool.columns:
+            raise ValueError(f"stratum column {column!r} is in neither interactions nor the filter report")
+        pool[column] = pool[column].map(_text)
+    return pool
+
+
+def _as_bool(series: pd.Series) -> pd.Series:
+    return series.map(lambda v: bool(v) if not pd.isna(v) else False).astype(bool)
+
+
+def _cell_exclusions(pool: pd.DataFrame, mask: pd.Series) -> str:
+    """'f2_turns: 2, f4_tracks: 1' for the interactions of one cell that fail filters."""
+    cell_rows = pool[mask]
+    parts = []
+    for column in FILTER_PASS_COLUMNS:
+        if column in cell_rows.columns:
+            failing = int((~_as_bool(cell_rows[column])).sum())
+            if failing:
+                parts.append(f"{column.removesuffix('_pass')}: {failing}")
+    return ", ".join(parts) if parts else "none"
+
+
+class _SearchBudget(Exception):
+    pass
+
+
+def _search(
+    order: list[str], pools: dict[str, list[tuple[str, frozenset]]], n: int, budget: int
+) -> tuple[dict[str, list[str]] | None, str, dict[str, list[str]], frozenset]:
+    """Depth-first search for n disjoint-participant dyads per cell, cells in `order`.
+
+    Candidates are tried in each pool's (seeded, shuffled) order, so the first solution
+    found is a seeded random draw; backtracking makes the search exact within `budget`
+    nodes. A forward check prunes branches where some cell no longer has enough
+    participant-disjoint candidates left.
+
+    Returns (picks per cell, or None when there is no solution within the budget; the cell
+    that ran out of candidates most often; the deepest partial picks; their participants).
+    """
+    picks: dict[str, list[str]] = {cell: [] for cell in order}
+    best: list = [-1, {}, frozenset()]
+    shortfalls = dict.fromkeys(order, 0)
+    nodes = [0]
+
+    def short_cell(cell_index: int, next_index: int, used: set) -> str | None:
+        for later in range(cell_index, len(order)):
+            cell = order[later]
+            candidates = pools[cell][next_index:] if later == cell_index else pools[cell]
+            need = n - len(picks[cell])
+            if need and sum(1 for _, people in candidates if not people & used) < need:
+                return cell
+        return None
+
+    def step(cell_index: int, from_index: int, used: set) -> bool:
+        filled = sum(len(v) for v in picks.values())
+        if filled > best[0]:
+            best[:] = [filled, {c: list(v) for c, v in picks.items()}, frozenset(used)]
+        if cell_index == len(order):
+            return True
+        cell = order[cell_index]
+        if len(picks[cell]) == n:
+            return step(cell_index + 1, 0, used)
+        candidates = pools[cell]
+        for index in range(from_index, len(candidates)):
+            if len(candidates) - index < n - len(picks[cell]):
+                break
+            interaction_id, people = candidates[index]
+            if people & used:
+                continue
+            nodes[0] += 1
+            if nodes[0] > budget:
+                raise _SearchBudget
+            picks[cell].append(interaction_id)
+            used |= people
+            blocked = short_cell(cell_index, index + 1, used)
+            if blocked is None and step(cell_index, index + 1, used):
+                return True
+            if blocked is not None:
+                shortfalls[blocked] += 1
+            used -= people
+            picks[cell].pop()
+        shortfalls[cell] += 1
+        return False
+
+    try:
+        found = step(0, 0, set())
+    except _SearchBudget:
+        found = False
+    stuck = max(order, key=lambda cell: (shortfalls[cell], -order.index(cell)))
+    return (picks if found else None), stuck, best[1], best[2]
+
+
+def sample_design(
+    filter_report: pd.DataFrame,
+    clip_candidates: pd.DataFrame,
+    interactions: pd.DataFrame,
+    sampling_params: Mapping,
+) -> pd.DataFrame:
+    """Draw a fully crossed, participant-disjoint, position-counterbalanced design (DESIGN frame).
+
+    `sampling_params`: seed, n_per_cell, strata (default site, relationship, gender_mix).
+
+    - Candidates: interactions with `passed` True in the filter report that have both an
+      early and a late clip candidate and a non-empty value in every stratum (relationship
+      must be familiar/stranger). Stratum values and participants come from
+      `interactions` (the report's copy when interactions lacks the column).
+      'gender_mix' is dropped from the strata when every passing interaction has it empty
+      (no gender table).
+    - Cells: every combination of the levels observed among the candidates, named by
+      joining the stratum values with '|'. Each cell gets exactly n_per_cell dyads.
+    - No participant appears in two sampled dyads. Each cell's candidates (sorted by id)
+      are shuffled with numpy.random.default_rng(seed); a depth-first search over cells
+      ordered by scarcity (fewest candidates first) takes the first participant-disjoint
+      choice in that order, backtracking when a later cell could no longer be filled, so
+      it finds a design whenever one exists (within SEARCH_BUDGET nodes).
+    - Positions: within each cell (cells sorted by name), floor(n/2) dyads are early and
+      as many late; with odd n the extra dyad is early in every other cell, starting from a
+      seeded coin flip. Which dyads get early is a seeded shuffle. The clip window and
+      n_turns are that position's candidate.
+    - dyad_id D001, D002, ... in order of (cell, interaction_id).
+
+    Raises DesignError naming every cell that cannot be filled, its candidate count, the
+    number of its interactions failing each filter, passing without both clip windows,
+    and lost to participant overlap.
+    """
+    n = int(sampling_params["n_per_cell"])
+    seed = int(sampling_params["seed"])
+    if n < 1:
+        raise ValueError(f"n_per_cell must be at least 1, got {n}")
+    strata = list(sampling_params.get("strata") or DEFAULT_STRATA)
+    if len(set(strata)) != len(strata):
+        raise ValueError(f"strata repeat a column: {strata}")
+    needed = list(dict.fromkeys([*strata, *DEFAULT_STRATA, "participant_a", "participant_b"]))
+    pool = _pool(filter_report, interactions, needed)
+    passed = _as_bool(pool["passed"])
+    if "gender_mix" in strata and (pool.loc[passed, "gender_mix"] == "").all():
+        strata.remove("gender_mix")
+
+    windows = {
+        (str(row.interaction_id), row.position): row for row in clip_candidates.itertuples(index=False)
+    }
+    has_clips = pool["interaction_id"].map(lambda i: all((i, p) in windows for p in POSITIONS))
+    known = pd.Series(True, index=pool.index)
+    for column in strata:
+        known &= pool[column] != ""
+    known &= pool["relationship"].isin(RELATIONSHIPS)
+    eligible = pool[passed & has_clips & known]
+    if eligible.empty:
+        raise DesignError(
+            f"no candidate interactions: {int(passed.sum())} of {len(pool)} passed every filter, "
+            f"{int((passed & has_clips & known).sum())} of those with both clip windows and known strata; "
+            f"failures: {_cell_exclusions(pool, pd.Series(True, index=pool.index))}"
+        )
+
+    levels = [sorted(eligible[column].unique()) for column in strata]
+    cells = ["|".join(combo) for combo in itertools.product(*levels)]
+    cell_of = pool[strata].apply(lambda row: "|".join(row), axis=1) if len(pool) else pd.Series(dtype=str)
+    eligible_cell = cell_of[eligible.index]
+
+    rng = np.random.default_rng(seed)
+    pools: dict[str, list[tuple[str, frozenset]]] = {}
+    for cell in cells:
+        members = eligible[eligible_cell == cell].sort_values("interaction_id")
+        entries = [
+            (row.interaction_id, frozenset(p for p in (row.participant_a, row.participant_b) if p))
+            for row in members.itertuples(index=False)
+        ]
+        pools[cell] = [entries[i] for i in rng.permutation(len(entries))]
+
+    def describe(cell: str, overlap_lost: int) -> str:
+        in_cell = cell_of == cell
+        no_clip = int((in_cell & passed & known & ~has_clips).sum())
+        return (
+            f"cell {cell!r} needs {n} dyad(s) but has {len(pools[cell])} candidate(s) "
+            f"({int(in_cell.sum())} interaction(s) in the cell; failing filters: "
+            f"{_cell_exclusions(pool, in_cell)}; passed without both clip windows: {no_clip}; "
+            f"lost to participant overlap: {overlap_lost})"
+        )
+
+    short = [cell for cell in cells if len(pools[cell]) < n]
+    if short:
+        raise DesignError("design cannot be filled: " + "; ".join(describe(cell, 0) for cell in short))
+
+    order = sorted(cells, key=lambda cell: (len(pools[cell]), cell))
+    picks, stuck, partial, used = _search(order, pools, n, SEARCH_BUDGET)
+    if picks is None:
+        chosen = set(partial.get(stuck, []))
+        lost = sum(1 for iid, people in pools[stuck] if iid not in chosen and people & used)
+        filled = sum(len(v) for v in partial.values())
+        raise DesignError(
+            "design cannot be filled without reusing a participant: "
+            + describe(stuck, lost)
+            + f"; the best partial design filled {filled} of {n * len(cells)} dyad slots"
+        )
+
+    parity = int(rng.integers(2))
+    lookup = eligible.set_index("interaction_id")
+    rows = []
+    for index, cell in enumerate(sorted(cells)):
+        chosen = sorted(picks[cell])
+        n_early = n // 2 + (1 if n % 2 and (index + parity) % 2 == 0 else 0)
+        shuffled = [chosen[i] for i in rng.permutation(len(chosen))]
+        for rank, interaction_id in enumerate(shuffled):
+            position = "early" if rank < n_early else "late"
+            clip = windows[(interaction_id, position)]
+            info = lookup.loc[interaction_id]
+            rows.append(
+                {
+                    "interaction_id": interaction_id,
+                    "cell": cell,
+                    "site": info["site"],
+                    "relationship": info["relationship"],
+                    "gender_mix": info["gender_mix"],
+                    "position": position,
+                    "clip_start": float(clip.clip_start),
+                    "clip_end": float(clip.clip_end),
+                    "n_turns": int(clip.n_turns),
+                    "participant_a": info["participant_a"],
+                    "participant_b": info["participant_b"],
+                }
+            )
+    design = pd.DataFrame(rows).sort_values(["cell", "interaction_id"], kind="mergesort")
+    width = max(3, len(str(len(design))))
+    design.insert(0, "dyad_id", [f"D{i:0{width}d}" for i in range(1, len(design) + 1)])
+    return DESIGN.validate(design)

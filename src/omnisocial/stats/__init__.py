@@ -1,0 +1,14 @@
+"""Statistics of the familiarity study (benchmarks.md sections 1.8 and 1.9).
+
+Modules:
+
+- `sdt`: accuracy, Wilson interval, exact binomial test, signal detection (d', c),
+  scoring of a PREDICTIONS table into a METRICS table, non-answer sensitivity, and the
+  conversion of human TRIALS into per-rater and majority-vote predictions;
+- `tests`: exact McNemar test, TOST equivalence of paired accuracies, power/sample-size table;
+- `crowds`: crowd-size curve of the human majority vote, per-rater signal detection;
+- `calibration`: expected calibration error, reliability bins, AUROC from confidence;
+- `glmm`, `rasch`: Bayesian crossed random-effects GLMM and Rasch-style item difficulty.
+
+"familiar" is the signal class throughout.
+"""

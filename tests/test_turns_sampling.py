@@ -1,0 +1,362 @@
+"""Turn merging, clip snapping and the stratified design (benchmarks.md 1.2-1.4)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from omnisocial.sampling import DesignError, clip_candidates, sample_design, snap_end
+from omnisocial.tables import CLIP_CANDIDATES, DESIGN, FILTER_REPORT
+from omnisocial.turns import merge_turns, timeline
+
+CLIPS = {"duration_s": 20.0, "early_start_s": 5.0, "late_end_margin_s": 5.0, "snap_tolerance_s": 4.0}
+PASS_COLUMNS = [
+    "ingest_pass",
+    "f1_prompt_pass",
+    "f2_turns_pass",
+    "f3_speech_pass",
+    "f4_tracks_pass",
+    "f5_amount_pass",
+    "audit_pass",
+]
+
+
+def segs(rows, interaction_id="I1"):
+    return pd.DataFrame(
+        [
+            {"interaction_id": interaction_id, "speaker": s, "start": a, "end": b, "text": "w", "source": "asr"}
+            for s, a, b in rows
+        ]
+    )
+
+
+# ---------------------------------------------------------------------------- merge_turns
+
+
+def test_merge_turns_gap_at_below_and_above_threshold():
+    rows = [
+        ("a", 0.0, 1.0),
+        ("a", 1.3, 2.0),  # gap 0.3 == threshold: merged (despite 1.3 - 1.0 > 0.3 in floats)
+        ("a", 2.2, 3.0),  # gap 0.2 < threshold: merged
+        ("a", 3.31, 4.0),  # gap 0.31 > threshold: new turn
+        ("b", 4.1, 5.0),  # other speaker: new turn
+        ("a", 5.05, 6.0),  # speaker change: new turn even with a tiny gap
+    ]
+    turns = merge_turns(segs(rows), gap_s=0.3)
+    assert list(turns.columns) == ["speaker", "start", "end"]
+    assert turns.values.tolist() == [
+        ["a", 0.0, 3.0],
+        ["a", 3.31, 4.0],
+        ["b", 4.1, 5.0],
+        ["a", 5.05, 6.0],
+    ]
+
+
+def test_merge_turns_sorts_input_and_handles_overlap_and_empty():
+    rows = [("b", 2.0, 3.0), ("a", 0.0, 1.0), ("a", 0.5, 1.8), ("b", 2.9, 4.0)]
+    turns = merge_turns(segs(rows), gap_s=0.1)
+    assert turns.values.tolist() == [["a", 0.0, 1.8], ["b", 2.0, 4.0]]
+    # A backchannel starting inside the other speaker's segment ends that speaker's turn.
+    turns = merge_turns(segs([("a", 0.0, 3.0), ("b", 1.0, 1.5), ("a", 3.1, 5.0)]), gap_s=0.3)
+    assert turns["speaker"].tolist() == ["a", "b", "a"]
+    assert merge_turns(segs([]).reindex(columns=["speaker", "start", "end"]), 0.3).empty
+
+
+def test_timeline_prefers_segments_then_speech():
+    segments = segs([("a", 1.0, 2.0)], "I1")
+    speech = pd.DataFrame(
+        [
+            {"interaction_id": "I1", "speaker": "b", "start": 0.0, "end": 9.0, "source": "corpus_vad"},
+            {"interaction_id": "I2", "speaker": "b", "start": 3.0, "end": 4.0, "source": "corpus_vad"},
+        ]
+    )
+    assert timeline("I1", segments, speech).values.tolist() == [["a", 1.0, 2.0]]
+    assert timeline("I2", segments, speech).values.tolist() == [["b", 3.0, 4.0]]
+    assert timeline("I3", segments, speech).empty
+    assert timeline("I2", None, speech).values.tolist() == [["b", 3.0, 4.0]]
+
+
+# ---------------------------------------------------------------------------- clip snapping
+
+
+def alternating(duration: float, turn_s: float = 2.0, gap_s: float = 0.5, offset: float = 0.7):
+    """Alternating a/b utterances of `turn_s` seconds separated by `gap_s`, from `offset`."""
+    rows, t, k = [], offset, 0
+    while t + turn_s <= duration:
+        rows.append(("ab"[k % 2], round(t, 3), round(t + turn_s, 3)))
+        t += turn_s + gap_s
+        k += 1
+    return rows
+
+
+def test_snap_end_moves_back_to_a_segment_end_only_when_cutting():
+    line = segs([("a", 0.0, 4.0), ("b", 4.5, 9.0), ("a", 9.2, 12.0)])
+    assert snap_end(4.2, line, 4.0) == 4.2  # in a pause: stays
+    assert snap_end(10.0, line, 4.0) == 9.0  # cuts the a-utterance: back to b's end
+    assert snap_end(10.0, line, 0.5) == 10.0  # no whole end within tolerance: unavoidable cut
+    overlap = segs([("a", 0.0, 6.0), ("b", 5.0, 8.0), ("a", 7.5, 11.0)])
+    # 8.0 lies inside the last a-utterance: the end must go back to 6.0? no, 6.0 is inside b
+    assert snap_end(10.0, overlap, 4.0) == 10.0
+
+
+def test_clip_candidates_snap_start_to_onset_and_end_not_mid_segment():
+    rows = alternating(100.0)  # onsets 0.7, 3.2, 5.7, 8.2, ... every 2.5 s
+    interactions = pd.DataFrame({"interaction_id": ["I1", "I2"]})
+    signals = pd.DataFrame(
+        {"interaction_id": ["I1"], "duration_audio_a": [90.0], "duration_audio_b": [95.0]}
+    )
+    out = clip_candidates(interactions, segs(rows), None, signals, CLIPS, turn_gap_s=0.3)
+    CLIP_CANDIDATES.validate(out)
+    assert out[["interaction_id", "position"]].values.tolist() == [["I1", "early"], ["I1", "late"]]
+    onsets = {start for _, start, _ in rows}
+    ends = {end for _, _, end in rows}
+    early, late = out.iloc[0], out.iloc[1]
+    assert early.clip_start == pytest.approx(5.7)  # first onset at or after 5.0
+    # late: T = 90 (shorter audio), unsnapped start 90 - 5 - 20 = 65; last onset <= 65 is 63.2
+    assert late.clip_start == pytest.approx(63.2)
+    for clip in (early, late):
+        assert round(clip.clip_start, 3) in onsets
+        length = clip.clip_end - clip.clip_start
+        assert 16.0 - 1e-9 <= length <= 20.0 + 1e-9
+        # the end is not inside any segment
+        assert not any(a < clip.clip_end - 1e-9 and b > clip.clip_end + 1e-9 for _, a, b in rows)
+        assert round(clip.clip_end, 3) in ends
+    # 5.7 + 20 = 25.7 cuts the utterance 25.7? utterances at 25.7-27.7: 25.7 is an onset -> kept
+    assert early.clip_end == pytest.approx(25.7) or early.clip_end == pytest.approx(25.2)
+    # each 2 s utterance is one turn (the 0.5 s gaps exceed the 0.3 s merge gap)
+    assert early.n_turns == 8
+    assert early.speech_s_a + early.speech_s_b == pytest.approx(16.0)
+
+
+def test_clip_candidates_speech_seconds_use_vad_and_short_interactions_get_no_row():
+    rows = alternating(60.0)
+    speech = pd.DataFrame(
+        [
+            {"interaction_id": "I1", "speaker": "a", "start": 0.0, "end": 60.0, "source": "corpus_vad"},
+            {"interaction_id": "I1", "speaker": "a", "start": 10.0, "end": 20.0, "source": "corpus_vad"},
+            {"interaction_id": "SHORT", "speaker": "a", "start": 0.0, "end": 18.0, "source": "corpus_vad"},
+        ]
+    )
+    interactions = pd.DataFrame({"interaction_id": ["I1", "SHORT"]})
+    out = clip_candidates(interactions, segs(rows), speech, None, CLIPS, turn_gap_s=0.3)
+    assert set(out["interaction_id"]) == {"I1"}
+    for clip in out.itertuples():
+        assert clip.speech_s_a == pytest.approx(clip.clip_end - clip.clip_start)  # union, not sum
+        assert clip.speech_s_b == 0.0
+
+
+# ---------------------------------------------------------------------------- design
+
+
+def build_tables(cell_specs, failing=()):
+    """Interactions, filter report and clip candidates from (cell, interaction_id, pa, pb) specs."""
+    inter, report, clips = [], [], []
+    for (site, rel, gmix), iid, pa, pb, ok in [(*spec, True) for spec in cell_specs] + [
+        (*spec, False) for spec in failing
+    ]:
+        inter.append(
+            {
+                "interaction_id": iid,
+                "site": site,
+                "relationship": rel,
+                "gender_mix": gmix,
+                "participant_a": pa,
+                "participant_b": pb,
+            }
+        )
+        passes = dict.fromkeys(PASS_COLUMNS, True)
+        if not ok:
+            passes["f2_turns_pass"] = False
+        report.append(
+            {
+                "interaction_id": iid,
+                "site": site,
+                "relationship": rel,
+                "gender_mix": gmix,
+                **passes,
+                "f1_prompt_value": "",
+                "f2_turns_value": 2 if not ok else 6,
+                "f3_speech_value": 5.0,
+                "f4_tracks_value": "",
+                "f5_amount_value": 100.0,
+                "audit_value": "",
+                "passed": ok,
+                "reasons": "" if ok else "f2_turns: 2 turns < 4",
+            }
+        )
+        for position, start in (("early", 5.0), ("late", 80.0)):
+            clips.append(
+                {
+                    "interaction_id": iid,
+                    "position": position,
+                    "clip_start": start,
+                    "clip_end": start + 19.5,
+                    "n_turns": 7,
+                    "speech_s_a": 6.0,
+                    "speech_s_b": 7.0,
+                }
+            )
+    return (
+        FILTER_REPORT.validate(pd.DataFrame(report)),
+        CLIP_CANDIDATES.validate(pd.DataFrame(clips)),
+        pd.DataFrame(inter),
+    )
+
+
+@st.composite
+def candidate_pools(draw):
+    """A pool guaranteed to admit a design: n participant-disjoint candidates per cell, plus
+    extra candidates that reuse participants (inside and across cells) and failing ones."""
+    n_sites = draw(st.integers(1, 3))
+    sites = [f"V{i:02d}" for i in range(n_sites)]
+    with_gender = draw(st.booleans())
+    mixes = ["female-female", "female-male", "male-male"] if with_gender else [""]
+    mixes = mixes[: draw(st.integers(1, len(mixes)))]
+    n = draw(st.integers(1, 3))
+    specs, people, counter = [], [], 0
+    for site in sites:
+        for rel in ("familiar", "stranger"):
+            for gmix in mixes:
+                for _ in range(n):
+                    pa, pb = f"P{len(people):04d}", f"P{len(people) + 1:04d}"
+                    people += [pa, pb]
+                    specs.append(((site, rel, gmix), f"I{counter:05d}", pa, pb))
+                    counter += 1
+    n_extra = draw(st.integers(0, 12))
+    cells = sorted({spec[0] for spec in specs})
+    for _ in range(n_extra):
+        cell = draw(st.sampled_from(cells))
+        pa = draw(st.sampled_from(people))
+        pb = draw(st.sampled_from([*people, "NEW"]))
+        pb = f"Q{counter:04d}" if pb in ("NEW", pa) else pb
+        specs.append((cell, f"I{counter:05d}", pa, pb))
+        counter += 1
+    failing = [((sites[0], "familiar", mixes[0]), f"I{counter + k:05d}", f"F{k}a", f"F{k}b") for k in range(2)]
+    order = draw(st.permutations(range(len(specs))))
+    specs = [specs[i] for i in order]
+    seed = draw(st.integers(0, 2**31 - 1))
+    return specs, failing, n, seed, len(sites) * 2 * len(mixes)
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(candidate_pools())
+def test_sample_design_properties(pool):
+    specs, failing, n, seed, n_cells = pool
+    report, clips, interactions = build_tables(specs, failing)
+    params = {"seed": seed, "n_per_cell": n, "strata": ["site", "relationship", "gender_mix"]}
+    design = sample_design(report, clips, interactions, params)
+    DESIGN.validate(design)
+
+    # fully crossed: every combination of observed levels, exactly n dyads each
+    levels = [sorted({spec[0][k] for spec in specs}) for k in range(3)]
+    if levels[2] == [""]:
+        levels = levels[:2]
+    expected_cells = {"|".join(c) for c in pd.MultiIndex.from_product(levels).to_flat_index()}
+    assert len(expected_cells) == n_cells
+    assert Counter(design["cell"]) == dict.fromkeys(expected_cells, n)
+
+    # only passing interactions; each cell's rows carry that cell's stratum values
+    passing = {spec[1] for spec in specs}
+    assert set(design["interaction_id"]) <= passing
+    assert design["interaction_id"].is_unique
+    by_id = {spec[1]: spec for spec in specs}
+    for row in design.itertuples():
+        site, rel, gmix = by_id[row.interaction_id][0]
+        assert (row.site, row.relationship, row.gender_mix) == (site, rel, gmix)
+        assert row.cell == "|".join([site, rel, gmix] if levels[2:] else [site, rel])
+
+    # no participant in two dyads
+    participants = design["participant_a"].tolist() + design["participant_b"].tolist()
+    assert len(participants) == len(set(participants))
+
+    # early/late balanced within each cell; the odd extra alternates across cells
+    extras = []
+    for _, group in design.groupby("cell"):
+        counts = Counter(group["position"])
+        assert abs(counts["early"] - counts["late"]) <= 1
+        extras.append(counts["early"] - counts["late"])
+    if n % 2 and n_cells > 1:
+        assert abs(sum(extras)) <= 1
+
+    # the clip window is the one of the assigned position
+    windows = clips.set_index(["interaction_id", "position"])
+    for row in design.itertuples():
+        assert windows.loc[(row.interaction_id, row.position), "clip_start"] == row.clip_start
+
+    # dyad ids in order of (cell, interaction_id)
+    assert design["dyad_id"].tolist() == [f"D{i:03d}" for i in range(1, len(design) + 1)]
+    assert design[["cell", "interaction_id"]].values.tolist() == sorted(
+        design[["cell", "interaction_id"]].values.tolist()
+    )
+
+    # reproducible
+    again = sample_design(report, clips, interactions, params)
+    pd.testing.assert_frame_equal(design, again)
+
+
+def test_sample_design_different_seeds_differ():
+    specs = [
+        (("V00", rel, ""), f"I{rel[0]}{k:02d}", f"P{rel[0]}{k:02d}a", f"P{rel[0]}{k:02d}b")
+        for rel in ("familiar", "stranger")
+        for k in range(10)
+    ]
+    report, clips, interactions = build_tables(specs)
+    designs = {
+        tuple(sample_design(report, clips, interactions, {"seed": seed, "n_per_cell": 3})["interaction_id"])
+        for seed in range(6)
+    }
+    assert len(designs) > 1
+
+
+def test_sample_design_skips_empty_gender_mix():
+    specs = [(("V00", rel, ""), f"I{rel}{k}", f"{rel}{k}a", f"{rel}{k}b") for rel in RELS for k in range(2)]
+    report, clips, interactions = build_tables(specs)
+    design = sample_design(report, clips, interactions, {"seed": 1, "n_per_cell": 2})
+    assert sorted(set(design["cell"])) == ["V00|familiar", "V00|stranger"]
+
+
+RELS = ("familiar", "stranger")
+
+
+def test_design_error_names_cell_and_counts():
+    cell_ok = ("V00", "familiar", "female-male")
+    cell_short = ("V00", "stranger", "female-male")
+    specs = [
+        (cell_ok, "I01", "P01", "P02"),
+        (cell_ok, "I02", "P03", "P04"),
+        (cell_short, "I03", "P05", "P06"),
+    ]
+    failing = [(cell_short, "I04", "P07", "P08"), (cell_short, "I05", "P09", "P10")]
+    report, clips, interactions = build_tables(specs, failing)
+    with pytest.raises(DesignError) as info:
+        sample_design(report, clips, interactions, {"seed": 0, "n_per_cell": 2})
+    message = str(info.value)
+    assert "'V00|stranger|female-male'" in message
+    assert "has 1 candidate(s)" in message
+    assert "3 interaction(s) in the cell" in message
+    assert "f2_turns: 2" in message
+    assert "V00|familiar|female-male" not in message
+
+
+def test_design_error_for_participant_overlap():
+    specs = [
+        (("V00", "familiar", ""), "I01", "P01", "P02"),
+        (("V00", "familiar", ""), "I02", "P01", "P03"),
+        (("V00", "stranger", ""), "I03", "P02", "P04"),
+        (("V00", "stranger", ""), "I04", "P03", "P05"),
+    ]
+    report, clips, interactions = build_tables(specs)
+    # n=1 works: I01 + I04 or I02 + I03
+    design = sample_design(report, clips, interactions, {"seed": 3, "n_per_cell": 1})
+    assert sorted(design["interaction_id"]) in (["I01", "I04"], ["I02", "I03"])
+    # n=2: familiar needs I01 and I02, which share P01
+    with pytest.raises(DesignError, match=r"reusing a participant") as info:
+        sample_design(report, clips, interactions, {"seed": 3, "n_per_cell": 2})
+    message = str(info.value)
+    assert re.search(r"cell 'V00\|(familiar|stranger)' needs 2 dyad\(s\) but has 2 candidate\(s\)", message)
+    assert re.search(r"lost to participant overlap: [12]\b", message)
