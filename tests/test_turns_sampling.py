@@ -29,7 +29,14 @@ PASS_COLUMNS = [
 def segs(rows, interaction_id="I1"):
     return pd.DataFrame(
         [
-            {"interaction_id": interaction_id, "speaker": s, "start": a, "end": b, "text": "w", "source": "asr"}
+            {
+                "interaction_id": interaction_id,
+                "speaker": s,
+                "start": a,
+                "end": b,
+                "text": "w",
+                "source": "asr",
+            }
             for s, a, b in rows
         ]
     )
@@ -84,7 +91,7 @@ def test_timeline_prefers_segments_then_speech():
 # ---------------------------------------------------------------------------- clip snapping
 
 
-def alternating(duration: float, turn_s: float = 2.0, gap_s: float = 0.5, offset: float = 0.7):
+def alternating(duration: float, turn_s: float = 3.0, gap_s: float = 0.5, offset: float = 0.7):
     """Alternating a/b utterances of `turn_s` seconds separated by `gap_s`, from `offset`."""
     rows, t, k = [], offset, 0
     while t + turn_s <= duration:
@@ -99,38 +106,43 @@ def test_snap_end_moves_back_to_a_segment_end_only_when_cutting():
     assert snap_end(4.2, line, 4.0) == 4.2  # in a pause: stays
     assert snap_end(10.0, line, 4.0) == 9.0  # cuts the a-utterance: back to b's end
     assert snap_end(10.0, line, 0.5) == 10.0  # no whole end within tolerance: unavoidable cut
+    # every end within tolerance (8.0, 6.0) lies inside an overlapping utterance: keep the cut
     overlap = segs([("a", 0.0, 6.0), ("b", 5.0, 8.0), ("a", 7.5, 11.0)])
-    # 8.0 lies inside the last a-utterance: the end must go back to 6.0? no, 6.0 is inside b
     assert snap_end(10.0, overlap, 4.0) == 10.0
 
 
 def test_clip_candidates_snap_start_to_onset_and_end_not_mid_segment():
-    rows = alternating(100.0)  # onsets 0.7, 3.2, 5.7, 8.2, ... every 2.5 s
-    interactions = pd.DataFrame({"interaction_id": ["I1", "I2"]})
-    signals = pd.DataFrame(
-        {"interaction_id": ["I1"], "duration_audio_a": [90.0], "duration_audio_b": [95.0]}
-    )
+    # utterances of 3 s every 3.5 s: onsets 0.7 + 3.5k, ends 3.7 + 3.5k
+    rows = alternating(100.0)
+    interactions = pd.DataFrame({"interaction_id": ["I1", "I2"]})  # I2 has no timeline
+    signals = pd.DataFrame({"interaction_id": ["I1"], "duration_audio_a": [90.0], "duration_audio_b": [95.0]})
     out = clip_candidates(interactions, segs(rows), None, signals, CLIPS, turn_gap_s=0.3)
     CLIP_CANDIDATES.validate(out)
     assert out[["interaction_id", "position"]].values.tolist() == [["I1", "early"], ["I1", "late"]]
-    onsets = {start for _, start, _ in rows}
-    ends = {end for _, _, end in rows}
     early, late = out.iloc[0], out.iloc[1]
-    assert early.clip_start == pytest.approx(5.7)  # first onset at or after 5.0
-    # late: T = 90 (shorter audio), unsnapped start 90 - 5 - 20 = 65; last onset <= 65 is 63.2
-    assert late.clip_start == pytest.approx(63.2)
+    # early: first onset at or after 5.0 is 7.7; 7.7 + 20 = 27.7 cuts 25.2-28.2, so the end
+    # goes back to the end of the previous utterance, 24.7
+    assert (early.clip_start, early.clip_end) == pytest.approx((7.7, 24.7))
+    # late: T = 90 (the shorter audio), unsnapped start 90 - 5 - 20 = 65, last onset <= 65 is
+    # 63.7; 63.7 + 20 = 83.7 cuts 81.2-84.2, so the end goes back to 80.7
+    assert (late.clip_start, late.clip_end) == pytest.approx((63.7, 80.7))
+    onsets = {start for _, start, _ in rows}
     for clip in (early, late):
         assert round(clip.clip_start, 3) in onsets
-        length = clip.clip_end - clip.clip_start
-        assert 16.0 - 1e-9 <= length <= 20.0 + 1e-9
-        # the end is not inside any segment
         assert not any(a < clip.clip_end - 1e-9 and b > clip.clip_end + 1e-9 for _, a, b in rows)
-        assert round(clip.clip_end, 3) in ends
-    # 5.7 + 20 = 25.7 cuts the utterance 25.7? utterances at 25.7-27.7: 25.7 is an onset -> kept
-    assert early.clip_end == pytest.approx(25.7) or early.clip_end == pytest.approx(25.2)
-    # each 2 s utterance is one turn (the 0.5 s gaps exceed the 0.3 s merge gap)
-    assert early.n_turns == 8
-    assert early.speech_s_a + early.speech_s_b == pytest.approx(16.0)
+        assert clip.n_turns == 5  # each 3 s utterance is a turn: 0.5 s gaps exceed 0.3 s
+        assert clip.speech_s_a + clip.speech_s_b == pytest.approx(15.0)
+        assert min(clip.speech_s_a, clip.speech_s_b) == pytest.approx(6.0)
+
+
+def test_clip_candidates_unsnapped_when_no_onset_within_tolerance():
+    # one long utterance each, onsets 0 and 40: nothing within 4 s of 5.0 or of 55
+    rows = [("a", 0.0, 39.0), ("b", 40.0, 80.0)]
+    out = clip_candidates(pd.DataFrame({"interaction_id": ["I1"]}), segs(rows), None, None, CLIPS, 0.3)
+    early, late = out.iloc[0], out.iloc[1]
+    assert early.clip_start == 5.0 and early.clip_end == 25.0  # nothing to snap the end to
+    assert late.clip_start == 55.0 and late.clip_end == 75.0  # T = 80 from the timeline
+    assert early.n_turns == 1 and late.n_turns == 1
 
 
 def test_clip_candidates_speech_seconds_use_vad_and_short_interactions_get_no_row():
@@ -236,7 +248,9 @@ def candidate_pools(draw):
         pb = f"Q{counter:04d}" if pb in ("NEW", pa) else pb
         specs.append((cell, f"I{counter:05d}", pa, pb))
         counter += 1
-    failing = [((sites[0], "familiar", mixes[0]), f"I{counter + k:05d}", f"F{k}a", f"F{k}b") for k in range(2)]
+    failing = [
+        ((sites[0], "familiar", mixes[0]), f"I{counter + k:05d}", f"F{k}a", f"F{k}b") for k in range(2)
+    ]
     order = draw(st.permutations(range(len(specs))))
     specs = [specs[i] for i in order]
     seed = draw(st.integers(0, 2**31 - 1))
@@ -340,6 +354,7 @@ def test_design_error_names_cell_and_counts():
     assert "has 1 candidate(s)" in message
     assert "3 interaction(s) in the cell" in message
     assert "f2_turns: 2" in message
+    assert "lost to participant overlap: 0" in message
     assert "V00|familiar|female-male" not in message
 
 
@@ -359,4 +374,4 @@ def test_design_error_for_participant_overlap():
         sample_design(report, clips, interactions, {"seed": 3, "n_per_cell": 2})
     message = str(info.value)
     assert re.search(r"cell 'V00\|(familiar|stranger)' needs 2 dyad\(s\) but has 2 candidate\(s\)", message)
-    assert re.search(r"lost to participant overlap: [12]\b", message)
+    assert "lost to participant overlap: 2 candidate(s)" in message

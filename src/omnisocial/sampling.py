@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -222,9 +223,7 @@ def _text(value) -> str:
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
 
 
-def _pool(
-    filter_report: pd.DataFrame, interactions: pd.DataFrame, columns: Sequence[str]
-) -> pd.DataFrame:
+def _pool(filter_report: pd.DataFrame, interactions: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
     """filter_report rows with `columns` taken from interactions (or the report when absent)."""
     pool = filter_report.copy()
     pool["interaction_id"] = pool["interaction_id"].astype(str)
@@ -262,7 +261,7 @@ class _SearchBudget(Exception):
 
 def _search(
     order: list[str], pools: dict[str, list[tuple[str, frozenset]]], n: int, budget: int
-) -> tuple[dict[str, list[str]] | None, str, dict[str, list[str]], frozenset]:
+) -> tuple[dict[str, list[str]] | None, str, dict[str, list[str]]]:
     """Depth-first search for n disjoint-participant dyads per cell, cells in `order`.
 
     Candidates are tried in each pool's (seeded, shuffled) order, so the first solution
@@ -271,10 +270,10 @@ def _search(
     participant-disjoint candidates left.
 
     Returns (picks per cell, or None when there is no solution within the budget; the cell
-    that ran out of candidates most often; the deepest partial picks; their participants).
+    that ran out of candidates most often; the deepest partial picks).
     """
     picks: dict[str, list[str]] = {cell: [] for cell in order}
-    best: list = [-1, {}, frozenset()]
+    best: list = [-1, {}]
     shortfalls = dict.fromkeys(order, 0)
     nodes = [0]
 
@@ -290,7 +289,7 @@ def _search(
     def step(cell_index: int, from_index: int, used: set) -> bool:
         filled = sum(len(v) for v in picks.values())
         if filled > best[0]:
-            best[:] = [filled, {c: list(v) for c, v in picks.items()}, frozenset(used)]
+            best[:] = [filled, {c: list(v) for c, v in picks.items()}]
         if cell_index == len(order):
             return True
         cell = order[cell_index]
@@ -323,7 +322,7 @@ def _search(
     except _SearchBudget:
         found = False
     stuck = max(order, key=lambda cell: (shortfalls[cell], -order.index(cell)))
-    return (picks if found else None), stuck, best[1], best[2]
+    return (picks if found else None), stuck, best[1]
 
 
 def sample_design(
@@ -355,9 +354,11 @@ def sample_design(
       n_turns are that position's candidate.
     - dyad_id D001, D002, ... in order of (cell, interaction_id).
 
-    Raises DesignError naming every cell that cannot be filled, its candidate count, the
-    number of its interactions failing each filter, passing without both clip windows,
-    and lost to participant overlap.
+    Raises DesignError naming the cell that cannot be filled (every cell with fewer than
+    n candidates; else the cell the search ran short in most often), its candidate count,
+    the number of its interactions failing each filter and passing without both clip
+    windows, and, as the participant-overlap loss, how many of its candidates share a
+    participant with another candidate.
     """
     n = int(sampling_params["n_per_cell"])
     seed = int(sampling_params["seed"])
@@ -383,9 +384,11 @@ def sample_design(
     eligible = pool[passed & has_clips & known]
     if eligible.empty:
         raise DesignError(
-            f"no candidate interactions: {int(passed.sum())} of {len(pool)} passed every filter, "
-            f"{int((passed & has_clips & known).sum())} of those with both clip windows and known strata; "
-            f"failures: {_cell_exclusions(pool, pd.Series(True, index=pool.index))}"
+            f"no candidate interactions: {int(passed.sum())} of {len(pool)} passed every filter; "
+            f"of those, {int((passed & ~has_clips).sum())} lack an early or late clip window and "
+            f"{int((passed & ~known).sum())} have an empty stratum value ({', '.join(strata)}) or a "
+            f"relationship other than {'/'.join(RELATIONSHIPS)}; failing filters: "
+            f"{_cell_exclusions(pool, pd.Series(True, index=pool.index))}"
         )
 
     levels = [sorted(eligible[column].unique()) for column in strata]
@@ -403,29 +406,30 @@ def sample_design(
         ]
         pools[cell] = [entries[i] for i in rng.permutation(len(entries))]
 
-    def describe(cell: str, overlap_lost: int) -> str:
+    everyone = Counter(person for entries in pools.values() for _, people in entries for person in people)
+
+    def describe(cell: str) -> str:
         in_cell = cell_of == cell
         no_clip = int((in_cell & passed & known & ~has_clips).sum())
+        shared = sum(1 for _, people in pools[cell] if any(everyone[p] > 1 for p in people))
         return (
             f"cell {cell!r} needs {n} dyad(s) but has {len(pools[cell])} candidate(s) "
             f"({int(in_cell.sum())} interaction(s) in the cell; failing filters: "
             f"{_cell_exclusions(pool, in_cell)}; passed without both clip windows: {no_clip}; "
-            f"lost to participant overlap: {overlap_lost})"
+            f"lost to participant overlap: {shared} candidate(s) share a participant with another)"
         )
 
     short = [cell for cell in cells if len(pools[cell]) < n]
     if short:
-        raise DesignError("design cannot be filled: " + "; ".join(describe(cell, 0) for cell in short))
+        raise DesignError("design cannot be filled: " + "; ".join(describe(cell) for cell in short))
 
     order = sorted(cells, key=lambda cell: (len(pools[cell]), cell))
-    picks, stuck, partial, used = _search(order, pools, n, SEARCH_BUDGET)
+    picks, stuck, partial = _search(order, pools, n, SEARCH_BUDGET)
     if picks is None:
-        chosen = set(partial.get(stuck, []))
-        lost = sum(1 for iid, people in pools[stuck] if iid not in chosen and people & used)
         filled = sum(len(v) for v in partial.values())
         raise DesignError(
             "design cannot be filled without reusing a participant: "
-            + describe(stuck, lost)
+            + describe(stuck)
             + f"; the best partial design filled {filled} of {n * len(cells)} dyad slots"
         )
 

@@ -73,9 +73,7 @@ def _rows_of(frame: pd.DataFrame | None, interaction_id: str) -> pd.DataFrame:
     return _ordered(frame[frame["interaction_id"].astype(str) == str(interaction_id)])
 
 
-def timeline(
-    interaction_id: str, segments: pd.DataFrame | None, speech: pd.DataFrame | None
-) -> pd.DataFrame:
+def timeline(interaction_id: str, segments: pd.DataFrame | None, speech: pd.DataFrame | None) -> pd.DataFrame:
     """The speech timeline of one interaction: `speaker, start, end`, sorted by start.
 
     Prefers the transcript/ASR `segments` (SEGMENTS rows) of that interaction; when it has

@@ -165,16 +165,13 @@ def _merge_lines(lines: list) -> dict:
         if key is not None and value_key is not None and len(item) == 2:
             item = {str(item[key]): item[value_key]}
         for name, value in item.items():
-            if name not in merged:
-                merged[name] = list(value) if isinstance(value, list) else value
-            elif isinstance(merged[name], list):
-                merged[name].extend(value if isinstance(value, list) else [value])
+            if name in TRANSCRIPT_KEYS or name in VAD_KEYS:
+                # Segment lists accumulate over lines; a segment alone on a line is appended.
+                merged.setdefault(name, []).extend(value if isinstance(value, list) else [value])
+            elif name not in merged:
+                merged[name] = value
             elif merged[name] != value:
                 raise ParticipantFileError(f"records disagree on {name!r}: {merged[name]!r} vs {value!r}")
-    # A segment given alone on a line is a dict, not a list: list-valued keys hold segments.
-    for name in (*TRANSCRIPT_KEYS, *VAD_KEYS):
-        if isinstance(merged.get(name), dict):
-            merged[name] = [merged[name]]
     return merged
 
 

@@ -192,3 +192,60 @@ def speech_segments(
         min_silence_s=min_silence_s,
         speech_pad_s=speech_pad_s,
     )
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """[start, stop) index pairs of the True runs of a boolean array."""
+    padded = np.concatenate(([False], np.asarray(mask, dtype=bool), [False]))
+    edges = np.flatnonzero(np.diff(padded.astype(np.int8)))
+    return list(zip(edges[0::2].tolist(), edges[1::2].tolist(), strict=True))
+
+
+def suppress_crosstalk(
+    segments: list[tuple[float, float]],
+    own: np.ndarray,
+    other: np.ndarray,
+    sr: int,
+    margin_db: float = 6.0,
+    smooth_s: float = 0.2,
+    hop_s: float = 0.02,
+    min_speech_s: float = 0.25,
+    min_silence_s: float = 0.1,
+) -> list[tuple[float, float]]:
+    """Keep only the parts of `segments` (found on `own`) where `own` is the louder microphone.
+
+    Silero is nearly level-invariant, so on a two-microphone recording it also marks the
+    other person's voice leaking into this microphone as speech. A hop counts as this
+    speaker's when the power of `own`, averaged over `smooth_s`, exceeds that of `other`
+    by at least `margin_db`; the kept parts are then closed over gaps shorter than
+    `min_silence_s` and parts not longer than `min_speech_s` are dropped. Both signals
+    share the rate `sr`. Two identical tracks leave nothing (neither microphone leads).
+    """
+    if not segments:
+        return []
+    from omnisocial.media.audio import envelope
+
+    hop = int(round(hop_s * sr))
+    own_env = envelope(own, sr, hop_s)
+    other_env = envelope(other, sr, hop_s)
+    if other_env.size < own_env.size:
+        other_env = np.concatenate((other_env, np.zeros(own_env.size - other_env.size)))
+    other_env = other_env[: own_env.size]
+    width = max(1, int(round(smooth_s / hop_s)))
+    kernel = np.ones(width) / width
+    own_power = np.convolve(own_env**2, kernel, mode="same")
+    other_power = np.convolve(other_env**2, kernel, mode="same")
+    dominant = own_power > other_power * 10.0 ** (margin_db / 10.0)
+    dominant &= own_power > 0
+    inside = np.zeros(own_env.size, dtype=bool)
+    centres = (np.arange(own_env.size) + 0.5) * hop / sr
+    for start, end in segments:
+        inside |= (centres >= start) & (centres < end)
+    kept: list[list[float]] = []
+    for first, stop in _runs(inside & dominant):
+        start, end = first * hop / sr, stop * hop / sr
+        if kept and start - kept[-1][1] < min_silence_s:
+            kept[-1][1] = end
+        else:
+            kept.append([start, end])
+    return [(start, end) for start, end in kept if end - start > min_speech_s]

@@ -1,0 +1,533 @@
+"""Local Hugging Face models behind the `Backend` interface.
+
+Four families, each a (model class, processor class, prompt layout) triple:
+
+- ``qwen2_5_omni``: the *thinker* of Qwen2.5-Omni (text out only, no talker), with video
+  frames and the audio track of the same video (``use_audio_in_video=True``), or audio,
+  or text alone;
+- ``qwen2_audio``: Qwen2-Audio(-Instruct), audio + text;
+- ``voxtral``: Voxtral, audio + text through the processor's ``apply_chat_template``
+  (needs the ``mistral-common`` package for its tokenizer);
+- ``chat``: any causal LM with a tokenizer (text only).
+
+Weights come from a local folder, or from the local Hugging Face cache when
+`model_path` is a repo id; nothing is ever downloaded (``local_files_only=True`` and
+``HF_HUB_OFFLINE=1``). Decoding is greedy (``do_sample=False``) with ``torch.manual_seed``
+set before every batch. Requests are generated in batches of `batch_size` with left
+padding; note that on a GPU, padding can change greedy outputs in the last bits relative to
+batch size 1, so `batch_size` is part of the run's settings to record.
+
+Audio is decoded at the processor's sampling rate, mono: a WAV/FLAC with soundfile (a
+stereo stimulus is averaged to mono), anything else (the mp4's audio track) with ffmpeg.
+A request that fails (bad media, out of memory, a model error) comes back as a `Reply`
+with `error` set; the rest of its batch is retried one item at a time.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from omnisocial.io import sha256_file
+from omnisocial.models.base import Reply, Request
+
+FAMILIES = ("qwen2_5_omni", "qwen2_audio", "voxtral", "chat")
+DEFAULT_MODALITIES = {
+    "qwen2_5_omni": ("text", "audio", "video"),
+    "qwen2_audio": ("text", "audio"),
+    "voxtral": ("text", "audio"),
+    "chat": ("text",),
+}
+WEIGHT_SUFFIXES = (".safetensors", ".bin")
+DEFAULT_SEED = 42
+DEFAULT_MAX_NEW_TOKENS = 256
+VIDEO_FPS = 2.0  # frames per second given to Qwen2.5-Omni (its processor's own default)
+VIDEO_MAX_FRAMES = 768
+# Qwen2.5-Omni's model card asks for this exact system prompt when audio is in the input.
+QWEN_OMNI_SYSTEM = (
+    "You are Qwen, a virtual human developed by the Qwen Team, Alibaba Group, capable of perceiving "
+    "auditory and visual inputs, as well as generating text and speech."
+)
+SOUNDFILE_SUFFIXES = (".wav", ".flac", ".ogg")
+
+
+# --- weights -------------------------------------------------------------------------------
+
+
+def resolve_model_dir(model_path: str | os.PathLike) -> Path:
+    """A local folder as is; otherwise a repo id looked up in the local HF cache only."""
+    path = Path(model_path).expanduser()
+    if path.is_dir():
+        return path.resolve()
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(snapshot_download(repo_id=str(model_path), local_files_only=True))
+    except Exception as exc:  # the hub raises several types for "not in the cache"
+        raise FileNotFoundError(
+            f"model {model_path!r} is neither a local folder nor in the local Hugging Face cache "
+            f"(nothing is downloaded): {exc}"
+        ) from exc
+
+
+def weight_files(model_dir: str | os.PathLike) -> list[Path]:
+    root = Path(model_dir)
+    files = [
+        p
+        for p in root.rglob("*")
+        if p.is_file()
+        and p.name.endswith(WEIGHT_SUFFIXES)
+        and not any(part.startswith(".") for part in p.relative_to(root).parts)
+        and p.name != "training_args.bin"
+    ]
+    return sorted(files, key=lambda p: p.relative_to(root).as_posix())
+
+
+def weights_fingerprint(model_dir: str | os.PathLike) -> str:
+    """sha256 over (relative name, size, sha256 of content) of every weight file, sorted by name.
+
+    Files are hashed in 1 MiB chunks, so a 15 GB checkpoint never sits in memory.
+    """
+    root = Path(model_dir)
+    files = weight_files(root)
+    if not files:
+        raise FileNotFoundError(f"no weight files ({', '.join(WEIGHT_SUFFIXES)}) under {root}")
+    digest = hashlib.sha256()
+    for path in files:
+        # resolve(): HF cache snapshots hold symlinks into blobs/
+        real = path.resolve()
+        record = {"name": path.relative_to(root).as_posix(), "size": real.stat().st_size}
+        record["sha256"] = sha256_file(real)
+        digest.update((json.dumps(record, sort_keys=True) + "\n").encode())
+    return digest.hexdigest()
+
+
+# --- media ---------------------------------------------------------------------------------
+
+
+def _ffmpeg() -> str:
+    exe = shutil.which("ffmpeg")
+    if exe is None:
+        raise RuntimeError("ffmpeg is not on PATH (needed to decode this media file)")
+    return exe
+
+
+def _resample(signal: np.ndarray, source_rate: int, target_rate: int) -> np.ndarray:
+    if source_rate == target_rate:
+        return signal
+    from math import gcd
+
+    from scipy.signal import resample_poly
+
+    divisor = gcd(int(source_rate), int(target_rate))
+    return resample_poly(signal, target_rate // divisor, source_rate // divisor).astype(np.float32)
+
+
+def load_audio(path: str | os.PathLike, sampling_rate: int) -> np.ndarray:
+    """Mono float32 samples at `sampling_rate`, from an audio file or a video's audio track."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"media file not found: {path}")
+    if path.suffix.lower() in SOUNDFILE_SUFFIXES:
+        import soundfile as sf
+
+        data, rate = sf.read(str(path), dtype="float32", always_2d=True)
+        signal = _resample(data.mean(axis=1).astype(np.float32), int(rate), int(sampling_rate))
+    else:
+        command = [_ffmpeg(), "-nostdin", "-v", "error", "-i", str(path), "-map", "0:a:0", "-vn"]
+        command += ["-ac", "1", "-ar", str(int(sampling_rate)), "-f", "f32le", "-"]
+        result = subprocess.run(command, capture_output=True, check=False)
+        if result.returncode != 0:
+            raise RuntimeError(f"ffmpeg could not decode audio of {path}: {result.stderr.decode()[-400:]}")
+        signal = np.frombuffer(result.stdout, dtype="<f4").astype(np.float32)
+    if signal.size == 0:
+        raise ValueError(f"no audio samples in {path}")
+    return np.ascontiguousarray(signal)
+
+
+def load_video_frames(
+    path: str | os.PathLike, fps: float = VIDEO_FPS, max_frames: int = VIDEO_MAX_FRAMES
+) -> np.ndarray:
+    """RGB frames (T, H, W, 3) uint8 sampled at `fps` with ffmpeg (even T: Qwen's temporal patch is 2)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"media file not found: {path}")
+    probe = subprocess.run(
+        [
+            shutil.which("ffprobe") or "ffprobe",
+            "-v",
+            "error",
+            "-select_streams",
+            "v:0",
+            "-show_entries",
+            "stream=width,height",
+            "-of",
+            "json",
+            str(path),
+        ],
+        capture_output=True,
+        check=False,
+    )
+    if probe.returncode != 0:
+        raise RuntimeError(f"ffprobe could not read {path}: {probe.stderr.decode()[-400:]}")
+    streams = json.loads(probe.stdout or b"{}").get("streams", [])
+    if not streams:
+        raise ValueError(f"no video stream in {path}")
+    width, height = int(streams[0]["width"]), int(streams[0]["height"])
+    command = [_ffmpeg(), "-nostdin", "-v", "error", "-i", str(path), "-map", "0:v:0", "-vf", f"fps={fps}"]
+    command += ["-frames:v", str(int(max_frames)), "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]
+    result = subprocess.run(command, capture_output=True, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"ffmpeg could not decode video of {path}: {result.stderr.decode()[-400:]}")
+    frame_bytes = width * height * 3
+    count = len(result.stdout) // frame_bytes
+    if count == 0:
+        raise ValueError(f"no video frames decoded from {path}")
+    frames = np.frombuffer(result.stdout[: count * frame_bytes], dtype=np.uint8).reshape(count, height, width, 3)
+    if count % 2:
+        frames = np.concatenate([frames, frames[-1:]], axis=0)
+    return frames
+
+
+def wav_base64(signal: np.ndarray, sampling_rate: int) -> str:
+    import soundfile as sf
+
+    buffer = io.BytesIO()
+    sf.write(buffer, signal, samplerate=int(sampling_rate), format="WAV", subtype="PCM_16")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+# --- the backend ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Prepared:
+    """One request turned into model-ready pieces (media decoded, settings resolved)."""
+
+    index: int
+    request: Request
+    kind: str  # "text", "audio" or "video"
+    max_new_tokens: int
+    audio: np.ndarray | None = None
+    video: np.ndarray | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def _error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:2000]
+
+
+class TransformersBackend:
+    """A local transformers model; see the module docstring for the four families."""
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike,
+        family: str,
+        modalities: Sequence[str] | None = None,
+        generation: dict | None = None,
+        device: str = "auto",
+        dtype: str = "auto",
+        batch_size: int = 1,
+        name: str | None = None,
+    ):
+        if family not in FAMILIES:
+            raise ValueError(f"unknown family {family!r}; expected one of {', '.join(FAMILIES)}")
+        allowed = DEFAULT_MODALITIES[family]
+        chosen = tuple(modalities) if modalities else allowed
+        extra = [m for m in chosen if m not in allowed]
+        if extra:
+            raise ValueError(f"family {family} cannot take modality {', '.join(extra)} (it takes {allowed})")
+        generation = dict(generation or {})
+        if float(generation.get("temperature", 0.0) or 0.0) > 0:
+            raise ValueError("local models decode greedily: generation.temperature must be 0")
+        if int(batch_size) < 1:
+            raise ValueError("batch_size must be >= 1")
+        self.model_path = str(model_path)
+        self.family = family
+        self.modalities = chosen
+        self.generation = generation
+        self.seed = int(generation.get("seed", DEFAULT_SEED))
+        self.max_new_tokens = int(generation.get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS))
+        self.batch_size = int(generation.get("batch_size", batch_size))
+        self.requested_device = device
+        self.requested_dtype = dtype
+        self.name = name or f"{family}:{Path(self.model_path).name}"
+        self._model_dir: Path | None = None
+        self._fingerprint: str | None = None
+        self._model = None
+        self._processor = None
+        self._tokenizer = None
+        self.device: str | None = None
+        self.dtype = None
+
+    # -- identity ----------------------------------------------------------------------
+
+    @property
+    def model_dir(self) -> Path:
+        if self._model_dir is None:
+            self._model_dir = resolve_model_dir(self.model_path)
+        return self._model_dir
+
+    def fingerprint(self) -> str:
+        if self._fingerprint is None:
+            self._fingerprint = weights_fingerprint(self.model_dir)
+        return self._fingerprint
+
+    # -- loading -----------------------------------------------------------------------
+
+    def _resolve_device_dtype(self):
+        import torch
+
+        device = self.requested_device
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        dtype = self.requested_dtype
+        if isinstance(dtype, torch.dtype):
+            resolved = dtype
+        elif dtype in (None, "auto"):
+            if device.startswith("cuda") and torch.cuda.is_bf16_supported():
+                resolved = torch.bfloat16
+            elif device.startswith("cuda"):
+                resolved = torch.float16
+            else:
+                resolved = torch.float32
+        else:
+            resolved = getattr(torch, str(dtype))
+        return device, resolved
+
+    def load(self) -> None:
+        """Load processor/tokenizer and weights (once) onto the chosen device."""
+        if self._model is not None:
+            return
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import importlib.util
+
+        import transformers
+
+        device, dtype = self._resolve_device_dtype()
+        path = str(self.model_dir)
+        common = {"local_files_only": True}
+        load_kwargs = {"dtype": dtype, **common}
+        # One device: place with .to(device). Several GPUs with device='auto' and accelerate
+        # installed: shard with device_map='auto' (transformers requires accelerate for any
+        # device_map).
+        use_device_map = (
+            self.requested_device == "auto"
+            and device == "cuda"
+            and importlib.util.find_spec("accelerate") is not None
+        )
+        if use_device_map:
+            load_kwargs["device_map"] = "auto"
+
+        if self.family == "chat":
+            tokenizer = transformers.AutoTokenizer.from_pretrained(path, **common)
+            model = transformers.AutoModelForCausalLM.from_pretrained(path, **load_kwargs)
+            processor = None
+        elif self.family == "qwen2_audio":
+            processor = transformers.AutoProcessor.from_pretrained(path, **common)
+            tokenizer = processor.tokenizer
+            model = transformers.Qwen2AudioForConditionalGeneration.from_pretrained(path, **load_kwargs)
+        elif self.family == "voxtral":
+            processor = transformers.AutoProcessor.from_pretrained(path, **common)
+            tokenizer = processor.tokenizer
+            model = transformers.VoxtralForConditionalGeneration.from_pretrained(path, **load_kwargs)
+        else:  # qwen2_5_omni: the thinker alone, from a full Omni checkpoint or a thinker-only one
+            processor = transformers.Qwen2_5OmniProcessor.from_pretrained(path, **common)
+            tokenizer = processor.tokenizer
+            config = transformers.AutoConfig.from_pretrained(path, **common)
+            thinker_config = getattr(config, "thinker_config", config)
+            model = transformers.Qwen2_5OmniThinkerForConditionalGeneration.from_pretrained(
+                path, config=thinker_config, **load_kwargs
+            )
+        if not use_device_map:
+            model = model.to(device)
+        model.eval()
+        tokenizer.padding_side = "left"
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        self._model, self._processor, self._tokenizer = model, processor, tokenizer
+        self.device = str(next(model.parameters()).device) if use_device_map else device
+        self.dtype = dtype
+
+    @property
+    def sampling_rate(self) -> int:
+        extractor = getattr(self._processor, "feature_extractor", None)
+        return int(getattr(extractor, "sampling_rate", 16000))
+
+    # -- requests ----------------------------------------------------------------------
+
+    def _prepare(self, index: int, request: Request) -> _Prepared:
+        settings = {**self.generation, **request.settings}
+        if float(settings.get("temperature", 0.0) or 0.0) > 0:
+            raise ValueError("local models decode greedily; temperature must be 0")
+        max_new_tokens = int(settings.get("max_new_tokens", self.max_new_tokens))
+        unknown = [m for m in request.media if m not in ("audio", "video", "image")]
+        if unknown:
+            raise ValueError(f"unknown media kind(s): {', '.join(unknown)}")
+        wanted = [m for m in request.media if m not in self.modalities]
+        if wanted:
+            raise ValueError(f"{self.name} does not take {', '.join(wanted)} (it takes {self.modalities})")
+        prepared = _Prepared(index=index, request=request, kind="text", max_new_tokens=max_new_tokens)
+        media = request.media
+        if self.family == "qwen2_5_omni" and "video" in media:
+            prepared.kind = "video"
+            prepared.video = load_video_frames(media["video"])
+            prepared.audio = load_audio(media["video"], self.sampling_rate)
+        elif "audio" in media or "video" in media:
+            # audio-only families given a video take its audio track
+            prepared.kind = "audio"
+            prepared.audio = load_audio(media.get("audio", media.get("video")), self.sampling_rate)
+        return prepared
+
+    def _conversation(self, item: _Prepared) -> list[dict]:
+        request = item.request
+        if self.family == "chat":
+            messages = [{"role": "system", "content": request.system}] if request.system else []
+            return messages + [{"role": "user", "content": request.prompt}]
+        if self.family == "voxtral":
+            # The system text is folded into the user turn: Voxtral's template is user/assistant.
+            text = f"{request.system}\n\n{request.prompt}" if request.system else request.prompt
+            content: list[dict] = []
+            if item.audio is not None:
+                content.append({"type": "audio", "base64": wav_base64(item.audio, self.sampling_rate)})
+            content.append({"type": "text", "text": text})
+            return [{"role": "user", "content": content}]
+        content = []
+        if item.kind == "video":
+            content.append({"type": "video", "video": str(request.media["video"])})
+        elif item.kind == "audio":
+            source = str(request.media.get("audio", request.media.get("video")))
+            content.append({"type": "audio", "audio": source, "audio_url": source})
+        content.append({"type": "text", "text": request.prompt})
+        messages = []
+        if self.family == "qwen2_5_omni":
+            system = request.system or QWEN_OMNI_SYSTEM
+            messages.append({"role": "system", "content": [{"type": "text", "text": system}]})
+        elif request.system:  # without one, Qwen2-Audio's template adds its default system turn
+            messages.append({"role": "system", "content": request.system})
+        return messages + [{"role": "user", "content": content}]
+
+    def _inputs(self, items: list[_Prepared]):
+        """Tokenized, padded (left) model inputs for a homogeneous batch."""
+        conversations = [self._conversation(item) for item in items]
+        kind = items[0].kind
+        if self.family == "chat":
+            tokenizer = self._tokenizer
+            if tokenizer.chat_template:
+                texts = [
+                    tokenizer.apply_chat_template(c, add_generation_prompt=True, tokenize=False)
+                    for c in conversations
+                ]
+            else:
+                texts = [
+                    "\n\n".join(m["content"] for m in c if m["content"]) + "\n" for c in conversations
+                ]
+            return tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False), {}
+        processor = self._processor
+        if self.family == "voxtral":
+            inputs = processor.apply_chat_template(
+                conversations, tokenize=True, return_dict=True, return_tensors="pt", padding=True
+            )
+            return inputs, {}
+        texts = [processor.apply_chat_template(c, add_generation_prompt=True, tokenize=False) for c in conversations]
+        kwargs = {"text": texts, "return_tensors": "pt", "padding": True}
+        generate_kwargs = {}
+        if kind in ("audio", "video"):
+            kwargs["audio"] = [item.audio for item in items]
+            kwargs["sampling_rate"] = self.sampling_rate
+        if kind == "video":
+            kwargs["videos"] = [item.video for item in items]
+            kwargs["audio_from_video_indices"] = list(range(len(items)))
+            kwargs["load_audio_from_video"] = True
+            kwargs["videos_kwargs"] = {"fps": VIDEO_FPS}
+            generate_kwargs["use_audio_in_video"] = True
+        return processor(**kwargs), generate_kwargs
+
+    def _run_batch(self, items: list[_Prepared]) -> list[str]:
+        import torch
+
+        inputs, generate_kwargs = self._inputs(items)
+        inputs = inputs.to(self.device)
+        for key, value in inputs.items():
+            if torch.is_tensor(value) and value.is_floating_point():
+                inputs[key] = value.to(self.dtype)
+        tokenizer = self._tokenizer
+        torch.manual_seed(self.seed)
+        with torch.inference_mode():
+            output = self._model.generate(
+                **inputs,
+                **generate_kwargs,
+                max_new_tokens=items[0].max_new_tokens,
+                do_sample=False,
+                num_beams=1,
+                pad_token_id=tokenizer.pad_token_id,
+            )
+        sequences = output if torch.is_tensor(output) else output.sequences
+        new_tokens = sequences[:, inputs["input_ids"].shape[1] :]
+        return [text.strip() for text in tokenizer.batch_decode(new_tokens, skip_special_tokens=True)]
+
+    def generate(self, requests: list[Request]) -> list[Reply]:
+        replies: list[Reply | None] = [None] * len(requests)
+        if not requests:
+            return []
+        try:
+            self.load()
+        except Exception as exc:
+            message = f"loading {self.model_path} failed: {_error_text(exc)}"
+            return [Reply(text=None, error=message) for _ in requests]
+        prepared: list[_Prepared] = []
+        for index, request in enumerate(requests):
+            try:
+                prepared.append(self._prepare(index, request))
+            except Exception as exc:
+                replies[index] = Reply(text=None, error=_error_text(exc))
+        groups: dict[tuple[str, int], list[_Prepared]] = {}
+        for item in prepared:
+            groups.setdefault((item.kind, item.max_new_tokens), []).append(item)
+        version = f"{self.family}:{self.fingerprint()[:16]}"
+        for group in groups.values():
+            for start in range(0, len(group), self.batch_size):
+                chunk = group[start : start + self.batch_size]
+                for item, reply in self._generate_chunk(chunk, version):
+                    replies[item.index] = reply
+        return [r if r is not None else Reply(text=None, error="no reply produced") for r in replies]
+
+    def _generate_chunk(self, chunk: list[_Prepared], version: str) -> list[tuple[_Prepared, Reply]]:
+        started = time.perf_counter()
+        try:
+            texts = self._run_batch(chunk)
+        except Exception as exc:
+            if len(chunk) == 1:
+                self._free_memory()
+                return [(chunk[0], Reply(text=None, error=_error_text(exc), model_version=version))]
+            # one bad item (or memory) must not sink the batch: retry one at a time
+            self._free_memory()
+            results = []
+            for item in chunk:
+                results.extend(self._generate_chunk([item], version))
+            return results
+        latency = (time.perf_counter() - started) / len(chunk)
+        return [
+            (item, Reply(text=text, latency_s=latency, model_version=version))
+            for item, text in zip(chunk, texts, strict=True)
+        ]
+
+    @staticmethod
+    def _free_memory() -> None:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()

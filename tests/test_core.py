@@ -1,0 +1,116 @@
+"""The shared core: atomic writes, table contracts, config validation."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from omnisocial.config import ConfigError, load_config, validate_config
+from omnisocial.io import atomic_path, read_csv_strings, write_csv
+from omnisocial.tables import DESIGN, PREDICTIONS, TableError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_atomic_write_leaves_nothing_when_interrupted(tmp_path):
+    target = tmp_path / "table.csv"
+    target.write_text("old\n")
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.write_text("half a tab")
+        raise RuntimeError("killed")
+    assert target.read_text() == "old\n"
+    assert list(tmp_path.iterdir()) == [target]
+
+
+def test_csv_roundtrip_keeps_leading_zeros_and_is_byte_stable(tmp_path):
+    frame = pd.DataFrame({"session_id": ["0894", "0007"], "x": [0.1 + 0.2, 1 / 3]})
+    write_csv(tmp_path / "a.csv", frame)
+    write_csv(tmp_path / "b.csv", frame)
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+    assert read_csv_strings(tmp_path / "a.csv")["session_id"].tolist() == ["0894", "0007"]
+
+
+def _design_row(**overrides):
+    row = {
+        "dyad_id": "D001",
+        "interaction_id": "V00_S0001_I00000001",
+        "cell": "V00|familiar|female-female",
+        "site": "V00",
+        "relationship": "familiar",
+        "gender_mix": "female-female",
+        "position": "early",
+        "clip_start": "5.0",
+        "clip_end": "25.0",
+        "n_turns": "6",
+        "participant_a": "0001",
+        "participant_b": "0002",
+    }
+    row.update(overrides)
+    return row
+
+
+def test_contract_coerces_types():
+    frame = DESIGN.validate(pd.DataFrame([_design_row()]))
+    assert frame.loc[0, "clip_start"] == 5.0
+    assert frame.loc[0, "n_turns"] == 6
+    assert frame.loc[0, "participant_a"] == "0001"
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"relationship": "friends"}, "row 3 column relationship: 'friends' not in {familiar, stranger}"),
+        ({"n_turns": "6.5"}, "row 3 column n_turns: '6.5' is not int"),
+        ({"clip_end": ""}, "row 3 column clip_end: empty value"),
+    ],
+)
+def test_contract_names_file_row_and_column(override, message):
+    frame = pd.DataFrame([_design_row(dyad_id="D000"), _design_row(**override)])
+    with pytest.raises(TableError) as error:
+        DESIGN.validate(frame, source="design.csv")
+    assert str(error.value) == f"design.csv: table design {message}"
+
+
+def test_contract_rejects_missing_columns_and_duplicate_keys():
+    with pytest.raises(TableError, match="lacks column"):
+        DESIGN.validate(pd.DataFrame([_design_row()]).drop(columns="site"))
+    with pytest.raises(TableError, match="duplicate key"):
+        DESIGN.validate(pd.DataFrame([_design_row(), _design_row()]))
+
+
+def test_nullable_float_and_empty_label():
+    frame = PREDICTIONS.validate(
+        pd.DataFrame(
+            [{"model": "m", "modality": "audio", "item_id": "D1", "truth": "familiar", "label": "", "confidence": ""}]
+        )
+    )
+    assert frame.loc[0, "label"] == ""
+    assert pd.isna(frame.loc[0, "confidence"])
+
+
+def test_demo_and_example_configs_validate():
+    for name in ("config.yaml", "seamless.example.yaml"):
+        config = load_config(ROOT / "config" / name)
+        assert config["filters"]["min_turns"] >= 1
+        assert config["clips"]["duration_s"] == 20.0
+
+
+def test_config_defaults_are_filled():
+    config = validate_config({})
+    assert config["filters"]["min_total_speech_s"] == 90.0
+    assert config["sampling"]["strata"] == ["site", "relationship", "gender_mix"]
+    assert config["corpus"]["missing_transcript"] == "asr"
+
+
+def test_config_errors_name_every_key():
+    bad = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    bad["filters"]["min_turns"] = 0
+    bad["sampling"]["seed"] = "forty-two"
+    bad["clips"]["lenght_s"] = 20
+    with pytest.raises(ConfigError) as error:
+        validate_config(bad)
+    text = str(error.value)
+    assert "filters.min_turns: 0 is less than the minimum of 1" in text
+    assert "sampling.seed: 'forty-two' is not of type 'integer'" in text
+    assert "clips: Additional properties are not allowed ('lenght_s' was unexpected)" in text

@@ -1,0 +1,155 @@
+"""Static honesty check for `--use-conda`: each rule's env lists what its code imports.
+
+Conda channels cannot be reached on the development machines, so instead of building the
+envs we read every rule's script, follow its `omnisocial` imports through the package
+(lazy imports inside functions included), and require each third-party distribution and
+each external program it calls to be pinned in the rule's env file.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import re
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+RULES = sorted((ROOT / "workflow" / "rules").glob("*.smk"))
+# Where conda-forge names a distribution differently from PyPI.
+CONDA_NAMES = {"torch": "pytorch", "soundfile": "pysoundfile"}
+# Programs the package runs as subprocesses, and the conda package that brings each.
+PROGRAMS = {"ffmpeg": "ffmpeg", "ffprobe": "ffmpeg", "espeak-ng": "espeak-ng"}
+
+
+def _rule_blocks():
+    for path in RULES:
+        text = path.read_text()
+        for match in re.finditer(r"^\s*rule (\w+):\n(.*?)(?=^\s*rule \w+:|\Z)", text, re.M | re.S):
+            name, body = match.groups()
+            conda = re.search(r'conda:\s*\n\s*"([^"]+)"', body)
+            script = re.search(r'script:\s*\n\s*"([^"]+)"', body)
+            yield path, name, conda and conda.group(1), script and script.group(1)
+
+
+def _module_path(module: str) -> Path | None:
+    base = SRC.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _imports(path: Path) -> tuple[set[str], set[str]]:
+    """Top-level third-party names and omnisocial modules imported anywhere in `path`."""
+    tree = ast.parse(path.read_text())
+    external, internal = set(), set()
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        for name in names:
+            if name.split(".")[0] == "omnisocial":
+                internal.add(name)
+            elif name.split(".")[0] not in sys.stdlib_module_names:
+                external.add(name.split(".")[0])
+    return external, internal
+
+
+def _programs(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    return {
+        PROGRAMS[node.value]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in PROGRAMS
+    }
+
+
+@cache
+def _closure(path: Path) -> tuple[frozenset[str], frozenset[str]]:
+    external, programs, seen, todo = set(), set(), set(), [path]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        found, internal = _imports(current)
+        external |= found
+        programs |= _programs(current)
+        for module in internal:
+            parts = module.split(".")
+            for depth in range(1, len(parts) + 1):  # parent packages run their __init__ too
+                resolved = _module_path(".".join(parts[:depth]))
+                if resolved is not None:
+                    todo.append(resolved)
+    return frozenset(external), frozenset(programs)
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _distribution(import_name: str) -> str:
+    dists = importlib.metadata.packages_distributions().get(import_name)
+    assert dists, f"{import_name} is imported but installed by no distribution in the test venv"
+    return _normalise(dists[0])
+
+
+def _env_packages(env_file: Path) -> tuple[dict[str, str], dict[str, str]]:
+    env = yaml.safe_load(env_file.read_text())
+    assert env["channels"][0] == "conda-forge", f"{env_file.name}: conda-forge must come first"
+    conda, pip = {}, {}
+    for dep in env["dependencies"]:
+        if isinstance(dep, dict):
+            for line in dep.get("pip", []):
+                name, _, version = line.partition("==")
+                assert version, f"{env_file.name}: pip entry {line!r} is not pinned exactly"
+                pip[_normalise(name)] = version
+        else:
+            name, _, version = dep.partition("=")
+            assert version and not version.startswith(("=", "<", ">")), f"{env_file.name}: {dep!r} needs an exact pin"
+            conda[_normalise(name)] = version
+    return conda, pip
+
+
+RULE_CASES = [case for case in _rule_blocks() if case[3]]
+
+
+def test_every_rule_has_an_env_and_a_script():
+    assert RULE_CASES, "no rules found"
+    for path, name, conda, _script in _rule_blocks():
+        assert conda, f"{path.name}: rule {name} has no conda env"
+
+
+@pytest.mark.parametrize(("smk", "rule", "conda", "script"), RULE_CASES, ids=[c[1] for c in RULE_CASES])
+def test_rule_env_lists_what_its_code_imports(smk, rule, conda, script):
+    env_file = (smk.parent / conda).resolve()
+    script_file = (smk.parent / script).resolve()
+    conda_pkgs, pip_pkgs = _env_packages(env_file)
+    external, programs = _closure(script_file)
+    missing = []
+    for import_name in sorted(external):
+        dist = _distribution(import_name)
+        if dist not in pip_pkgs and CONDA_NAMES.get(dist, dist) not in conda_pkgs:
+            missing.append(f"{dist} (import {import_name})")
+    missing += [f"{program} (program)" for program in sorted(programs) if program not in conda_pkgs]
+    assert not missing, f"rule {rule}: {env_file.name} lacks {', '.join(missing)}"
+
+
+def test_env_pins_match_the_test_venv_where_both_use_pypi():
+    """A pip pin in an env should be the version the tests ran against."""
+    for env_file in sorted((ROOT / "envs").glob("*.yaml")):
+        _conda, pip = _env_packages(env_file)
+        for name, version in pip.items():
+            try:
+                installed = importlib.metadata.version(name)
+            except importlib.metadata.PackageNotFoundError:
+                continue  # e.g. whisperx lives in envs/asr.yaml only
+            assert installed.split("+")[0] == version, f"{env_file.name}: {name}=={version}, venv has {installed}"
