@@ -62,8 +62,10 @@ def test_qwen2_audio_generates_deterministic_strings(qwen2_audio_dir, wavs):
 def test_fingerprint_tracks_weights(qwen2_audio_dir, tmp_path):
     other = build_tiny_qwen2_audio(tmp_path / "other", seed=1)
     assert weights_fingerprint(other) != weights_fingerprint(qwen2_audio_dir)
+    empty = tmp_path / "empty"
+    empty.mkdir()
     with pytest.raises(FileNotFoundError):
-        weights_fingerprint(tmp_path)  # no weight files there
+        weights_fingerprint(empty)  # no weight files there
 
 
 def test_bad_item_is_an_error_reply_not_a_crash(qwen2_audio_dir, wavs, tmp_path):

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omnisocial.sampling import DesignError, clip_candidates, sample_design, snap_end
-from omnisocial.tables import CLIP_CANDIDATES, DESIGN, FILTER_REPORT
+from omnisocial.tables import CLIP_CANDIDATES, DESIGN, FILTER_REPORT, RELATIONSHIPS
 from omnisocial.turns import merge_turns, timeline
 
 CLIPS = {"duration_s": 20.0, "early_start_s": 5.0, "late_end_margin_s": 5.0, "snap_tolerance_s": 4.0}
@@ -328,13 +328,14 @@ def test_sample_design_different_seeds_differ():
 
 
 def test_sample_design_skips_empty_gender_mix():
-    specs = [(("V00", rel, ""), f"I{rel}{k}", f"{rel}{k}a", f"{rel}{k}b") for rel in RELS for k in range(2)]
+    specs = [
+        (("V00", rel, ""), f"I{rel}{k}", f"{rel}{k}a", f"{rel}{k}b")
+        for rel in RELATIONSHIPS
+        for k in range(2)
+    ]
     report, clips, interactions = build_tables(specs)
     design = sample_design(report, clips, interactions, {"seed": 1, "n_per_cell": 2})
     assert sorted(set(design["cell"])) == ["V00|familiar", "V00|stranger"]
-
-
-RELS = ("familiar", "stranger")
 
 
 def test_design_error_names_cell_and_counts():
@@ -375,3 +376,10 @@ def test_design_error_for_participant_overlap():
     message = str(info.value)
     assert re.search(r"cell 'V00\|(familiar|stranger)' needs 2 dyad\(s\) but has 2 candidate\(s\)", message)
     assert "lost to participant overlap: 2 candidate(s)" in message
+
+
+def test_design_error_without_any_candidate():
+    failing = [(("V00", "familiar", ""), f"I{k}", f"P{k}a", f"P{k}b") for k in range(3)]
+    report, clips, interactions = build_tables([], failing)
+    with pytest.raises(DesignError, match=r"no candidate interactions: 0 of 3 passed.*f2_turns: 3"):
+        sample_design(report, clips, interactions, {"seed": 0, "n_per_cell": 1})

@@ -17,6 +17,7 @@ message on stderr and exit code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import csv
 import importlib
 import sys
 from collections.abc import Callable
@@ -39,13 +40,34 @@ class InputError(Exception):
 # --- score ------------------------------------------------------------------------------
 
 
+def _check_field_counts(path: str) -> None:
+    """Fail on a row with fewer or more fields than the header (pandas would pad it silently)."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        if header is None:
+            return
+        for row in reader:
+            if row and len(row) != len(header):
+                line = reader.line_num
+                if len(row) < len(header):
+                    missing = ", ".join(header[len(row) :])
+                    raise InputError(
+                        f"{path}: row {line} column {missing}: missing (row has {len(row)} fields)"
+                    )
+                raise InputError(f"{path}: row {line}: {len(row)} fields, the header has {len(header)}")
+
+
 def read_predictions(path: str) -> pd.DataFrame:
     """Read a predictions CSV: labels/truth case-insensitive, empty label = non-answer."""
     try:
+        _check_field_counts(path)
         frame = read_csv_strings(path)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+    except OSError as error:
+        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, csv.Error) as error:
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InputError(f"{path}: not a readable CSV ({reason})") from None
     for column in ("truth", "label"):

@@ -30,8 +30,9 @@ FILTER_PASS_COLUMNS = (
     "f5_amount_pass",
     "audit_pass",
 )
-# Nodes the exact design search may visit before it gives up.
-SEARCH_BUDGET = 50_000
+# Randomized greedy passes before the design is solved exactly as a 0/1 program.
+GREEDY_TRIES = 200
+MILP_TIME_LIMIT_S = 120.0
 
 
 class DesignError(ValueError):
@@ -255,74 +256,83 @@ def _cell_exclusions(pool: pd.DataFrame, mask: pd.Series) -> str:
     return ", ".join(parts) if parts else "none"
 
 
-class _SearchBudget(Exception):
-    pass
+Pool = dict[str, list[tuple[str, frozenset]]]
 
 
-def _search(
-    order: list[str], pools: dict[str, list[tuple[str, frozenset]]], n: int, budget: int
-) -> tuple[dict[str, list[str]] | None, str, dict[str, list[str]]]:
-    """Depth-first search for n disjoint-participant dyads per cell, cells in `order`.
-
-    Candidates are tried in each pool's (seeded, shuffled) order, so the first solution
-    found is a seeded random draw; backtracking makes the search exact within `budget`
-    nodes. A forward check prunes branches where some cell no longer has enough
-    participant-disjoint candidates left.
-
-    Returns (picks per cell, or None when there is no solution within the budget; the cell
-    that ran out of candidates most often; the deepest partial picks).
-    """
-    picks: dict[str, list[str]] = {cell: [] for cell in order}
-    best: list = [-1, {}]
-    shortfalls = dict.fromkeys(order, 0)
-    nodes = [0]
-
-    def short_cell(cell_index: int, next_index: int, used: set) -> str | None:
-        for later in range(cell_index, len(order)):
-            cell = order[later]
-            candidates = pools[cell][next_index:] if later == cell_index else pools[cell]
-            need = n - len(picks[cell])
-            if need and sum(1 for _, people in candidates if not people & used) < need:
-                return cell
-        return None
-
-    def step(cell_index: int, from_index: int, used: set) -> bool:
-        filled = sum(len(v) for v in picks.values())
-        if filled > best[0]:
-            best[:] = [filled, {c: list(v) for c, v in picks.items()}]
-        if cell_index == len(order):
-            return True
-        cell = order[cell_index]
-        if len(picks[cell]) == n:
-            return step(cell_index + 1, 0, used)
+def _greedy(order: list[str], pools: Pool, n: int, rng: np.random.Generator) -> tuple[dict | None, str]:
+    """One randomized greedy pass: cells in `order`, each cell's candidates in a fresh seeded
+    random order, taking every candidate disjoint from the participants taken so far.
+    Returns (picks, "") or (None, the cell that could not be filled)."""
+    used: set = set()
+    picks: dict[str, list[str]] = {}
+    for cell in order:
         candidates = pools[cell]
-        for index in range(from_index, len(candidates)):
-            if len(candidates) - index < n - len(picks[cell]):
-                break
+        chosen = []
+        for index in rng.permutation(len(candidates)):
             interaction_id, people = candidates[index]
-            if people & used:
-                continue
-            nodes[0] += 1
-            if nodes[0] > budget:
-                raise _SearchBudget
-            picks[cell].append(interaction_id)
-            used |= people
-            blocked = short_cell(cell_index, index + 1, used)
-            if blocked is None and step(cell_index, index + 1, used):
-                return True
-            if blocked is not None:
-                shortfalls[blocked] += 1
-            used -= people
-            picks[cell].pop()
-        shortfalls[cell] += 1
-        return False
+            if not people & used:
+                chosen.append(interaction_id)
+                used |= people
+                if len(chosen) == n:
+                    break
+        if len(chosen) < n:
+            return None, cell
+        picks[cell] = chosen
+    return picks, ""
 
-    try:
-        found = step(0, 0, set())
-    except _SearchBudget:
-        found = False
-    stuck = max(order, key=lambda cell: (shortfalls[cell], -order.index(cell)))
-    return (picks if found else None), stuck, best[1]
+
+def _exact(order: list[str], pools: Pool, n: int, rng: np.random.Generator) -> dict | None:
+    """An exact solve as a 0/1 program (scipy's HiGHS MILP): n per cell, every participant
+    at most once, maximizing seeded random weights (so the design is still a seeded draw).
+    Returns None when no design exists (or none was found within MILP_TIME_LIMIT_S)."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import lil_matrix
+
+    entries = [(cell, interaction_id, people) for cell in order for interaction_id, people in pools[cell]]
+    weights = rng.random(len(entries))
+    by_person: dict[str, list[int]] = {}
+    for column, (_, _, people) in enumerate(entries):
+        for person in sorted(people):
+            by_person.setdefault(person, []).append(column)
+    shared = [columns for _, columns in sorted(by_person.items()) if len(columns) > 1]
+    matrix = lil_matrix((len(order) + len(shared), len(entries)))
+    for column, (cell, _, _) in enumerate(entries):
+        matrix[order.index(cell), column] = 1
+    for row, columns in enumerate(shared, start=len(order)):
+        for column in columns:
+            matrix[row, column] = 1
+    lower = np.r_[np.full(len(order), n), np.zeros(len(shared))]
+    upper = np.r_[np.full(len(order), n), np.ones(len(shared))]
+    result = milp(
+        -weights,
+        integrality=np.ones(len(entries)),
+        bounds=Bounds(0, 1),
+        constraints=[LinearConstraint(matrix.tocsr(), lower, upper)],
+        options={"time_limit": MILP_TIME_LIMIT_S, "presolve": True},
+    )
+    if result.x is None or result.status not in (0,):
+        return None
+    picks: dict[str, list[str]] = {cell: [] for cell in order}
+    for column in np.flatnonzero(result.x > 0.5):
+        cell, interaction_id, _ = entries[column]
+        picks[cell].append(interaction_id)
+    return picks
+
+
+def _draw(order: list[str], pools: Pool, n: int, rng: np.random.Generator) -> tuple[dict | None, str]:
+    """Seeded randomized greedy with GREEDY_TRIES retries, then the exact MILP.
+
+    Returns (picks, "") or (None, the cell the greedy passes failed on most often)."""
+    failures = dict.fromkeys(order, 0)
+    for _ in range(GREEDY_TRIES):
+        picks, stuck = _greedy(order, pools, n, rng)
+        if picks is not None:
+            return picks, ""
+        failures[stuck] += 1
+    picks = _exact(order, pools, n, rng)
+    if picks is not None:
+        return picks, ""
+    return None, max(order, key=lambda cell: (failures[cell], -order.index(cell)))
 
 
 def sample_design(
@@ -343,11 +353,13 @@ def sample_design(
       (no gender table).
     - Cells: every combination of the levels observed among the candidates, named by
       joining the stratum values with '|'. Each cell gets exactly n_per_cell dyads.
-    - No participant appears in two sampled dyads. Each cell's candidates (sorted by id)
-      are shuffled with numpy.random.default_rng(seed); a depth-first search over cells
-      ordered by scarcity (fewest candidates first) takes the first participant-disjoint
-      choice in that order, backtracking when a later cell could no longer be filled, so
-      it finds a design whenever one exists (within SEARCH_BUDGET nodes).
+    - No participant appears in two sampled dyads. Draws use numpy.random.default_rng(seed)
+      on candidates sorted by id. Randomized greedy first: cells ordered by scarcity (fewest
+      candidates first), each cell's candidates in a seeded random order, taking each one
+      whose participants are still free; up to GREEDY_TRIES passes. When every pass fails
+      (heavy participant sharing), the design is solved exactly as a 0/1 program (n per
+      cell, each participant at most once, seeded random weights maximized; scipy HiGHS),
+      so a design is found whenever one exists.
     - Positions: within each cell (cells sorted by name), floor(n/2) dyads are early and
       as many late; with odd n the extra dyad is early in every other cell, starting from a
       seeded coin flip. Which dyads get early is a seeded shuffle. The clip window and
@@ -355,7 +367,7 @@ def sample_design(
     - dyad_id D001, D002, ... in order of (cell, interaction_id).
 
     Raises DesignError naming the cell that cannot be filled (every cell with fewer than
-    n candidates; else the cell the search ran short in most often), its candidate count,
+    n candidates; else the cell the greedy passes ran short in most often), its candidate count,
     the number of its interactions failing each filter and passing without both clip
     windows, and, as the participant-overlap loss, how many of its candidates share a
     participant with another candidate.
@@ -404,7 +416,7 @@ def sample_design(
             (row.interaction_id, frozenset(p for p in (row.participant_a, row.participant_b) if p))
             for row in members.itertuples(index=False)
         ]
-        pools[cell] = [entries[i] for i in rng.permutation(len(entries))]
+        pools[cell] = entries
 
     everyone = Counter(person for entries in pools.values() for _, people in entries for person in people)
 
@@ -424,14 +436,9 @@ def sample_design(
         raise DesignError("design cannot be filled: " + "; ".join(describe(cell) for cell in short))
 
     order = sorted(cells, key=lambda cell: (len(pools[cell]), cell))
-    picks, stuck, partial = _search(order, pools, n, SEARCH_BUDGET)
+    picks, stuck = _draw(order, pools, n, rng)
     if picks is None:
-        filled = sum(len(v) for v in partial.values())
-        raise DesignError(
-            "design cannot be filled without reusing a participant: "
-            + describe(stuck)
-            + f"; the best partial design filled {filled} of {n * len(cells)} dyad slots"
-        )
+        raise DesignError("design cannot be filled without reusing a participant: " + describe(stuck))
 
     parity = int(rng.integers(2))
     lookup = eligible.set_index("interaction_id")

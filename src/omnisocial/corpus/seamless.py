@@ -404,8 +404,9 @@ def ingest(
     """Read the corpus under `root` into validated (INTERACTIONS, SEGMENTS, SPEECH) frames.
 
     Metadata tables default to `{root}/interactions.csv`, `{root}/relationships.csv` and
-    `{root}/participants.csv`; the last is optional (its required columns are checked and
-    participants it lacks are logged). Without `gender_table`, genders and `gender_mix`
+    `{root}/participants.csv` (None or '' means the default); the last is optional (its
+    required columns are checked and participants it lacks are logged). Without
+    `gender_table` (None or ''), genders and `gender_mix`
     are empty, so the gender stratum is skipped downstream. Raises CorpusError for a
     configuration problem; per-interaction problems end in `ingest_ok`/`ingest_reason`.
     """
@@ -422,7 +423,7 @@ def ingest(
         )
     )
     known_participants = _known_participants(root, participants_csv)
-    genders = read_genders(Path(gender_table)) if gender_table is not None else None
+    genders = read_genders(Path(gender_table)) if gender_table else None
 
     groups = _walk(base)
     if not groups:
@@ -477,8 +478,8 @@ def ingest(
 
 
 def _known_participants(root: Path, participants_csv: Path | None) -> set[tuple[str, str]] | None:
-    path = Path(participants_csv) if participants_csv is not None else root / "participants.csv"
-    if participants_csv is None and not path.is_file():
+    path = Path(participants_csv) if participants_csv else root / "participants.csv"
+    if not participants_csv and not path.is_file():
         return None
     frame = read_table(path, PARTICIPANTS_COLUMNS, "participants")
     return {

@@ -106,7 +106,9 @@ def probe(path: str | os.PathLike) -> dict:
     audio = [s for s in streams if s.get("codec_type") == "audio"]
     # Cover art in audio files is a one-frame "video" stream; it is not a camera.
     video = [
-        s for s in streams if s.get("codec_type") == "video" and not (s.get("disposition") or {}).get("attached_pic")
+        s
+        for s in streams
+        if s.get("codec_type") == "video" and not (s.get("disposition") or {}).get("attached_pic")
     ]
     if not audio and not video:
         raise MediaError(f"no audio or video stream in {file}")

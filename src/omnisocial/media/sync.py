@@ -59,7 +59,9 @@ def _peak(lags: np.ndarray, correlations: np.ndarray) -> tuple[float, int | None
     return float(correlations[chosen]), int(lags[chosen])
 
 
-def track_similarity(env_a: np.ndarray, env_b: np.ndarray, hop_s: float, max_lag_s: float) -> tuple[float, float]:
+def track_similarity(
+    env_a: np.ndarray, env_b: np.ndarray, hop_s: float, max_lag_s: float
+) -> tuple[float, float]:
     """Peak normalized cross-correlation of two envelopes and the lag (s) of b behind a there.
 
     `env_a`, `env_b`: envelopes on the same hop of `hop_s` seconds (use log envelopes for
@@ -104,27 +106,29 @@ def video_motion(path: str | os.PathLike, fps: float = 10, size: tuple[int, int]
 def audio_change(audio_env: np.ndarray, audio_hop_s: float, fps: float, n_frames: int) -> np.ndarray:
     """The audio counterpart of `video_motion`: |change| of the envelope from frame to frame.
 
-    The envelope (hop `audio_hop_s`, value j centred at (j + 0.5) * hop) is averaged over
-    one frame period, sampled at the frame times i / fps, and differenced; the first value
-    is 0. Frames past the end of the audio are left out, so the result can be shorter
-    than `n_frames`.
+    Frame i is on screen during [i / fps, (i + 1) / fps); its audio value is the mean of
+    the envelope hops (hop `audio_hop_s`, hop j covering [j, j + 1) * hop) in that
+    interval, and the result is the absolute difference from the previous frame's value
+    (0 for the first frame). Frames past the end of the audio are left out, so the result
+    can be shorter than `n_frames`.
     """
     env = np.asarray(audio_env, dtype=np.float64).reshape(-1)
-    if env.size == 0:
+    n = min(int(n_frames), int(np.floor(env.size * audio_hop_s * fps + 1e-9)))
+    if n <= 0:
         return np.zeros(0)
-    width = max(1, int(round(1.0 / (fps * audio_hop_s))))
-    smooth = np.convolve(env, np.ones(width) / width, mode="same")
-    centres = (np.arange(env.size) + 0.5) * audio_hop_s
-    n = min(int(n_frames), int(np.floor(env.size * audio_hop_s * fps)))
-    times = np.arange(n) / fps
-    sampled = np.interp(times, centres, smooth)
+    edges = np.round(np.arange(n + 1) / (fps * audio_hop_s)).astype(int)
+    edges = np.minimum(edges, env.size)
+    counts = np.maximum(np.diff(edges), 1)
+    sums = np.add.reduceat(np.concatenate([env, [0.0]]), edges[:-1])
+    per_frame = np.where(np.diff(edges) > 0, sums, 0.0) / counts
     change = np.zeros(n)
-    if n > 1:
-        change[1:] = np.abs(np.diff(sampled))
+    change[1:] = np.abs(np.diff(per_frame))
     return change
 
 
-def av_lag(audio_env: np.ndarray, audio_hop_s: float, motion: np.ndarray, fps: float, max_lag_s: float) -> float:
+def av_lag(
+    audio_env: np.ndarray, audio_hop_s: float, motion: np.ndarray, fps: float, max_lag_s: float
+) -> float:
     """Lag (s) of the video behind the audio of one participant; NaN when not measurable.
 
     Correlates frame-to-frame change of the speaker's own (linear) audio envelope, from

@@ -42,7 +42,7 @@ def model_path(backend: str = "sequence") -> str:
     return str(resources.files("silero_vad.data").joinpath(MODEL_FILES[backend]))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _session(backend: str):
     import onnxruntime
 
@@ -50,7 +50,9 @@ def _session(backend: str):
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.log_severity_level = 3  # the shipped graphs carry unused initializers; silence that warning
-    return onnxruntime.InferenceSession(model_path(backend), sess_options=options, providers=["CPUExecutionProvider"])
+    return onnxruntime.InferenceSession(
+        model_path(backend), sess_options=options, providers=["CPUExecutionProvider"]
+    )
 
 
 def _windows_with_context(audio: np.ndarray) -> np.ndarray:
@@ -87,7 +89,8 @@ def speech_probabilities(audio: np.ndarray, sr: int = SAMPLE_RATE, backend: str 
         parts = []
         for first in range(0, len(blocks), BLOCK_WINDOWS):
             probs, hidden, cell = session.run(
-                ["speech_probs", "hn", "cn"], {"input": blocks[first : first + BLOCK_WINDOWS], "h": hidden, "c": cell}
+                ["speech_probs", "hn", "cn"],
+                {"input": blocks[first : first + BLOCK_WINDOWS], "h": hidden, "c": cell},
             )
             parts.append(np.asarray(probs, dtype=np.float32).reshape(-1))
         return np.concatenate(parts)

@@ -121,7 +121,9 @@ def per_rater_sdt(trials: pd.DataFrame, truth) -> pd.DataFrame:
             out["n_stranger"] > 0, out["correct_rejections"] / out["n_stranger"], np.nan
         )
     d_prime, criterion = sdt(
-        out["hits"].to_numpy(), out["n_familiar"].to_numpy(), out["false_alarms"].to_numpy(),
+        out["hits"].to_numpy(),
+        out["n_familiar"].to_numpy(),
+        out["false_alarms"].to_numpy(),
         out["n_stranger"].to_numpy(),
     )
     out["d_prime"] = np.asarray(d_prime, dtype=float).reshape(-1)

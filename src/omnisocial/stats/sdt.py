@@ -47,7 +47,10 @@ def wilson_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # analytically the interval ends at exactly 0 for k == 0 and 1 for k == n; keep float noise out
+    low = 0.0 if k == 0 else max(0.0, centre - half)
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return (low, high)
 
 
 def binomial_p(k: int, n: int) -> float:

@@ -56,7 +56,7 @@ def _as_bool(series: pd.Series, name: str) -> np.ndarray:
     values = series.to_numpy()
     if values.dtype != bool:
         unique = set(pd.unique(values).tolist())
-        if not unique <= {0, 1, True, False}:
+        if not unique <= {0, 1}:  # True == 1 and False == 0 in a set
             raise ValueError(f"{name} must hold booleans (or 0/1), found {sorted(map(str, unique))[:5]}")
         values = values.astype(bool)
     return values

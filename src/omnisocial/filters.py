@@ -1,0 +1,330 @@
+"""Quality filters F1-F5 and the prompt audit: the FILTER_REPORT table.
+
+One row per interaction, one pass/fail column and one value column per filter, and the
+reason text of every failure (`'; '`-joined, each naming the measured value and its
+threshold, e.g. "F5 amount: 52.3 s voiced < 90 s"). Thresholds come from the `filters:`
+config block, passed in as `params`; every key listed in `REQUIRED_PARAMS` must be there.
+
+- ingest: the interaction was read (`ingest_ok`), with the ingest reason otherwise.
+- F1 prompt: the prompt text is not a placeholder (case-insensitive, stripped, against
+  `placeholder_prompts`) and `prompt_id` contains `either_or_marker`.
+- F2 turns: the fewest merged turns over the clip candidates (early/late) >= `min_turns`;
+  no candidate at all fails ("no clip window").
+- F3 speech: the least speech of either speaker over the clip candidates >=
+  `min_speech_per_speaker_s`.
+- F4 tracks: fails when the tracks are duplicates (`track_similarity` >=
+  `duplicate_similarity`), desynced (|`track_lag_s`| > `max_track_lag_s`), a
+  participant's audio-video lag exceeds `max_av_lag_s` (only when `measure_av_sync`),
+  or a participant's audio and video durations differ by more than
+  `max_duration_mismatch_s` (truncated); a value that could not be measured fails too.
+- F5 amount: voiced speech of the whole interaction (`speech_total_s`) >= `min_total_speech_s`.
+- prompt audit: occurrences of `audit_keywords` in the transcript (SEGMENTS text, lower
+  case, punctuation turned into spaces, each keyword counted on its own and overlapping
+  matches included; pad a keyword with spaces, as " or ", to match a whole word) >=
+  `audit_min_hits`.
+
+Edges: a value exactly at a threshold passes, except `duplicate_similarity`, which the
+spec states as "similarity >= threshold means duplicated". Values within 1e-9 of a
+threshold count as at it (CSV round trips).
+
+Dependencies: F1 and the audit need the interaction ingested; F4 and F5 need it measured
+(a SIGNALS row with `measure_ok`); F2 and F3 need clip candidates, and when there are
+none because measurement failed they say so. A filter whose input is missing fails with
+"not evaluated: <cause>", and the root cause appears once in the reasons as "ingest: ..."
+or "measure: ...".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pandas as pd
+
+from omnisocial.tables import FILTER_REPORT
+
+EPS = 1e-9
+REQUIRED_PARAMS = (
+    "min_turns",
+    "min_speech_per_speaker_s",
+    "min_total_speech_s",
+    "duplicate_similarity",
+    "max_track_lag_s",
+    "max_av_lag_s",
+    "max_duration_mismatch_s",
+    "measure_av_sync",
+    "either_or_marker",
+    "placeholder_prompts",
+    "audit_keywords",
+    "audit_min_hits",
+)
+
+
+def _truthy(value) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes")
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return False
+    return bool(value)
+
+
+def _number(value) -> float | None:
+    if value is None or value is pd.NA or value == "":
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}"
+
+
+def _rows_by_id(frame: pd.DataFrame | None) -> dict[str, pd.DataFrame]:
+    if frame is None or len(frame) == 0:
+        return {}
+    return {str(key): group for key, group in frame.groupby(frame["interaction_id"].astype(str))}
+
+
+def normalize_text(text: str) -> str:
+    """Lower case, every run of characters other than letters, digits and ' turned into one space."""
+    return re.sub(r"[^\w']+", " ", str(text).lower())
+
+
+def keyword_hits(text: str, keywords) -> dict[str, int]:
+    """Occurrences (overlapping included) of each keyword in `normalize_text(text)` padded with spaces."""
+    haystack = " " + normalize_text(text).strip() + " "
+    hits = {}
+    for keyword in keywords:
+        needle = normalize_text(keyword)
+        if not needle.strip():
+            continue
+        hits[str(keyword)] = len(re.findall(f"(?={re.escape(needle)})", haystack))
+    return hits
+
+
+def _f1(row: dict, params: dict) -> tuple[bool, str, list[str]]:
+    prompt_id = str(row.get("prompt_id") or "")
+    text = str(row.get("prompt_text") or "")
+    placeholders = {str(p).strip().lower() for p in params["placeholder_prompts"]}
+    marker = str(params["either_or_marker"])
+    is_placeholder = text.strip().lower() in placeholders
+    is_either_or = bool(marker) and marker in prompt_id
+    value = f"{prompt_id or '<no id>'}: {'either-or' if is_either_or else 'not either-or'}"
+    reasons = []
+    if is_placeholder:
+        value += ", placeholder text"
+        reasons.append(f"F1 prompt: placeholder prompt text {text.strip()!r}")
+    if not is_either_or:
+        reasons.append(f"F1 prompt: prompt_id {prompt_id!r} lacks the either-or marker {marker!r}")
+    return not reasons, value, reasons
+
+
+def _f2(candidates: pd.DataFrame, params: dict) -> tuple[bool, int, list[str]]:
+    turns = {str(r["position"]): int(r["n_turns"]) for r in candidates.to_dict("records")}
+    position = min(turns, key=lambda k: (turns[k], k))
+    fewest, minimum = turns[position], int(params["min_turns"])
+    if fewest >= minimum:
+        return True, fewest, []
+    return False, fewest, [f"F2 turns: {fewest} merged turns < {minimum} in the {position} clip"]
+
+
+def _f3(candidates: pd.DataFrame, params: dict) -> tuple[bool, float, list[str]]:
+    least = None
+    for record in candidates.to_dict("records"):
+        for speaker in ("a", "b"):
+            seconds = _number(record[f"speech_s_{speaker}"]) or 0.0
+            if least is None or seconds < least[0]:
+                least = (seconds, speaker, str(record["position"]))
+    seconds, speaker, position = least
+    threshold = float(params["min_speech_per_speaker_s"])
+    if seconds >= threshold - EPS:
+        return True, seconds, []
+    reason = (
+        f"F3 speech: speaker {speaker} speaks {seconds:.1f} s in the {position} clip < {_fmt(threshold)} s"
+    )
+    return False, seconds, [reason]
+
+
+def _f4(signal: dict, params: dict) -> tuple[bool, str, list[str]]:
+    reasons = []
+    parts = []
+    similarity = _number(signal.get("track_similarity"))
+    lag = _number(signal.get("track_lag_s"))
+    duplicate = float(params["duplicate_similarity"])
+    max_lag = float(params["max_track_lag_s"])
+    if similarity is None:
+        parts.append("similarity=n/a")
+        reasons.append("F4 tracks: track similarity not measurable (a silent or constant track)")
+    else:
+        parts.append(f"similarity={similarity:.3f} lag={'n/a' if lag is None else f'{lag:+.2f}s'}")
+        if similarity >= duplicate - EPS:
+            reasons.append(f"F4 tracks: duplicated tracks (similarity {similarity:.3f} >= {_fmt(duplicate)})")
+        if lag is None:
+            reasons.append("F4 tracks: lag between tracks not measurable")
+        elif abs(lag) > max_lag + EPS:
+            reasons.append(
+                f"F4 tracks: desynced tracks (b lags a by {lag:+.2f} s, |lag| > {_fmt(max_lag)} s)"
+            )
+    if _truthy(params["measure_av_sync"]):
+        max_av = float(params["max_av_lag_s"])
+        for speaker in ("a", "b"):
+            av = _number(signal.get(f"av_lag_{speaker}_s"))
+            parts.append(f"av_{speaker}={'n/a' if av is None else f'{av:+.2f}s'}")
+            if av is None:
+                reasons.append(f"F4 tracks: audio-video lag of {speaker} not measurable")
+            elif abs(av) > max_av + EPS:
+                reasons.append(
+                    f"F4 tracks: audio-video lag of {speaker} {av:+.2f} s, |lag| > {_fmt(max_av)} s"
+                )
+    max_mismatch = float(params["max_duration_mismatch_s"])
+    for speaker in ("a", "b"):
+        audio = _number(signal.get(f"duration_audio_{speaker}"))
+        video = _number(signal.get(f"duration_video_{speaker}"))
+        if audio is None or video is None:
+            parts.append(f"dur_diff_{speaker}=n/a")
+            reasons.append(f"F4 tracks: audio or video duration of {speaker} unknown")
+            continue
+        mismatch = abs(audio - video)
+        parts.append(f"dur_diff_{speaker}={mismatch:.2f}s")
+        if mismatch > max_mismatch + EPS:
+            shorter = "video" if video < audio else "audio"
+            reasons.append(
+                f"F4 tracks: truncated {shorter} of {speaker} (audio {audio:.2f} s vs video {video:.2f} s, "
+                f"mismatch {mismatch:.2f} s > {_fmt(max_mismatch)} s)"
+            )
+    return not reasons, " ".join(parts), reasons
+
+
+def _audit(transcript: pd.DataFrame | None, params: dict) -> tuple[bool, str, list[str]]:
+    keywords = list(params["audit_keywords"])
+    minimum = int(params["audit_min_hits"])
+    if transcript is None or len(transcript) == 0:
+        return False, "no transcript", ["prompt audit: no transcript text to audit"]
+    ordered = transcript.sort_values("start", kind="stable") if "start" in transcript else transcript
+    hits = keyword_hits(" ".join(str(t) for t in ordered["text"].tolist()), keywords)
+    total = sum(hits.values())
+    value = f"{total} hits (" + ", ".join(f"{k.strip()!r}: {n}" for k, n in hits.items()) + ")"
+    if total >= minimum:
+        return True, value, []
+    return False, value, [f"prompt audit: {total} prompt keyword hits < {minimum} in the transcript"]
+
+
+def apply_filters(
+    interactions: pd.DataFrame,
+    signals: pd.DataFrame | None,
+    clip_candidates: pd.DataFrame | None,
+    segments: pd.DataFrame | None,
+    params: dict,
+) -> pd.DataFrame:
+    """The FILTER_REPORT frame: one validated row per interaction, sorted by interaction_id.
+
+    `interactions`: INTERACTIONS; `signals`: SIGNALS; `clip_candidates`: CLIP_CANDIDATES;
+    `segments`: SEGMENTS (transcript text for the prompt audit); `params`: the `filters:`
+    config block. `signals`, `clip_candidates` and `segments` may be None or empty.
+    """
+    missing = [key for key in REQUIRED_PARAMS if key not in params]
+    if missing:
+        raise ValueError(f"filters params lack {', '.join(missing)}")
+    signals_by_id = _rows_by_id(signals)
+    candidates_by_id = _rows_by_id(clip_candidates)
+    segments_by_id = _rows_by_id(segments)
+    records = []
+    for row in interactions.to_dict("records"):
+        interaction_id = str(row["interaction_id"])
+        record = {
+            "interaction_id": interaction_id,
+            "site": row.get("site", ""),
+            "relationship": row.get("relationship", ""),
+            "gender_mix": row.get("gender_mix", ""),
+            "f1_prompt_value": "",
+            "f2_turns_value": None,
+            "f3_speech_value": None,
+            "f4_tracks_value": "",
+            "f5_amount_value": None,
+            "audit_value": "",
+        }
+        reasons: list[str] = []
+        ingested = _truthy(row.get("ingest_ok"))
+        record["ingest_pass"] = ingested
+        signal_rows = signals_by_id.get(interaction_id)
+        signal = signal_rows.iloc[0].to_dict() if signal_rows is not None and len(signal_rows) else None
+        measured = signal is not None and _truthy(signal.get("measure_ok"))
+        if not ingested:
+            reasons.append(f"ingest: {str(row.get('ingest_reason') or '').strip() or 'failed'}")
+            not_ingested = "not evaluated: not ingested"
+            for name, label in (
+                ("f1_prompt", "F1 prompt"),
+                ("f2_turns", "F2 turns"),
+                ("f3_speech", "F3 speech"),
+                ("f4_tracks", "F4 tracks"),
+                ("f5_amount", "F5 amount"),
+                ("audit", "prompt audit"),
+            ):
+                record[f"{name}_pass"] = False
+                reasons.append(f"{label}: {not_ingested}")
+            record["passed"] = False
+            record["reasons"] = "; ".join(reasons)
+            records.append(record)
+            continue
+
+        if not measured:
+            cause = (
+                "no signals row"
+                if signal is None
+                else (str(signal.get("measure_reason") or "").strip() or "failed")
+            )
+            reasons.append(f"measure: {cause}")
+
+        ok, record["f1_prompt_value"], found = _f1(row, params)
+        record["f1_prompt_pass"] = ok
+        reasons += found
+
+        candidates = candidates_by_id.get(interaction_id)
+        if candidates is not None and len(candidates):
+            f2_ok, record["f2_turns_value"], f2_reasons = _f2(candidates, params)
+            f3_ok, record["f3_speech_value"], f3_reasons = _f3(candidates, params)
+        elif measured:
+            f2_ok = f3_ok = False
+            f2_reasons = ["F2 turns: no clip window (no clip candidate for this interaction)"]
+            f3_reasons = ["F3 speech: no clip window (no clip candidate for this interaction)"]
+        else:
+            f2_ok = f3_ok = False
+            f2_reasons = ["F2 turns: not evaluated: not measured"]
+            f3_reasons = ["F3 speech: not evaluated: not measured"]
+        record["f2_turns_pass"], record["f3_speech_pass"] = f2_ok, f3_ok
+        reasons += f2_reasons + f3_reasons
+
+        if measured:
+            ok, record["f4_tracks_value"], found = _f4(signal, params)
+            record["f4_tracks_pass"] = ok
+            reasons += found
+            total = _number(signal.get("speech_total_s"))
+            minimum = float(params["min_total_speech_s"])
+            record["f5_amount_value"] = total
+            if total is None:
+                record["f5_amount_pass"] = False
+                reasons.append("F5 amount: voiced speech not measurable")
+            else:
+                record["f5_amount_pass"] = total >= minimum - EPS
+                if not record["f5_amount_pass"]:
+                    reasons.append(f"F5 amount: {total:.1f} s voiced < {_fmt(minimum)} s")
+        else:
+            record["f4_tracks_pass"] = record["f5_amount_pass"] = False
+            reasons += ["F4 tracks: not evaluated: not measured", "F5 amount: not evaluated: not measured"]
+
+        ok, record["audit_value"], found = _audit(segments_by_id.get(interaction_id), params)
+        record["audit_pass"] = ok
+        reasons += found
+
+        record["passed"] = all(
+            record[f"{name}_pass"]
+            for name in ("ingest", "f1_prompt", "f2_turns", "f3_speech", "f4_tracks", "f5_amount", "audit")
+        )
+        record["reasons"] = "; ".join(reasons)
+        records.append(record)
+
+    if not records:
+        return FILTER_REPORT.empty()
+    frame = pd.DataFrame(records, columns=FILTER_REPORT.names)
+    report = FILTER_REPORT.validate(frame, "filter_report")
+    return report.sort_values("interaction_id", kind="stable").reset_index(drop=True)

@@ -1,0 +1,353 @@
+"""Run a backend over many requests with a persistent, append-only result store.
+
+The store is a JSON-lines file: one record per finished call, appended, flushed and
+fsynced under a lock the moment the reply arrives, so a crash loses at most the calls in
+flight. A crash in the middle of a write leaves a torn last line: readers skip it with a
+warning, and the next writer starts on a fresh line so the tear never swallows a record.
+
+A record is keyed by `Request.key(model fingerprint, media sha256s)`. On a rerun, keys
+with a successful record make no call; failed keys (their reason and attempt count are
+recorded) are called again. A key's result is its latest successful record, or its latest
+failure when none succeeded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from pathlib import Path
+
+import pandas as pd
+from tqdm import tqdm
+
+from omnisocial.io import sha256_file
+from omnisocial.models.base import Backend, Reply, Request
+from omnisocial.models.transport import CallReply, now_iso
+
+try:  # serialise appends across processes too (POSIX); the thread lock covers one process
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX
+    fcntl = None
+
+logger = logging.getLogger(__name__)
+
+RECORD_FIELDS = (
+    "key",
+    "model",
+    "model_fingerprint",
+    "model_version",
+    "item_id",
+    "prompt_hash",
+    "media_hashes",
+    "settings",
+    "text",
+    "error",
+    "ok",
+    "attempts",
+    "run_attempt",
+    "finish_reason",
+    "latency_s",
+    "timestamp",
+)
+FRAME_COLUMNS = (*RECORD_FIELDS, "cached")
+_JSON_FIELDS = ("media_hashes", "settings")
+
+
+def prompt_hash(request: Request) -> str:
+    payload = json.dumps({"system": request.system, "prompt": request.prompt}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class ResultStore:
+    """The append-only JSONL file of call records."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._handle = None
+
+    def read(self) -> list[dict]:
+        """Every readable record in file order; torn or foreign lines are skipped with a warning."""
+        if not self.path.exists():
+            return []
+        records = []
+        lines = self.path.read_bytes().split(b"\n")
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                torn = "torn last line" if number >= len(lines) - 1 else "unreadable line"
+                logger.warning("%s:%d: %s skipped (%d bytes)", self.path, number, torn, len(line))
+                continue
+            if not isinstance(record, dict) or not isinstance(record.get("key"), str):
+                logger.warning("%s:%d: not a result record, skipped", self.path, number)
+                continue
+            records.append(record)
+        return records
+
+    def open(self) -> ResultStore:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle = open(self.path, "ab")  # noqa: SIM115 - closed in close()
+        with self._locked():
+            size = self._handle.seek(0, os.SEEK_END)
+            if size:
+                with open(self.path, "rb") as reader:
+                    reader.seek(size - 1)
+                    last = reader.read(1)
+                if last != b"\n":  # a torn line: end it so the next record starts clean
+                    self._write(b"\n")
+        return self
+
+    def append(self, record: Mapping) -> None:
+        line = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+        with self._locked():
+            self._write(line.encode("utf-8"))
+
+    def _write(self, data: bytes) -> None:
+        self._handle.write(data)
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    @contextlib.contextmanager
+    def _locked(self):
+        if self._handle is None:
+            raise RuntimeError(f"{self.path}: store is not open")
+        with self._lock:
+            if fcntl is not None:
+                fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                if fcntl is not None:
+                    fcntl.flock(self._handle.fileno(), fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def __enter__(self) -> ResultStore:
+        return self.open()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def latest_by_key(records: Iterable[dict]) -> dict[str, dict]:
+    """key -> its latest successful record, or its latest record when none succeeded."""
+    best: dict[str, dict] = {}
+    for record in records:
+        key = record["key"]
+        if record.get("ok") or not best.get(key, {}).get("ok"):
+            best[key] = record
+    return best
+
+
+def _frame(rows: list[dict], columns: tuple[str, ...]) -> pd.DataFrame:
+    flat = []
+    for row in rows:
+        out = {column: row.get(column) for column in columns}
+        for field in _JSON_FIELDS:
+            if not isinstance(out[field], str):
+                out[field] = json.dumps(out[field] or {}, sort_keys=True)
+        flat.append(out)
+    frame = pd.DataFrame(flat, columns=list(columns))
+    frame["ok"] = frame["ok"].fillna(False).astype(bool)
+    for column in ("attempts", "run_attempt"):
+        frame[column] = pd.to_numeric(frame[column]).fillna(0).astype("int64")
+    frame["latency_s"] = pd.to_numeric(frame["latency_s"]).astype("float64")
+    return frame
+
+
+def load_results(cache_path: str | os.PathLike) -> pd.DataFrame:
+    """One row per key: its latest successful record, or its latest failure (file order)."""
+    best = latest_by_key(ResultStore(cache_path).read())
+    return _frame(list(best.values()), RECORD_FIELDS)
+
+
+class _Hasher:
+    """sha256 of media files, computed once per (file, size, mtime) within a run."""
+
+    def __init__(self):
+        self._memo: dict[tuple, str] = {}
+
+    def __call__(self, path: Path) -> str:
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+        if key not in self._memo:
+            self._memo[key] = sha256_file(path)
+        return self._memo[key]
+
+
+def _settings_for(backend: Backend, request: Request) -> dict:
+    effective = getattr(backend, "settings_for", None)
+    if callable(effective):
+        try:
+            return dict(effective(request))
+        except Exception:  # an unknown setting: the call itself will fail and say why
+            return dict(request.settings)
+    return dict(request.settings)
+
+
+def run_inference(
+    backend: Backend,
+    requests: Iterable[Request],
+    cache_path: str | os.PathLike,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Answer every request through `backend`, reusing successful records in `cache_path`.
+
+    Calls run `backend.concurrency` at a time (default 1), `backend.batch_size` requests per
+    `generate` call (default 1). Each reply is appended to the store as soon as it arrives.
+    Returns one row per request, in request order: the record's fields plus `cached` (True
+    when no call was made for it in this run). Requests whose media files are missing are
+    recorded as failures without a call.
+    """
+    requests = list(requests)
+    fingerprint = backend.fingerprint()
+    name = getattr(backend, "name", type(backend).__name__)
+    hasher = _Hasher()
+    keys, media_hashes, missing = [], [], []
+    for request in requests:
+        hashes, absent = {}, []
+        for modality, path in request.media.items():
+            path = Path(path)
+            if path.is_file():
+                hashes[modality] = hasher(path)
+            else:
+                hashes[modality] = ""
+                absent.append(str(path))
+        keys.append(request.key(fingerprint, hashes))
+        media_hashes.append(hashes)
+        missing.append(absent)
+
+    store = ResultStore(cache_path)
+    history = store.read()
+    runs = Counter(record["key"] for record in history)
+    best = latest_by_key(history)
+    todo: dict[str, int] = {}  # key -> index of its first request
+    for index, key in enumerate(keys):
+        if key not in todo and not best.get(key, {}).get("ok"):
+            todo[key] = index
+
+    def record_for(index: int, reply: Reply) -> dict:
+        request, key = requests[index], keys[index]
+        runs[key] += 1
+        return {
+            "key": key,
+            "model": name,
+            "model_fingerprint": fingerprint,
+            "model_version": reply.model_version,
+            "item_id": request.item_id,
+            "prompt_hash": prompt_hash(request),
+            "media_hashes": media_hashes[index],
+            "settings": _settings_for(backend, request),
+            "text": reply.text if reply.error is None else None,
+            "error": reply.error,
+            "ok": reply.error is None,
+            "attempts": int(getattr(reply, "attempts", 1)),
+            "run_attempt": runs[key],
+            "finish_reason": getattr(reply, "finish_reason", ""),
+            "latency_s": round(float(reply.latency_s), 6),
+            "timestamp": now_iso(),
+        }
+
+    called = set(todo)
+    failures = 0
+    started = time.perf_counter()
+    with (
+        store,
+        tqdm(
+            total=len(todo),
+            desc=name,
+            unit="call",
+            file=sys.stderr,
+            disable=not progress,
+            mininterval=0.5,
+            dynamic_ncols=True,
+        ) as bar,
+    ):
+
+        def finish(index: int, reply: Reply) -> None:
+            nonlocal failures
+            record = record_for(index, reply)
+            store.append(record)
+            best[record["key"]] = record
+            failures += not record["ok"]
+            bar.update(1)
+            if failures:
+                bar.set_postfix(failed=failures, refresh=False)
+
+        callable_indices = []
+        for index in todo.values():
+            if missing[index]:
+                error = f"missing media file(s): {', '.join(missing[index])}"
+                finish(index, CallReply(text=None, error=error, attempts=0))
+            else:
+                callable_indices.append(index)
+        _call_all(backend, requests, callable_indices, finish)
+
+    elapsed = time.perf_counter() - started
+    logger.info(
+        "%s: %d requests, %d cached, %d called, %d failed, %.1f s",
+        name,
+        len(requests),
+        len(requests) - sum(1 for key in keys if key in called),
+        len(called),
+        failures,
+        elapsed,
+    )
+    rows = [dict(best[key], cached=key not in called) for key in keys]
+    return _frame(rows, FRAME_COLUMNS)
+
+
+def _call_all(backend: Backend, requests: list[Request], indices: list[int], finish) -> None:
+    """Call `backend.generate` over `indices` in chunks, `concurrency` chunks in flight."""
+    if not indices:
+        return
+    batch = max(1, int(getattr(backend, "batch_size", 1) or 1))
+    workers = max(1, int(getattr(backend, "concurrency", 1) or 1))
+    chunks = [indices[i : i + batch] for i in range(0, len(indices), batch)]
+
+    def run(chunk: list[int]) -> list[Reply]:
+        try:
+            replies = list(backend.generate([requests[i] for i in chunk]))
+        except Exception as exc:  # the protocol says never raise; record it rather than lose the run
+            return [Reply(text=None, error=f"backend raised {type(exc).__name__}: {exc}")] * len(chunk)
+        if len(replies) != len(chunk):
+            error = f"backend returned {len(replies)} replies for {len(chunk)} requests"
+            return [Reply(text=None, error=error)] * len(chunk)
+        return replies
+
+    pool = ThreadPoolExecutor(max_workers=min(workers, len(chunks)), thread_name_prefix="omni-run")
+    pending = {}
+    queue = iter(chunks)
+    try:
+        for chunk in queue:  # keep at most 2 x workers chunks queued: an interrupt cancels little
+            pending[pool.submit(run, chunk)] = chunk
+            if len(pending) >= 2 * workers:
+                break
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                chunk = pending.pop(future)
+                for index, reply in zip(chunk, future.result(), strict=True):
+                    finish(index, reply)
+                following = next(queue, None)
+                if following is not None:
+                    pending[pool.submit(run, following)] = following
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)

@@ -1,0 +1,202 @@
+"""What remote backends share: retries with backoff, secret redaction, bounded concurrency.
+
+A remote call is a sequence of attempts. An attempt that fails transiently (timeout,
+connection error, HTTP 408/429/5xx, a garbled body) is retried after an exponential
+backoff with full jitter, never sooner than the server's Retry-After; after
+`max_retries` retries, or on a permanent failure (HTTP 4xx), the call becomes a
+`Reply` with `error` set and no text. Every error message and log line goes through a
+`Redactor` first, so an API key a server echoes back never reaches a log or a results file.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from omnisocial.models.base import Reply, Request
+
+logger = logging.getLogger(__name__)
+
+REDACTED = "[REDACTED]"
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s\"',;]+")
+_SNIPPET_CHARS = 300
+
+
+@dataclass(frozen=True)
+class CallReply(Reply):
+    """A `Reply` that also says how many attempts the call took and why generation stopped."""
+
+    attempts: int = 1
+    finish_reason: str = ""
+
+
+class Redactor:
+    """Replace every secret (and any `Bearer <token>`) in a string by [REDACTED]."""
+
+    def __init__(self, secrets: Iterable[str | None] = ()):
+        self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+
+    def __call__(self, text: object) -> str:
+        out = str(text)
+        for secret in self._secrets:
+            out = out.replace(secret, REDACTED)
+        return _BEARER.sub(lambda m: m.group(1) + REDACTED, out)
+
+
+def snippet(text: str | bytes | None, limit: int = _SNIPPET_CHARS) -> str:
+    """A short, single-line excerpt of a response body for an error message."""
+    if text is None:
+        return ""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit] + "..."
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP date; None if absent/bad."""
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        pass
+    else:
+        return max(0.0, seconds) if seconds == seconds else None  # NaN is not a delay
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    now = now or datetime.now(UTC)
+    return max(0.0, (when - now).total_seconds())
+
+
+def is_retryable_status(status: int) -> bool:
+    return status in (408, 429) or 500 <= status <= 599
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 5
+    backoff_base_s: float = 1.0
+    backoff_max_s: float = 30.0
+    max_wait_s: float = 300.0
+
+    @classmethod
+    def from_entry(cls, entry: Mapping) -> RetryPolicy:
+        return cls(
+            max_retries=int(entry.get("max_retries", 5)),
+            backoff_base_s=float(entry.get("backoff_base_s", 1.0)),
+            backoff_max_s=float(entry.get("backoff_max_s", 30.0)),
+            max_wait_s=float(entry.get("max_wait_s", 300.0)),
+        )
+
+    def backoff(self, retry: int, rng: random.Random) -> float:
+        """Full jitter: uniform(0, min(cap, base * 2^(retry-1))) for the retry-th retry (1-based)."""
+        ceiling = min(self.backoff_max_s, self.backoff_base_s * (2 ** (retry - 1)))
+        return rng.uniform(0.0, ceiling)
+
+    def delay(self, retry: int, retry_after: float | None, rng: random.Random) -> float:
+        """Seconds before the retry-th retry: the jittered backoff, but never less than Retry-After."""
+        wait = self.backoff(retry, rng)
+        return max(wait, retry_after) if retry_after is not None else wait
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The outcome of one try: text on success, else an error and whether to try again."""
+
+    text: str | None = None
+    model_version: str = ""
+    finish_reason: str = ""
+    error: str | None = None
+    retryable: bool = False
+    retry_after: float | None = None
+
+
+def call_with_retries(
+    attempt: Callable[[], Attempt],
+    policy: RetryPolicy,
+    redact: Redactor,
+    label: str,
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+    rng: random.Random | None = None,
+) -> CallReply:
+    """Run `attempt` until it succeeds, fails permanently or runs out of retries."""
+    rng = rng or random.Random()
+    tries = 0
+    while True:
+        tries += 1
+        started = time.perf_counter()
+        try:
+            outcome = attempt()
+        except Exception as exc:  # a bug in request handling: permanent, but still a Reply
+            outcome = Attempt(error=f"{type(exc).__name__}: {exc}", retryable=False)
+        latency = time.perf_counter() - started
+        if outcome.error is None:
+            return CallReply(
+                text=outcome.text if outcome.text is not None else "",
+                latency_s=latency,
+                model_version=outcome.model_version,
+                attempts=tries,
+                finish_reason=outcome.finish_reason,
+            )
+        reason = redact(outcome.error)
+        retry = tries  # the number of the retry we would make next
+        if outcome.retryable and retry <= policy.max_retries:
+            wait = policy.delay(retry, outcome.retry_after, rng)
+            if outcome.retry_after is not None and outcome.retry_after > policy.max_wait_s:
+                reason = f"{reason}; Retry-After {outcome.retry_after:g} s exceeds max_wait_s {policy.max_wait_s:g}"
+            else:
+                logger.warning(
+                    "%s: %s; retry %d/%d in %.2f s", label, reason, retry, policy.max_retries, wait
+                )
+                sleep(wait)
+                continue
+        plural = "s" if tries != 1 else ""
+        message = f"{reason} (gave up after {tries} attempt{plural})"
+        logger.warning("%s: %s", label, message)
+        return CallReply(text=None, error=message, latency_s=latency, attempts=tries)
+
+
+class Gate:
+    """At most `limit` calls in flight per backend, whichever threads the calls come from."""
+
+    def __init__(self, limit: int):
+        self.limit = max(1, int(limit))
+        self._semaphore = threading.BoundedSemaphore(self.limit)
+
+    def __enter__(self) -> Gate:
+        self._semaphore.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._semaphore.release()
+
+
+def map_bounded(fn: Callable[[Request], Reply], requests: list[Request], limit: int) -> list[Reply]:
+    """`fn` over `requests` in at most `limit` threads; replies in request order."""
+    if len(requests) <= 1 or limit <= 1:
+        return [fn(request) for request in requests]
+    with ThreadPoolExecutor(max_workers=min(limit, len(requests)), thread_name_prefix="omni-call") as pool:
+        return list(pool.map(fn, requests))
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -1,0 +1,300 @@
+"""Stimuli in three modalities for each sampled dyad (benchmarks.md 1.5).
+
+For each design row the same window [clip_start, clip_end] is rendered as
+- text:  `text/{dyad_id}.txt`, the speaker-labelled transcript of the window;
+- audio: `audio/{dyad_id}.wav`, both microphones mixed to mono and loudness-balanced,
+         and (params['stereo']) `audio_stereo/{dyad_id}.wav`, participant A left, B right;
+- video: `video/{dyad_id}.mp4`, both cameras side by side with the mixed audio.
+
+Every media file is cut and encoded by one ffmpeg command built with ffmpeg-python and
+flagged bit-exact (single thread, no metadata), so the same inputs give the same bytes.
+Every file is written to a temporary name and renamed into place.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+
+import ffmpeg
+import numpy as np
+import pandas as pd
+
+from omnisocial.io import atomic_path, sha256_file, write_text
+from omnisocial.tables import STIMULI_MANIFEST
+
+SPEAKER_LABELS = {"a": "A", "b": "B"}
+MAX_GAIN = 10.0  # at most +-20 dB of balancing gain per track
+PEAK_LIMIT = 0.98  # the mixed signal's peak is scaled under this (no clipping)
+SILENT_RMS = 1e-5  # a track this quiet is left at unity gain
+BITEXACT = {"fflags": "+bitexact", "flags:v": "+bitexact", "flags:a": "+bitexact", "map_metadata": -1}
+
+
+class StimulusError(RuntimeError):
+    """Rendering a dyad's stimulus failed; the message names the dyad and ffmpeg's last stderr lines."""
+
+
+def _stderr_tail(error: ffmpeg.Error, lines: int = 8) -> str:
+    text = (error.stderr or b"").decode("utf-8", errors="replace").strip().splitlines()
+    return " | ".join(text[-lines:]) if text else "(no stderr)"
+
+
+def _run(dyad_id: str, what: str, stream, capture_stdout: bool = False) -> bytes:
+    """Run an ffmpeg-python stream quietly; raise StimulusError with ffmpeg's stderr tail."""
+    stream = stream.global_args(
+        "-nostdin", "-hide_banner", "-loglevel", "error", "-filter_complex_threads", "1"
+    )
+    try:
+        out, _ = stream.run(capture_stdout=capture_stdout, capture_stderr=True, overwrite_output=True)
+    except ffmpeg.Error as error:
+        raise StimulusError(f"dyad {dyad_id}: ffmpeg failed making {what}: {_stderr_tail(error)}") from None
+    return out or b""
+
+
+def clock(seconds: float) -> str:
+    """`mm:ss.t` for a time in seconds (tenths, rounded)."""
+    tenths = max(0, round(seconds * 10))
+    return f"{tenths // 600:02d}:{(tenths % 600) / 10:04.1f}"
+
+
+def transcript_text(segments: pd.DataFrame | None, interaction_id: str, start: float, end: float) -> str:
+    """The transcript lines of the segments overlapping [start, end].
+
+    One line per segment, `[mm:ss.t] A: text`, ordered by start time; the time is the
+    segment's start relative to the clip start (0 for a segment already under way), and
+    speakers a/b are labelled A/B (A is participant_a). Empty when there are no segments.
+    """
+    if segments is None or segments.empty:
+        return ""
+    rows = segments[
+        (segments["interaction_id"].astype(str) == str(interaction_id))
+        & (segments["start"].astype(float) < end)
+        & (segments["end"].astype(float) > start)
+    ]
+    rows = rows.sort_values(["start", "end", "speaker"], kind="mergesort")
+    lines = []
+    for row in rows.itertuples(index=False):
+        text = " ".join(str(row.text).split())
+        label = SPEAKER_LABELS.get(str(row.speaker), str(row.speaker).upper())
+        lines.append(f"[{clock(max(float(row.start), start) - start)}] {label}: {text}")
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def _media(path_value: str, media_root: Path | None, dyad_id: str, what: str) -> str:
+    if not path_value:
+        raise StimulusError(f"dyad {dyad_id}: the interaction has no {what} path")
+    path = Path(path_value)
+    if not path.is_absolute() and media_root is not None:
+        path = Path(media_root) / path
+    if not path.is_file():
+        raise StimulusError(f"dyad {dyad_id}: {what} file {path} does not exist")
+    return str(path)
+
+
+def _window_input(path: str, start: float, duration: float):
+    return ffmpeg.input(path, ss=f"{start:.6f}", t=f"{duration:.6f}")
+
+
+def _decode(dyad_id: str, path: str, start: float, duration: float, sample_rate: int) -> np.ndarray:
+    stream = _window_input(path, start, duration).output("pipe:", format="f32le", ac=1, ar=sample_rate)
+    return np.frombuffer(_run(dyad_id, f"a level measure of {path}", stream, capture_stdout=True), "<f4")
+
+
+def balance_gains(track_a: np.ndarray, track_b: np.ndarray) -> tuple[float, float]:
+    """Gains that bring both tracks to the same RMS level (their geometric mean).
+
+    Each gain is bounded to [1/MAX_GAIN, MAX_GAIN]; a near-silent track keeps gain 1 (and
+    the other then keeps its level too). The mix (a*ga + b*gb) / 2 would then peak under
+    PEAK_LIMIT; both gains are scaled down together when it would not.
+    """
+    rms = [
+        float(np.sqrt(np.mean(np.square(t, dtype=np.float64)))) if t.size else 0.0 for t in (track_a, track_b)
+    ]
+    if min(rms) < SILENT_RMS:
+        gains = [1.0, 1.0]
+    else:
+        target = math.sqrt(rms[0] * rms[1])
+        gains = [min(MAX_GAIN, max(1.0 / MAX_GAIN, target / value)) for value in rms]
+    length = max(track_a.size, track_b.size)
+    mix = np.zeros(length)
+    mix[: track_a.size] += gains[0] * track_a
+    mix[: track_b.size] += gains[1] * track_b
+    peak = float(np.max(np.abs(mix / 2))) if length else 0.0
+    if peak > PEAK_LIMIT:
+        gains = [g * PEAK_LIMIT / peak for g in gains]
+    return round(gains[0], 6), round(gains[1], 6)
+
+
+def _audio_chain(path: str, start: float, duration: float, sample_rate: int, gain: float):
+    return (
+        _window_input(path, start, duration)
+        .audio.filter("aresample", sample_rate)
+        .filter("aformat", sample_fmts="fltp", channel_layouts="mono")
+        .filter("volume", volume=f"{gain:.6f}", precision="float")
+    )
+
+
+def _exact_length(stream, sample_rate: int, duration: float):
+    samples = round(duration * sample_rate)
+    return stream.filter("apad", whole_len=samples).filter("atrim", end_sample=samples)
+
+
+def _mix(paths, start, duration, sample_rate, gains):
+    """The mono mix: each track balanced by its gain, summed, halved, padded to the exact length."""
+    chains = [
+        _audio_chain(path, start, duration, sample_rate, gain / 2)
+        for path, gain in zip(paths, gains, strict=True)
+    ]
+    mixed = ffmpeg.filter(chains, "amix", inputs=2, normalize=0, duration="longest")
+    return _exact_length(mixed, sample_rate, duration)
+
+
+def _probe_duration(dyad_id: str, path: Path) -> float:
+    try:
+        info = ffmpeg.probe(str(path))
+    except ffmpeg.Error as error:
+        raise StimulusError(f"dyad {dyad_id}: ffprobe failed on {path.name}: {_stderr_tail(error)}") from None
+    return round(float(info["format"]["duration"]), 6)
+
+
+def _render_dyad(dyad, row, segments, out_dir: Path, params: Mapping, media_root: Path | None) -> list[dict]:
+    dyad_id = str(dyad.dyad_id)
+    start, end = float(dyad.clip_start), float(dyad.clip_end)
+    duration = end - start
+    if duration <= 0:
+        raise StimulusError(f"dyad {dyad_id}: empty clip window [{start}, {end}]")
+    sample_rate = int(params["sample_rate"])
+    audio = [_media(row[f"audio_{s}"], media_root, dyad_id, f"audio_{s}") for s in ("a", "b")]
+    video = [_media(row[f"video_{s}"], media_root, dyad_id, f"video_{s}") for s in ("a", "b")]
+    common = {"clip_start": start, "clip_end": end, "dyad_id": dyad_id}
+    rows = []
+
+    text_path = out_dir / "text" / f"{dyad_id}.txt"
+    write_text(text_path, transcript_text(segments, str(dyad.interaction_id), start, end))
+    rows.append(
+        {"modality": "text", "variant": "transcript", "path": text_path, "duration_s": round(duration, 6)}
+    )
+
+    tracks = [_decode(dyad_id, path, start, duration, sample_rate) for path in audio]
+    gains = balance_gains(*tracks)
+    wav = {"acodec": "pcm_s16le", "ar": sample_rate, **BITEXACT}
+
+    mix_path = out_dir / "audio" / f"{dyad_id}.wav"
+    with atomic_path(mix_path) as tmp:
+        _run(
+            dyad_id,
+            "the audio mix",
+            _mix(audio, start, duration, sample_rate, gains).output(str(tmp), ac=1, **wav),
+        )
+    rows.append({"modality": "audio", "variant": "mix", "path": mix_path})
+
+    if params.get("stereo", False):
+        peak = max(
+            float(np.max(np.abs(t * g))) if t.size else 0.0 for t, g in zip(tracks, gains, strict=True)
+        )
+        scale = min(1.0, PEAK_LIMIT / peak) if peak > 0 else 1.0
+        chains = [
+            _audio_chain(path, start, duration, sample_rate, gain * scale)
+            for path, gain in zip(audio, gains, strict=True)
+        ]
+        chains = [_exact_length(chain, sample_rate, duration) for chain in chains]
+        stereo = ffmpeg.filter(chains, "join", inputs=2, channel_layout="stereo", map="0.0-FL|1.0-FR")
+        stereo_path = out_dir / "audio_stereo" / f"{dyad_id}.wav"
+        with atomic_path(stereo_path) as tmp:
+            _run(dyad_id, "the stereo audio", stereo.output(str(tmp), ac=2, **wav))
+        rows.append({"modality": "audio", "variant": "stereo", "path": stereo_path})
+
+    height, fps = int(params["video_height"]), params["video_fps"]
+    cameras = [
+        _window_input(path, start, duration)
+        .video.filter("scale", -2, height)
+        .filter("fps", fps=fps)
+        .filter("setsar", 1)
+        for path in video
+    ]
+    side_by_side = ffmpeg.filter(cameras, "hstack", inputs=2)
+    video_path = out_dir / "video" / f"{dyad_id}.mp4"
+    with atomic_path(video_path) as tmp:
+        output = ffmpeg.output(
+            side_by_side,
+            _mix(audio, start, duration, sample_rate, gains),
+            str(tmp),
+            vcodec="libx264",
+            preset="veryfast",
+            crf=28,
+            pix_fmt="yuv420p",
+            acodec="aac",
+            audio_bitrate="64k",
+            ar=sample_rate,
+            ac=1,
+            t=f"{duration:.6f}",
+            threads=1,
+            **BITEXACT,
+        )
+        _run(dyad_id, "the side-by-side video", output)
+    rows.append({"modality": "video", "variant": "side_by_side", "path": video_path})
+
+    for entry in rows:
+        path = entry["path"]
+        if "duration_s" not in entry:
+            entry["duration_s"] = _probe_duration(dyad_id, path)
+        entry["sha256"] = sha256_file(path)
+        entry["path"] = path.relative_to(out_dir).as_posix()
+        entry.update(common)
+    return rows
+
+
+def render_stimuli(
+    design: pd.DataFrame,
+    interactions: pd.DataFrame,
+    segments: pd.DataFrame | None,
+    out_dir: Path,
+    params: Mapping,
+    media_root: Path | None = None,
+) -> pd.DataFrame:
+    """Render every dyad of `design` into `out_dir`; return the STIMULI_MANIFEST frame.
+
+    `params`: sample_rate (Hz of both audio outputs and the video's audio), stereo (bool),
+    video_height (px; each camera is scaled to it, width keeping the aspect, even), video_fps.
+    Media paths in `interactions` (audio_a/b, video_a/b) are used as they are, relative ones
+    resolved against `media_root` when given. `segments` (SEGMENTS) feed the transcripts.
+
+    Loudness balance: each participant's track is measured (RMS over the window) and scaled
+    so both have the same RMS, within +-20 dB (`balance_gains`); the mono mix is half the
+    sum, kept under clipping. The stereo file holds the same balanced tracks unmixed.
+    Audio is padded/trimmed to exactly round(clip length x sample_rate) samples.
+
+    Manifest rows per dyad, dyads in dyad_id order: text/transcript, audio/mix,
+    audio/stereo (when enabled), video/side_by_side; duration_s is the clip length for
+    text and ffprobe's container duration for media; paths are relative to `out_dir`.
+    Every file is rendered each call (nothing is reused). Raises StimulusError naming the
+    dyad when an input is missing or ffmpeg fails.
+    """
+    out_dir = Path(out_dir)
+    by_id = interactions.assign(interaction_id=interactions["interaction_id"].astype(str)).set_index(
+        "interaction_id"
+    )
+    rows = []
+    for dyad in design.sort_values("dyad_id", kind="mergesort").itertuples(index=False):
+        interaction_id = str(dyad.interaction_id)
+        if interaction_id not in by_id.index:
+            raise StimulusError(
+                f"dyad {dyad.dyad_id}: interaction {interaction_id} is not in the interactions table"
+            )
+        row = by_id.loc[interaction_id].map(
+            lambda v: "" if v is None or (isinstance(v, float) and np.isnan(v)) else v
+        )
+        rows.extend(_render_dyad(dyad, row, segments, out_dir, params, media_root))
+    if not rows:
+        return STIMULI_MANIFEST.empty()
+    return STIMULI_MANIFEST.validate(pd.DataFrame(rows))
+
+
+__all__ = [
+    "StimulusError",
+    "balance_gains",
+    "clock",
+    "render_stimuli",
+    "transcript_text",
+]
