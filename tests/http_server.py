@@ -103,6 +103,7 @@ class FakeChatServer:
         self.prompts: Counter = Counter()
         self.paths: list[str] = []
         self._httpd: ThreadingHTTPServer | None = None
+        self._address: tuple = ()
         self._thread: threading.Thread | None = None
 
     # --- scripting ------------------------------------------------------------------------
@@ -126,7 +127,7 @@ class FakeChatServer:
 
     @property
     def root(self) -> str:
-        host, port = self._httpd.server_address[:2]
+        host, port = self._address  # kept after stop(): a stopped server's URL refuses connections
         return f"http://{host}:{port}"
 
     @property
@@ -157,6 +158,7 @@ class FakeChatServer:
         httpd.server_bind()
         httpd.server_activate()
         self._httpd = httpd
+        self._address = httpd.server_address[:2]
         self._thread = threading.Thread(
             target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from omnisocial import sampling
 from omnisocial.sampling import DesignError, clip_candidates, sample_design, snap_end
 from omnisocial.tables import CLIP_CANDIDATES, DESIGN, FILTER_REPORT, RELATIONSHIPS
 from omnisocial.turns import merge_turns, timeline
@@ -260,6 +261,19 @@ def candidate_pools(draw):
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(candidate_pools())
 def test_sample_design_properties(pool):
+    check_design(pool)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(candidate_pools())
+def test_sample_design_properties_exact_solver(pool):
+    """The same properties when the design comes from the exact 0/1 program (no greedy pass)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sampling, "GREEDY_TRIES", 0)
+        check_design(pool)
+
+
+def check_design(pool):
     specs, failing, n, seed, n_cells = pool
     report, clips, interactions = build_tables(specs, failing)
     params = {"seed": seed, "n_per_cell": n, "strata": ["site", "relationship", "gender_mix"]}

@@ -37,22 +37,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from omnisocial.tables import SEGMENTS, SPEAKERS, Column, Contract
+from omnisocial.tables import ASR_FAILURES, SEGMENTS, SPEAKERS
 
 log = logging.getLogger(__name__)
 
 ENGINES = ("whisperx", "faster-whisper")
 WHISPERX_SAMPLE_RATE = 16000  # whisperx.load_audio resamples to 16 kHz mono
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-ASR_FAILURES = Contract(
-    "asr_failures",
-    (
-        Column("interaction_id"),
-        Column("reason", doc="why no ASR segments were produced for this interaction"),
-    ),
-    key=("interaction_id",),
-)
 
 
 class AsrError(RuntimeError):

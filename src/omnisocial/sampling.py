@@ -284,7 +284,7 @@ def _greedy(order: list[str], pools: Pool, n: int, rng: np.random.Generator) -> 
 def _exact(order: list[str], pools: Pool, n: int, rng: np.random.Generator) -> dict | None:
     """An exact solve as a 0/1 program (scipy's HiGHS MILP): n per cell, every participant
     at most once, maximizing seeded random weights (so the design is still a seeded draw).
-    Returns None when no design exists (or none was found within MILP_TIME_LIMIT_S)."""
+    Returns None when no design exists; raises DesignError past MILP_TIME_LIMIT_S."""
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import lil_matrix
 
@@ -310,7 +310,12 @@ def _exact(order: list[str], pools: Pool, n: int, rng: np.random.Generator) -> d
         constraints=[LinearConstraint(matrix.tocsr(), lower, upper)],
         options={"time_limit": MILP_TIME_LIMIT_S, "presolve": True},
     )
-    if result.x is None or result.status not in (0,):
+    if result.status == 1:  # a time-limited answer would not be reproducible
+        raise DesignError(
+            f"the exact design search over {len(entries)} candidates hit its {MILP_TIME_LIMIT_S:g} s limit "
+            f"without proving a design exists or not: {result.message}"
+        )
+    if result.status != 0 or result.x is None:
         return None
     picks: dict[str, list[str]] = {cell: [] for cell in order}
     for column in np.flatnonzero(result.x > 0.5):
@@ -382,6 +387,13 @@ def sample_design(
     needed = list(dict.fromkeys([*strata, *DEFAULT_STRATA, "participant_a", "participant_b"]))
     pool = _pool(filter_report, interactions, needed)
     passed = _as_bool(pool["passed"])
+    unknown = sorted(
+        set(pool.loc[passed, "interaction_id"]) - set(interactions["interaction_id"].astype(str))
+    )
+    if unknown:
+        raise ValueError(
+            f"{len(unknown)} passing interaction(s) missing from interactions, e.g. {unknown[0]}"
+        )
     if "gender_mix" in strata and (pool.loc[passed, "gender_mix"] == "").all():
         strata.remove("gender_mix")
 

@@ -121,6 +121,8 @@ MONOLOGUE_S = (11.0, 13.5)  # too_few_turns: a 20 s window then spans at most th
 MONOLOGUE_MAX_S = 14.5
 SPLIT_BREAK_MS = 1500
 SPLIT_QUIET_S = 0.8
+SPLIT_QUIET_LEVEL = 4 / 32768  # espeak-ng's breaks stay within +-1 LSB, a little more once resampled
+TRIM_LEVEL = 0.006  # about -44 dBFS: where a sentence starts and ends
 SYNTH_BATCH = 14
 
 # --------------------------------------------------------------------------- text banks
@@ -530,38 +532,40 @@ def _read_wav(path: Path) -> tuple[np.ndarray, int]:
         data = np.frombuffer(handle.readframes(handle.getnframes()), dtype="<i2")
         if handle.getnchannels() > 1:
             data = data.reshape(-1, handle.getnchannels())[:, 0]
-    return data.astype(np.int32), rate
+    return data, rate
 
 
-def _espeak(voice: Voice, text: str, path: Path, ssml: bool) -> tuple[np.ndarray, int]:
+def _espeak(voice: Voice, text: str, path: Path, ssml: bool, sample_rate: int) -> np.ndarray:
+    """Run espeak-ng once; its recording as float32 at `sample_rate`."""
     command = ["espeak-ng", "-v", voice.name, "-p", str(voice.pitch), "-s", str(voice.speed), "-w", str(path)]
     if ssml:
         command.insert(1, "-m")
     subprocess.run([*command, text], check=True, capture_output=True)
-    return _read_wav(path)
-
-
-def _split_on_silence(samples: np.ndarray, rate: int) -> list[np.ndarray]:
-    """Cut a batch recording at its long silences (the SSML breaks); speech never pauses that long."""
-    loud = np.flatnonzero(np.abs(samples) > 2)
-    if loud.size == 0:
-        return []
-    breaks = np.flatnonzero(np.diff(loud) > SPLIT_QUIET_S * rate)
-    starts = np.concatenate([[loud[0]], loud[breaks + 1]])
-    ends = np.concatenate([loud[breaks], [loud[-1]]]) + 1
-    return [samples[s:e] for s, e in zip(starts, ends, strict=True)]
-
-
-def _finish(samples: np.ndarray, rate: int, sample_rate: int) -> np.ndarray:
-    """Trim near-silence at both ends, convert to float and resample to the corpus rate."""
+    samples, rate = _read_wav(path)
     x = samples.astype(np.float32) / 32768.0
-    loud = np.flatnonzero(np.abs(x) > 0.006)
-    if loud.size == 0:
-        raise RuntimeError("espeak-ng produced silence")
-    x = x[loud[0] : loud[-1] + 1]
     if rate != sample_rate:
         ratio = Fraction(sample_rate, rate)
         x = resample_poly(x, ratio.numerator, ratio.denominator).astype(np.float32)
+    return x
+
+
+def _split_on_silence(x: np.ndarray, sample_rate: int) -> list[np.ndarray]:
+    """Cut a batch recording at its long silences (the SSML breaks); speech never pauses that long."""
+    loud = np.flatnonzero(np.abs(x) > SPLIT_QUIET_LEVEL)
+    if loud.size == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(loud) > SPLIT_QUIET_S * sample_rate)
+    starts = np.concatenate([[loud[0]], loud[breaks + 1]])
+    ends = np.concatenate([loud[breaks], [loud[-1]]]) + 1
+    return [x[s:e] for s, e in zip(starts, ends, strict=True)]
+
+
+def _finish(x: np.ndarray, sample_rate: int) -> np.ndarray:
+    """Trim near-silence at both ends and fade the edges (5 ms) so no piece starts with a click."""
+    loud = np.flatnonzero(np.abs(x) > TRIM_LEVEL)
+    if loud.size == 0:
+        raise RuntimeError("espeak-ng produced silence")
+    x = x[loud[0] : loud[-1] + 1].copy()
     fade = min(len(x) // 2, int(0.005 * sample_rate))
     if fade:
         ramp = np.linspace(0.0, 1.0, fade, dtype=np.float32)
@@ -591,17 +595,16 @@ class Synth:
         path = self.workdir / f"espeak{self.calls}.wav"
         self.calls += 1
         body = "".join(f'{escape(t)} <break time="{SPLIT_BREAK_MS}ms"/> ' for t in todo)
-        samples, rate = _espeak(voice, f"<speak>{body}</speak>", path, ssml=True)
-        pieces = _split_on_silence(samples, rate)
+        recording = _espeak(voice, f"<speak>{body}</speak>", path, True, self.sample_rate)
+        pieces = _split_on_silence(recording, self.sample_rate)
         if len(pieces) != len(todo):
             log.debug("espeak batch of %d gave %d pieces; synthesizing one by one", len(todo), len(pieces))
             pieces = []
             for text in todo:
-                single, rate = _espeak(voice, text, path, ssml=False)
+                pieces.append(_espeak(voice, text, path, False, self.sample_rate))
                 self.calls += 1
-                pieces.append(single)
         for text, piece in zip(todo, pieces, strict=True):
-            self.cache[(voice, text)] = _finish(piece, rate, self.sample_rate)
+            self.cache[(voice, text)] = _finish(piece, self.sample_rate)
 
     def audio(self, voice: Voice, text: str) -> np.ndarray:
         if (voice, text) not in self.cache:
@@ -748,7 +751,9 @@ def accept(mode: str, stats: TimelineStats, duration: float) -> bool:
         )
     if mode == "solo":
         return (
-            stats.speech_s >= SPEECH_TARGET_S and stats.min_turns >= MIN_TURNS and stats.min_onsets >= MIN_TURNS
+            stats.speech_s >= SPEECH_TARGET_S
+            and stats.min_turns >= MIN_TURNS
+            and stats.min_onsets >= MIN_TURNS
         )
     if mode == "sparse":
         low, high = LITTLE_SPEECH_S
@@ -978,59 +983,95 @@ def write_wav(path: Path, pcm: bytes, sample_rate: int) -> None:
         handle.writeframes(pcm)
 
 
-def _frames(speech: np.ndarray, person: Person, video: dict, sample_rate: int, n_frames: int) -> np.ndarray:
-    """Camera frames: background, a face, and a mouth opened by the owner's speech envelope."""
-    width, height, fps = int(video["width"]), int(video["height"]), float(video["fps"])
-    edges = np.round(np.arange(n_frames + 1) * sample_rate / fps).astype(int)
-    edges = np.minimum(edges, len(speech))
-    energy = np.add.reduceat(np.concatenate([speech.astype(np.float64) ** 2, [0.0]]), edges[:-1])
-    counts = np.maximum(np.diff(edges), 1)
-    rms = np.sqrt(np.where(np.diff(edges) > 0, energy, 0.0) / counts)
-    voiced = rms[rms > 1e-4]
+def mouth_openings(
+    speech: np.ndarray, sample_rate: int, fps: float, n_frames: int, height: int
+) -> np.ndarray:
+    """Half-height in pixels of the mouth in each frame, from the RMS envelope of `speech`."""
+    per_frame = sample_rate / fps
+    if per_frame.is_integer() and n_frames * int(per_frame) <= len(speech):
+        block = speech[: n_frames * int(per_frame)].reshape(n_frames, int(per_frame))
+        rms = np.sqrt(np.mean(np.square(block, dtype=np.float64), axis=1))
+    else:
+        edges = np.minimum(np.round(np.arange(n_frames + 1) * per_frame).astype(int), len(speech))
+        power = np.concatenate([[0.0], np.cumsum(np.square(speech, dtype=np.float64))])
+        rms = np.sqrt((power[edges[1:]] - power[edges[:-1]]) / np.maximum(np.diff(edges), 1))
+    voiced = rms[rms > 1e-3]
     reference = float(np.percentile(voiced, 90)) if voiced.size else 1.0
     envelope = np.clip(rms / max(reference, 1e-6), 0.0, 1.0)
+    return 1 + np.round(envelope * height * 0.1).astype(int)
 
-    frames = np.empty((n_frames, height, width, 3), dtype=np.uint8)
-    frames[:] = np.array(person.colour, dtype=np.uint8)
-    fx0, fx1 = int(width * 0.3), int(width * 0.7)
-    fy0, fy1 = int(height * 0.15), int(height * 0.9)
-    frames[:, fy0:fy1, fx0:fx1] = (224, 188, 160)
+
+def _face(person: Person, width: int, height: int, half: int) -> np.ndarray:
+    """One RGB frame: background colour, a face, two eyes and a mouth `2 * half - 1` rows tall."""
+    frame = np.empty((height, width, 3), dtype=np.uint8)
+    frame[:] = person.colour
+    frame[int(height * 0.15) : int(height * 0.9), int(width * 0.3) : int(width * 0.7)] = (224, 188, 160)
     eye = max(2, height // 20)
     ey = int(height * 0.4)
     for ex in (int(width * 0.42), int(width * 0.58)):
-        frames[:, ey - eye // 2 : ey + eye - eye // 2, ex - eye // 2 : ex + eye - eye // 2] = (40, 30, 30)
+        frame[ey - eye // 2 : ey + eye - eye // 2, ex - eye // 2 : ex + eye - eye // 2] = (40, 30, 30)
     mouth_y = int(height * 0.7)
-    half = 1 + np.round(envelope * height * 0.1).astype(int)
-    rows = np.arange(height)
-    open_rows = np.abs(rows[None, :] - mouth_y) < half[:, None]  # (frames, rows)
-    mx0, mx1 = int(width * 0.42), int(width * 0.58)
-    band = frames[:, :, mx0:mx1]
-    band[open_rows] = (120, 20, 30)
-    return frames
+    rows = slice(max(0, mouth_y - half + 1), min(height, mouth_y + half))
+    frame[rows, int(width * 0.42) : int(width * 0.58)] = (120, 20, 30)
+    return frame
 
 
-def _encode_mp4(path: Path, frames: np.ndarray, pcm: bytes, video: dict, sample_rate: int, workdir: Path):
+def _yuv420p(rgb: np.ndarray) -> bytes:
+    """An RGB frame as planar yuv420p bytes (BT.601, limited range), the way ffmpeg stores it."""
+    height, width = rgb.shape[:2]
+    r, g, b = (rgb[..., k].astype(np.float64) for k in range(3))
+    y = 16.0 + (65.481 * r + 128.553 * g + 24.966 * b) / 255.0
+    cb = 128.0 + (-37.797 * r - 74.203 * g + 112.0 * b) / 255.0
+    cr = 128.0 + (112.0 * r - 93.786 * g - 18.214 * b) / 255.0
+
+    def half_size(plane: np.ndarray) -> np.ndarray:
+        return plane.reshape(height // 2, 2, width // 2, 2).mean(axis=(1, 3))
+
+    planes = [y.ravel(), half_size(cb).ravel(), half_size(cr).ravel()]
+    return np.clip(np.round(np.concatenate(planes)), 0, 255).astype(np.uint8).tobytes()
+
+
+def video_frames(speech: np.ndarray, person: Person, video: dict, sample_rate: int, n_frames: int) -> bytes:
+    """The camera as raw yuv420p: the mouth of each frame follows the owner's own speech."""
+    width, height, fps = int(video["width"]), int(video["height"]), float(video["fps"])
+    openings = mouth_openings(speech, sample_rate, fps, n_frames, height)
+    looks = {int(h): _yuv420p(_face(person, width, height, int(h))) for h in np.unique(openings)}
+    return b"".join(looks[int(h)] for h in openings)
+
+
+def _encode_mp4(path: Path, frames: bytes, pcm: bytes, video: dict, sample_rate: int, workdir: Path) -> None:
     """H.264 yuv420p + AAC, single-threaded and bit-exact so the bytes are reproducible."""
-    height, width = frames.shape[1:3]
+    width, height, fps = int(video["width"]), int(video["height"]), float(video["fps"])
+    seconds = len(frames) / (width * height * 3 // 2) / fps
     audio = workdir / "mp4_audio.wav"
     write_wav(audio, pcm, sample_rate)
-    seconds = len(frames) / float(video["fps"])
+    errors = workdir / "ffmpeg.log"
     with atomic_path(path) as tmp:
         command = [
             "ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-threads", "1",
-            "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}", "-framerate", str(video["fps"]),
-            "-i", "pipe:0", "-i", str(audio),
+            "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", f"{width}x{height}",
+            "-framerate", str(video["fps"]), "-i", "pipe:0", "-i", str(audio),
             "-map", "0:v:0", "-map", "1:a:0", "-t", f"{seconds:.6f}",
             "-c:v", "libx264", "-preset", "ultrafast", "-threads", "1", "-pix_fmt", "yuv420p",
-            "-c:a", "aac", "-aac_coder", "fast", "-b:a", "48k",
+            "-c:a", "aac", "-aac_coder", "fast", "-b:a", "32k",
             "-fflags", "+bitexact", "-flags:v", "+bitexact", "-flags:a", "+bitexact",
             "-map_metadata", "-1", str(tmp),
         ]  # fmt: skip
-        result = subprocess.run(command, input=frames.tobytes(), capture_output=True)
-        if result.returncode:
-            raise RuntimeError(
-                f"ffmpeg failed for {path.name}: {result.stderr.decode(errors='replace')[-500:]}"
+        # Write stdin ourselves: communicate() would feed the frames in 512-byte pieces.
+        with open(errors, "wb") as log_file:
+            process = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log_file
             )
+            try:
+                process.stdin.write(frames)
+            except BrokenPipeError:
+                pass
+            finally:
+                process.stdin.close()
+            code = process.wait()
+        if code:
+            message = errors.read_text(errors="replace")[-500:]
+            raise RuntimeError(f"ffmpeg failed for {path.name}: {message}")
 
 
 def _participant_json(
@@ -1103,7 +1144,7 @@ def _make_interaction(task: tuple[Plan, dict, str]) -> dict:
             frames_n = n_frames
             if plan.expected == "truncated_video" and who == 0:
                 frames_n = int(round(TRUNCATED_SHARE * n_frames))
-            frames = _frames(speech[who], person, video, sample_rate, frames_n)
+            frames = video_frames(speech[who], person, video, sample_rate, frames_n)
             mp4 = stem.with_suffix(".mp4")
             _encode_mp4(mp4, frames, pcm[who], video, sample_rate, workdir)
             if plan.expected == "corrupt_video" and who == 0:

@@ -406,9 +406,9 @@ def ingest(
     Metadata tables default to `{root}/interactions.csv`, `{root}/relationships.csv` and
     `{root}/participants.csv` (None or '' means the default); the last is optional (its
     required columns are checked and participants it lacks are logged). Without
-    `gender_table` (None or ''), genders and `gender_mix`
-    are empty, so the gender stratum is skipped downstream. Raises CorpusError for a
-    configuration problem; per-interaction problems end in `ingest_ok`/`ingest_reason`.
+    `gender_table` (None or ''), genders and `gender_mix` are empty, so the gender stratum
+    is skipped downstream. Raises CorpusError for a configuration problem; per-interaction
+    problems end in `ingest_ok`/`ingest_reason`.
     """
     root = Path(root)
     base = root / label

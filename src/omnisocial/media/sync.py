@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+from scipy.ndimage import uniform_filter1d
 
 from omnisocial.media.audio import MediaError, _existing_file, _run
 
@@ -30,8 +31,10 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.dot(x, y) / denominator)
 
 
-def cross_correlation(a: np.ndarray, b: np.ndarray, max_lag: int) -> tuple[np.ndarray, np.ndarray]:
-    """Pearson correlation of a[t] with b[t + k] over their overlap, for k in [-max_lag, max_lag].
+def cross_correlation(
+    a: np.ndarray, b: np.ndarray, max_lag: int, offset: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pearson correlation of a[t] with b[t + k] over their overlap, for k in offset + [-max_lag, max_lag].
 
     Returns (lags, correlations). A positive k means b follows a by k samples. The series
     are cut to the shorter length first; lags that leave fewer than 3 overlapping samples,
@@ -41,7 +44,7 @@ def cross_correlation(a: np.ndarray, b: np.ndarray, max_lag: int) -> tuple[np.nd
     y = np.asarray(b, dtype=np.float64).reshape(-1)
     n = min(x.size, y.size)
     x, y = x[:n], y[:n]
-    lags = np.arange(-int(max_lag), int(max_lag) + 1)
+    lags = np.arange(int(offset) - int(max_lag), int(offset) + int(max_lag) + 1)
     correlations = np.full(lags.size, np.nan)
     for i, k in enumerate(lags.tolist()):
         if n - abs(k) < 3:
@@ -59,19 +62,45 @@ def _peak(lags: np.ndarray, correlations: np.ndarray) -> tuple[float, int | None
     return float(correlations[chosen]), int(lags[chosen])
 
 
+def highpass(env: np.ndarray, hop_s: float, window_s: float) -> np.ndarray:
+    """`env` minus its centred moving average over `window_s`: keeps syllable-rate detail only."""
+    x = np.asarray(env, dtype=np.float64).reshape(-1)
+    width = int(round(window_s / hop_s))
+    if width < 2 or x.size == 0:
+        return x
+    return x - uniform_filter1d(x, size=width, mode="nearest")
+
+
 def track_similarity(
-    env_a: np.ndarray, env_b: np.ndarray, hop_s: float, max_lag_s: float
+    env_a: np.ndarray, env_b: np.ndarray, hop_s: float, max_lag_s: float, detrend_s: float | None = 0.5
 ) -> tuple[float, float]:
-    """Peak normalized cross-correlation of two envelopes and the lag (s) of b behind a there.
+    """Similarity of two envelopes and the lag (s) of b behind a, from normalized cross-correlation.
 
     `env_a`, `env_b`: envelopes on the same hop of `hop_s` seconds (use log envelopes for
     two microphones, see the module docstring). The lag is searched within ±`max_lag_s`
-    and is positive when track b is late, i.e. b(t) ~ a(t - lag). Returns (nan, nan)
-    when either envelope is constant (e.g. a digitally silent track) or too short.
+    and is positive when track b is late, i.e. b(t) ~ a(t - lag).
+
+    Turn-taking gives two microphones opposite slow level profiles (loud while their owner
+    talks, quiet while the other does), which can outweigh the shared syllable detail and
+    pull the correlation peak to a turn-length lag. So the lag is taken where the
+    *detail* correlates best: each envelope minus its moving average over `detrend_s`
+    seconds. The similarity is the plain Pearson correlation of the envelopes at that
+    lag: ~1 for a copy, clearly lower for two real microphones, whose slow profiles
+    differ. `detrend_s=None` uses the plain envelopes for both (then the similarity is
+    the peak of their cross-correlation). Returns (nan, nan) when either envelope is
+    constant (e.g. a digitally silent track) or too short.
     """
     max_lag = int(round(max_lag_s / hop_s))
-    correlation, lag = _peak(*cross_correlation(env_a, env_b, max_lag))
-    if lag is None:
+    a = np.asarray(env_a, dtype=np.float64).reshape(-1)
+    b = np.asarray(env_b, dtype=np.float64).reshape(-1)
+    if detrend_s:
+        _, lag = _peak(
+            *cross_correlation(highpass(a, hop_s, detrend_s), highpass(b, hop_s, detrend_s), max_lag)
+        )
+        correlation = float("nan") if lag is None else float(cross_correlation(a, b, 0, offset=lag)[1][0])
+    else:
+        correlation, lag = _peak(*cross_correlation(a, b, max_lag))
+    if lag is None or not np.isfinite(correlation):
         return float("nan"), float("nan")
     return correlation, lag * hop_s
 

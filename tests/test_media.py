@@ -1,0 +1,336 @@
+"""Media measurements against signals whose answers are known by construction."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from omnisocial.media.audio import MediaError, envelope, load_audio, probe
+from omnisocial.media.sync import audio_change, av_lag, cross_correlation, track_similarity, video_motion
+from omnisocial.media.vad import (
+    probabilities_to_segments,
+    speech_probabilities,
+    speech_segments,
+    suppress_crosstalk,
+)
+
+SR = 16000
+HOP = 0.02
+
+
+def _ffmpeg(*args: str) -> None:
+    subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", *args], check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def media_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("media")
+
+
+@pytest.fixture(scope="module")
+def small_mp4(media_dir) -> Path:
+    """2 s of testsrc (64x48, 10 fps) with a 440 Hz sine, H.264 + AAC."""
+    path = media_dir / "small.mp4"
+    _ffmpeg(
+        "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10",
+        "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=16000",
+        "-t", "2", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+        "-c:a", "aac", "-threads", "1", str(path),
+    )  # fmt: skip
+    return path
+
+
+@pytest.fixture(scope="module")
+def utterance(media_dir) -> np.ndarray:
+    """A real espeak-ng sentence at 16 kHz (espeak writes 22.05 kHz; load_audio resamples)."""
+    path = media_dir / "utterance.wav"
+    text = "Would you rather spend a week in the mountains or a week at the beach?"
+    subprocess.run(["espeak-ng", "-w", str(path), text], check=True, capture_output=True)
+    return load_audio(path, SR)
+
+
+def _extent(audio: np.ndarray, sr: int = SR, fraction: float = 0.02) -> tuple[float, float]:
+    """First and last sample louder than `fraction` of the peak, in seconds."""
+    loud = np.flatnonzero(np.abs(audio) > fraction * np.abs(audio).max())
+    return loud[0] / sr, (loud[-1] + 1) / sr
+
+
+# ------------------------------------------------------------------ probe / load_audio
+
+
+def test_probe_gives_stream_durations_of_a_small_mp4(small_mp4):
+    info = probe(small_mp4)
+    assert info["video_duration"] == pytest.approx(2.0, abs=0.05)
+    assert info["audio_duration"] == pytest.approx(2.0, abs=0.1)
+    assert (info["width"], info["height"], info["fps"]) == (64, 48, 10.0)
+    assert info["n_audio_streams"] == info["n_video_streams"] == 1
+
+
+def test_probe_of_a_wav_has_no_video(media_dir):
+    path = media_dir / "tone.wav"
+    sf.write(path, np.zeros(24000, dtype=np.float32), 48000)
+    info = probe(path)
+    assert info["audio_duration"] == pytest.approx(0.5)
+    assert info["video_duration"] is None
+    assert info["sample_rate"] == 48000
+
+
+def test_truncated_mp4_raises_with_a_reason(small_mp4, media_dir):
+    cut = media_dir / "cut.mp4"
+    cut.write_bytes(small_mp4.read_bytes()[:2048])
+    for read in (probe, load_audio, video_motion):
+        with pytest.raises(MediaError, match=r"cannot (probe|decode .* from) .*cut\.mp4: \S"):
+            read(cut)
+
+
+def test_garbage_and_missing_files_raise(media_dir):
+    garbage = media_dir / "garbage.mp4"
+    garbage.write_bytes(np.random.default_rng(0).integers(0, 256, 5000, dtype=np.uint8).tobytes())
+    with pytest.raises(MediaError, match="cannot probe"):
+        probe(garbage)
+    with pytest.raises(MediaError, match="file not found"):
+        probe(media_dir / "nowhere.mp4")
+    with pytest.raises(MediaError, match="no file path"):
+        load_audio("")
+    empty = media_dir / "empty.mp4"
+    empty.write_bytes(b"")
+    with pytest.raises(MediaError, match="empty file"):
+        probe(empty)
+
+
+def test_empty_wav_raises_no_audio_samples(media_dir):
+    header_only = media_dir / "header_only.wav"
+    sf.write(header_only, np.zeros(0, dtype=np.float32), SR, subtype="PCM_16")
+    assert header_only.stat().st_size > 0
+    with pytest.raises(MediaError, match="no audio samples"):
+        load_audio(header_only)
+    zero_bytes = media_dir / "zero_bytes.wav"
+    zero_bytes.write_bytes(b"")
+    with pytest.raises(MediaError, match="no audio samples"):
+        load_audio(zero_bytes)
+
+
+def test_load_audio_mixes_to_mono_and_resamples(media_dir):
+    t = np.arange(48000) / 48000
+    left = 0.5 * np.sin(2 * np.pi * 200 * t)
+    path = media_dir / "stereo48k.wav"
+    sf.write(path, np.stack([left, left], axis=1).astype(np.float32), 48000, subtype="FLOAT")
+    audio = load_audio(path, SR)
+    assert audio.dtype == np.float32 and audio.shape == (16000,)
+    assert np.sqrt(np.mean(audio[1000:-1000] ** 2)) == pytest.approx(0.5 / np.sqrt(2), rel=0.01)
+
+
+def test_load_audio_decodes_other_containers_with_ffmpeg(small_mp4):
+    audio = load_audio(small_mp4, SR)
+    assert audio.size == pytest.approx(2 * SR, abs=0.05 * SR)
+    # AAC-coded sine at the lavfi default amplitude 1/8: RMS about 0.088.
+    assert np.sqrt(np.mean(audio[4000:-4000] ** 2)) == pytest.approx(0.125 / np.sqrt(2), rel=0.1)
+
+
+def test_envelope_linear_and_log():
+    t = np.arange(SR) / SR
+    tone = 0.3 * np.sin(2 * np.pi * 250 * t)  # whole periods per 20 ms hop
+    quiet = np.concatenate([tone, 0.01 * tone, np.zeros(SR)])
+    linear = envelope(quiet, SR, HOP)
+    assert linear.shape == (150,)
+    assert linear[:50] == pytest.approx(0.3 / np.sqrt(2), rel=1e-6)
+    assert linear[50:100] == pytest.approx(0.003 / np.sqrt(2), rel=1e-6)
+    log = envelope(quiet, SR, HOP, log=True, floor_db=-60)
+    assert log[:50] == pytest.approx(0.0, abs=1e-9)
+    assert log[50:100] == pytest.approx(-40.0, abs=1e-6)
+    assert np.all(log[100:] == -60.0)
+    assert np.all(envelope(np.zeros(SR), SR, HOP, log=True) == -60.0)
+    assert envelope(np.zeros(100), SR, HOP).size == 0  # shorter than one hop
+
+
+# ------------------------------------------------------------------ track similarity
+
+
+def _speaker(rng: np.random.Generator, seconds: float, active: np.ndarray) -> np.ndarray:
+    """Noise bursts with a random syllable-rate envelope, only where `active` (per sample)."""
+    n = int(seconds * SR)
+    syllables = rng.uniform(0.1, 1.0, int(seconds * 5) + 2)
+    shape = np.repeat(syllables, SR // 5)[:n] * (0.5 + 0.5 * np.sin(2 * np.pi * 5 * np.arange(n) / SR) ** 2)
+    return 0.2 * rng.standard_normal(n) * shape * active
+
+
+def _two_microphones(seconds: float = 40.0, crosstalk_db: float = -24.0, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    n = int(seconds * SR)
+    turn = (np.arange(n) // int(2.5 * SR)) % 3  # a speaks, b speaks, both pause
+    a = _speaker(rng, seconds, turn == 0)
+    b = _speaker(rng, seconds, turn == 1)
+    gain = 10 ** (crosstalk_db / 20)
+    noise = 0.0015
+    mic_a = a + gain * b + noise * rng.standard_normal(n)
+    mic_b = b + gain * a + noise * rng.standard_normal(n)
+    return mic_a, mic_b
+
+
+def test_synced_tracks_peak_at_lag_zero_without_looking_duplicated():
+    mic_a, mic_b = _two_microphones()
+    similarity, lag = track_similarity(
+        envelope(mic_a, SR, HOP, True), envelope(mic_b, SR, HOP, True), HOP, 2.0
+    )
+    assert lag == pytest.approx(0.0, abs=HOP)
+    assert similarity < 0.9
+
+
+def test_identical_tracks_are_duplicates_at_lag_zero():
+    mic_a, _ = _two_microphones()
+    env = envelope(mic_a, SR, HOP, True)
+    similarity, lag = track_similarity(env, env.copy(), HOP, 2.0)
+    assert similarity > 0.99
+    assert lag == 0.0
+
+
+@pytest.mark.parametrize("delay_s", [0.5, -0.5])
+def test_a_delayed_track_peaks_at_its_delay(delay_s):
+    mic_a, mic_b = _two_microphones()
+    shift = int(abs(delay_s) * SR)
+    pad = 0.0015 * np.random.default_rng(5).standard_normal(shift)
+    if delay_s > 0:  # b late: b(t) = b0(t - 0.5)
+        mic_b = np.concatenate([pad, mic_b[:-shift]])
+    else:  # a late
+        mic_a = np.concatenate([pad, mic_a[:-shift]])
+    similarity, lag = track_similarity(
+        envelope(mic_a, SR, HOP, True), envelope(mic_b, SR, HOP, True), HOP, 2.0
+    )
+    assert lag == pytest.approx(delay_s, abs=HOP)
+    assert similarity < 0.98
+
+
+def test_cross_correlation_of_a_known_shift_and_constant_tracks():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(500)
+    y = np.roll(x, 7)
+    lags, correlations = cross_correlation(x, y, 10)
+    assert lags[np.nanargmax(correlations)] == 7
+    assert np.nanmax(correlations) == pytest.approx(1.0)
+    similarity, lag = track_similarity(np.ones(100), x[:100], HOP, 0.5)
+    assert np.isnan(similarity) and np.isnan(lag)
+
+
+# ------------------------------------------------------------------ silero VAD
+
+
+def test_silero_finds_an_espeak_utterance_inside_its_padding(utterance):
+    padded = np.concatenate([np.zeros(2 * SR, np.float32), utterance, np.zeros(2 * SR, np.float32)])
+    onset, offset = _extent(utterance)
+    segments = speech_segments(padded, SR, threshold=0.5, min_speech_s=0.25, min_silence_s=0.1)
+    assert segments, "no speech found"
+    assert segments[0][0] == pytest.approx(2.0 + onset, abs=0.3)
+    assert segments[-1][1] == pytest.approx(2.0 + offset, abs=0.3)
+    assert sum(end - start for start, end in segments) > 0.7 * (offset - onset)
+    assert speech_segments(np.zeros(3 * SR, np.float32), SR) == []
+    assert speech_segments(np.zeros(0, np.float32), SR) == []
+
+
+def test_silero_resamples_other_rates(utterance):
+    from omnisocial.media.audio import resample
+
+    padded = np.concatenate([np.zeros(SR, np.float32), utterance, np.zeros(SR, np.float32)])
+    at_48k = resample(padded, SR, 48000)
+    onset, offset = _extent(utterance)
+    segments = speech_segments(at_48k, 48000)
+    assert segments[0][0] == pytest.approx(1.0 + onset, abs=0.3)
+    assert segments[-1][1] == pytest.approx(1.0 + offset, abs=0.3)
+
+
+def test_sequence_model_matches_the_streaming_model_and_the_package(utterance):
+    """The fast path gives silero's own probabilities and silero's own segments."""
+    from silero_vad.utils_vad import get_speech_timestamps_from_probs
+
+    audio = np.concatenate([np.zeros(SR // 2, np.float32), utterance, np.zeros(SR, np.float32), utterance])
+    fast = speech_probabilities(audio, SR, backend="sequence")
+    reference = speech_probabilities(audio, SR, backend="stream")
+    assert fast.shape == reference.shape == ((audio.size + 511) // 512,)
+    np.testing.assert_allclose(fast, reference, atol=1e-5)
+    for threshold, min_speech, min_silence in [(0.5, 0.25, 0.1), (0.3, 0.1, 0.3), (0.8, 0.5, 0.05)]:
+        ours = probabilities_to_segments(fast, audio.size, threshold, min_speech, min_silence)
+        theirs = get_speech_timestamps_from_probs(
+            fast.tolist(),
+            sampling_rate=SR,
+            threshold=threshold,
+            min_speech_duration_ms=min_speech * 1000,
+            min_silence_duration_ms=min_silence * 1000,
+            audio_length_samples=audio.size,
+        )
+        assert ours == [(t["start"] / SR, t["end"] / SR) for t in theirs]
+
+
+def test_crosstalk_is_not_counted_as_the_listeners_speech(utterance):
+    n = utterance.size
+    gap = np.zeros(SR, np.float32)
+    own = np.concatenate([gap, utterance, gap, np.zeros(n, np.float32), gap])
+    other = np.concatenate([gap, np.zeros(n, np.float32), gap, utterance, gap])
+    leak = 10 ** (-24 / 20)
+    mic_own, mic_other = own + leak * other, other + leak * own
+    found = speech_segments(mic_own, SR)
+    onset, offset = _extent(utterance)
+    other_start = 2.0 + n / SR
+    assert any(start >= other_start - 0.3 for start, _ in found), "silero hears the cross-talk as speech"
+    kept = suppress_crosstalk(found, mic_own, mic_other, SR)
+    assert kept
+    assert kept[0][0] == pytest.approx(1.0 + onset, abs=0.3)
+    assert kept[-1][1] == pytest.approx(1.0 + offset, abs=0.3)
+    assert suppress_crosstalk(found, mic_own, mic_own.copy(), SR) == []  # duplicates: nobody leads
+
+
+# ------------------------------------------------------------------ video motion and A/V lag
+
+
+def _syllable_envelope(seconds: float, seed: int) -> np.ndarray:
+    """A speech-like envelope on the 20 ms hop: bursts of 0.1-0.4 s separated by pauses."""
+    rng = np.random.default_rng(seed)
+    env = np.zeros(int(seconds / HOP))
+    i = 0
+    while i < env.size:
+        length = int(rng.integers(5, 20))
+        env[i : i + length] = rng.uniform(0.2, 1.0) * np.hanning(length + 2)[1:-1][: env.size - i]
+        i += length + int(rng.integers(0, 15))
+    return env
+
+
+def _brightness_video(path: Path, env: np.ndarray, shift_s: float, fps: int = 10) -> None:
+    """Grey frames whose brightness follows `env` delayed by `shift_s`, as H.264 mp4."""
+    per_frame = int(round(1 / (fps * HOP)))
+    frame_env = env[: env.size // per_frame * per_frame].reshape(-1, per_frame).mean(axis=1)
+    shift = int(round(shift_s * fps))
+    shifted = np.concatenate([np.zeros(shift), frame_env[: frame_env.size - shift]]) if shift else frame_env
+    frames = np.repeat((30 + 200 * shifted).astype(np.uint8)[:, None, None], 48, axis=1)
+    frames = np.repeat(frames, 64, axis=2)
+    command = [
+        "ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "gray", "-s", "64x48",
+        "-framerate", str(fps), "-i", "pipe:0", "-c:v", "libx264", "-preset", "ultrafast", "-threads", "1",
+        "-pix_fmt", "yuv420p", str(path),
+    ]  # fmt: skip
+    subprocess.run(command, input=frames.tobytes(), check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("shift_s", [0.4, 0.0])
+def test_av_lag_recovers_a_known_video_delay(media_dir, shift_s):
+    env = _syllable_envelope(20.0, seed=11)
+    path = media_dir / f"brightness_{shift_s}.mp4"
+    _brightness_video(path, env, shift_s)
+    motion = video_motion(path, fps=10)
+    assert motion.size == 200 and motion[0] == 0.0
+    assert av_lag(env, HOP, motion, 10, 1.0) == pytest.approx(shift_s, abs=0.1)
+
+
+def test_video_motion_of_a_static_and_a_moving_picture(small_mp4, media_dir):
+    static = media_dir / "static.mp4"
+    _ffmpeg("-f", "lavfi", "-i", "color=c=gray:size=64x48:rate=10", "-t", "1", "-c:v", "libx264", str(static))
+    assert video_motion(static).max() < 0.5
+    moving = video_motion(small_mp4)
+    assert moving.size == 20 and moving[1:].mean() > 1.0
+
+
+def test_audio_change_averages_each_frame_interval():
+    env = np.repeat([0.0, 1.0, 1.0, 3.0], 5)  # 4 frames of 0.1 s at a 20 ms hop
+    np.testing.assert_allclose(audio_change(env, HOP, 10, 10), [0.0, 1.0, 0.0, 2.0])
+    assert np.isnan(av_lag(np.zeros(100), HOP, np.zeros(10), 10, 0.3))
