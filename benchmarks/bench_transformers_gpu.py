@@ -20,7 +20,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--items", type=int, default=32)
     parser.add_argument("--max-new-tokens", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=20.0, help="audio length per item")
@@ -52,7 +54,9 @@ def main(argv: list[str] | None = None) -> dict:
             for i in range(4)
         ]
         requests = [
-            Request(item_id=f"d{i}", prompt="Do the two people know each other ?", media={"audio": wavs[i % 4]})
+            Request(
+                item_id=f"d{i}", prompt="Do the two people know each other ?", media={"audio": wavs[i % 4]}
+            )
             for i in range(args.items)
         ]
         outputs = {}

@@ -146,7 +146,9 @@ def test_leave_one_dyad_out():
     model = BehaviouralModel(n_splits="loo")
     out = model.cross_val_predict(table, truth=truth, group_col="dyad_id")
     assert len(model.folds_) == 16
-    assert all(len(fold.test_groups) == 1 and not fold.train_groups & fold.test_groups for fold in model.folds_)
+    assert all(
+        len(fold.test_groups) == 1 and not fold.train_groups & fold.test_groups for fold in model.folds_
+    )
     assert (out["label"] == out["truth"]).mean() > 0.75
 
 

@@ -51,12 +51,21 @@ def test_invalid_replies_give_reasons(text, reason):
 
 
 def test_familiarity_valid_case_insensitive():
-    out = parse_familiarity('```json\n{"relationship_label": "Stranger", "confidence": 0.6, "rationale": "polite"}\n```')
-    assert out == {"relationship_label": "stranger", "confidence": 0.6, "rationale": "polite", "parse_error": ""}
+    out = parse_familiarity(
+        '```json\n{"relationship_label": "Stranger", "confidence": 0.6, "rationale": "polite"}\n```'
+    )
+    assert out == {
+        "relationship_label": "stranger",
+        "confidence": 0.6,
+        "rationale": "polite",
+        "parse_error": "",
+    }
 
 
 def test_familiarity_prose_wrapped():
-    out = parse_familiarity('They laugh a lot. {"relationship_label":"FAMILIAR","confidence":1,"rationale":"x"} Done')
+    out = parse_familiarity(
+        'They laugh a lot. {"relationship_label":"FAMILIAR","confidence":1,"rationale":"x"} Done'
+    )
     assert out["relationship_label"] == "familiar" and out["confidence"] == 1.0
 
 

@@ -98,8 +98,11 @@ def test_config_hash_changes_with_output_settings_only():
 
 def test_importing_registry_imports_no_backend():
     code = (
-        "import sys, json; import omnisocial.models.registry as r; r.load_entries([" + json.dumps(OPENAI) + "]);"
-        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('omnisocial.models.', 'google.genai', 'torch')))))"
+        "import sys, json; import omnisocial.models.registry as r; r.load_entries(["
+        + json.dumps(OPENAI)
+        + "]);"
+        "prefixes = ('omnisocial.models.', 'google.genai', 'torch');"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(prefixes))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     loaded = json.loads(out)
@@ -122,7 +125,9 @@ def test_build_backend_dispatches_by_name(monkeypatch):
     monkeypatch.setitem(sys.modules, "omnisocial.models.baselines", baselines)
     monkeypatch.setitem(sys.modules, "omnisocial.models.transformers_backend", local)
     build_backend({"name": "maj", "backend": "baseline", "model": "majority"})
-    build_backend({"name": "qwen", "backend": "transformers", "model": "/models/qwen", "options": {"dtype": "bf16"}})
+    build_backend(
+        {"name": "qwen", "backend": "transformers", "model": "/models/qwen", "options": {"dtype": "bf16"}}
+    )
     assert seen["baseline"]["model"] == "majority" and seen["baseline"]["generation"]["seed"] == 42
     assert seen["transformers"]["options"] == {"dtype": "bf16"}
 

@@ -72,17 +72,27 @@ def test_text_request_body_and_reply(server):
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "Is it familiar?"},
     ]
-    assert (body["model"], body["temperature"], body["seed"], body["max_tokens"]) == ("fake-model", 0, 42, 512)
+    assert (body["model"], body["temperature"], body["seed"], body["max_tokens"]) == (
+        "fake-model",
+        0,
+        42,
+        512,
+    )
     assert "response_format" not in body
     assert server.auth == [""]  # keyless local server: no Authorization header at all
 
 
 def test_schema_request_asks_for_json(server):
     schema = {"type": "object"}
-    with OpenAICompatBackend(entry(server, json_mode="json_schema", max_tokens_field="max_completion_tokens")) as b:
+    with OpenAICompatBackend(
+        entry(server, json_mode="json_schema", max_tokens_field="max_completion_tokens")
+    ) as b:
         b.generate([Request("d01", "q", settings={"response_schema": schema, "max_new_tokens": 9})])
     body = server.bodies[0]
-    assert body["response_format"] == {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "answer", "schema": schema},
+    }
     assert body["max_completion_tokens"] == 9 and "max_tokens" not in body
 
 
@@ -209,7 +219,7 @@ def test_backoff_is_full_jitter_and_capped():
     policy = RetryPolicy(max_retries=10, backoff_base_s=1.0, backoff_max_s=8.0)
     rng = random.Random(0)
     draws = {retry: [policy.backoff(retry, rng) for _ in range(300)] for retry in (1, 3, 6)}
-    assert 0 <= min(draws[1]) and max(draws[1]) <= 1.0
+    assert min(draws[1]) >= 0 and max(draws[1]) <= 1.0
     assert max(draws[3]) <= 4.0 and max(draws[3]) > 3.0  # spread over [0, 4]
     assert max(draws[6]) <= 8.0  # capped
     assert policy.delay(1, retry_after=5.0, rng=rng) >= 5.0

@@ -163,6 +163,9 @@ def test_balance_gains_equalises_and_limits():
     assert ga * 0.8 == pytest.approx(gb * 0.008, rel=1e-3)  # equal level (within the 20 dB bound)
     assert np.max(np.abs(ga * loud + gb * quiet)) / 2 <= 0.98 + 1e-6
     assert balance_gains(loud, np.zeros(16000)) == (1.0, 1.0)  # a silent track is not boosted
+    # a speaker who talks a quarter of the time at the same level is not boosted for the pauses
+    sparse = np.where(t < 0.25, 0.8, 0.0) * np.sin(2 * np.pi * 660 * t)
+    assert balance_gains(loud, sparse) == pytest.approx((1.0, 1.0), rel=0.02)
 
 
 def test_missing_media_names_the_dyad(corpus, tmp_path):

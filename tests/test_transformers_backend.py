@@ -14,6 +14,7 @@ from omnisocial.models.tiny import build_tiny_chat, build_tiny_qwen2_audio, writ
 from omnisocial.models.transformers_backend import (
     TransformersBackend,
     load_audio,
+    load_video_frames,
     weights_fingerprint,
 )
 
@@ -38,13 +39,20 @@ def _audio_requests(wavs):
     return [
         Request(item_id="d1", prompt=PROMPT, media={"audio": wavs[0]}),
         Request(item_id="d2", prompt=PROMPT, media={"audio": wavs[1]}),
-        Request(item_id="d3", prompt="they talk fast", system="You are a helpful assistant.", media={"audio": wavs[0]}),
+        Request(
+            item_id="d3",
+            prompt="they talk fast",
+            system="You are a helpful assistant.",
+            media={"audio": wavs[0]},
+        ),
     ]
 
 
 def test_qwen2_audio_generates_deterministic_strings(qwen2_audio_dir, wavs):
     settings = {"max_new_tokens": 6, "seed": 42}
-    first = TransformersBackend(qwen2_audio_dir, "qwen2_audio", generation=settings, device="cpu", batch_size=2)
+    first = TransformersBackend(
+        qwen2_audio_dir, "qwen2_audio", generation=settings, device="cpu", batch_size=2
+    )
     replies = first.generate(_audio_requests(wavs))
     assert [r.error for r in replies] == [None, None, None]
     assert all(isinstance(r.text, str) for r in replies)
@@ -52,10 +60,17 @@ def test_qwen2_audio_generates_deterministic_strings(qwen2_audio_dir, wavs):
     assert first.sampling_rate == 16000 and first.device == "cpu"
 
     # a fresh instance loads the same folder again and must say exactly the same things
-    second = TransformersBackend(qwen2_audio_dir, "qwen2_audio", generation=settings, device="cpu", batch_size=2)
+    second = TransformersBackend(
+        qwen2_audio_dir, "qwen2_audio", generation=settings, device="cpu", batch_size=2
+    )
     again = second.generate(_audio_requests(wavs))
     assert [r.text for r in again] == [r.text for r in replies]
     assert first.fingerprint() == second.fingerprint() == weights_fingerprint(qwen2_audio_dir)
+    # left padding is right: one at a time gives the same greedy text as batches of two
+    single = TransformersBackend(
+        qwen2_audio_dir, "qwen2_audio", generation=settings, device="cpu", batch_size=1
+    )
+    assert [r.text for r in single.generate(_audio_requests(wavs))] == [r.text for r in replies]
     assert len(first.fingerprint()) == 64
 
 
@@ -103,7 +118,9 @@ def test_chat_family(tmp_path, architecture):
     ]
     runs = []
     for _ in range(2):
-        backend = TransformersBackend(folder, "chat", generation={"max_new_tokens": 5}, device="cpu", batch_size=2)
+        backend = TransformersBackend(
+            folder, "chat", generation={"max_new_tokens": 5}, device="cpu", batch_size=2
+        )
         replies = backend.generate(requests)
         assert all(r.ok and isinstance(r.text, str) for r in replies)
         runs.append(([r.text for r in replies], backend.fingerprint()))
@@ -134,11 +151,15 @@ def test_audio_track_of_an_mp4(tmp_path, wavs):
     mp4 = tmp_path / "clip.mp4"
     subprocess.run(
         ["ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "color=c=gray:s=64x48:r=10:d=2",
-         "-i", str(wavs[1]), "-shortest", "-c:v", "libx264", "-c:a", "aac", str(mp4)],
+         "-i", str(wavs[1]), "-shortest", "-c:v", "mpeg4", "-c:a", "aac", str(mp4)],
         check=True,
     )  # fmt: skip
     signal = load_audio(mp4, 16000)
     assert abs(signal.size / 16000 - 2.0) < 0.1
     # the 440 Hz tone survives the AAC round trip
-    spectrum = np.abs(np.fft.rfft(signal[2000:18000]))
-    assert abs(np.argmax(spectrum) * 16000 / 16000 - 440) < 5
+    window = signal[2000:18000]
+    peak_hz = np.argmax(np.abs(np.fft.rfft(window))) * 16000 / window.size
+    assert abs(peak_hz - 440) < 5
+    frames = load_video_frames(mp4, fps=2.0)
+    assert frames.dtype == np.uint8 and frames.shape[1:] == (48, 64, 3)
+    assert frames.shape[0] % 2 == 0 and 4 <= frames.shape[0] <= 6

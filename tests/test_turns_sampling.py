@@ -397,3 +397,19 @@ def test_design_error_without_any_candidate():
     report, clips, interactions = build_tables([], failing)
     with pytest.raises(DesignError, match=r"no candidate interactions: 0 of 3 passed.*f2_turns: 3"):
         sample_design(report, clips, interactions, {"seed": 0, "n_per_cell": 1})
+
+
+def test_participants_are_identified_per_vendor():
+    # P01 at V00 and P01 at V01 are different people; two V00 interactions with P02 are not
+    specs = [
+        (("V00", "familiar", ""), "I1", "P01", "P02"),
+        (("V01", "familiar", ""), "I2", "P01", "P03"),
+        (("V00", "stranger", ""), "I3", "P04", "P05"),
+        (("V01", "stranger", ""), "I4", "P06", "P07"),
+    ]
+    report, clips, interactions = build_tables(specs)
+    interactions["vendor_id"] = interactions["site"].str[1:]
+    design = sample_design(report, clips, interactions, {"seed": 5, "n_per_cell": 1})
+    assert sorted(design["interaction_id"]) == ["I1", "I2", "I3", "I4"]
+    with pytest.raises(DesignError, match="reusing a participant"):
+        sample_design(report, clips, interactions.drop(columns="vendor_id"), {"seed": 5, "n_per_cell": 1})

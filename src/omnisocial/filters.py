@@ -203,7 +203,7 @@ def _audit(transcript: pd.DataFrame | None, params: dict) -> tuple[bool, str, li
     ordered = transcript.sort_values("start", kind="stable") if "start" in transcript else transcript
     hits = keyword_hits(" ".join(str(t) for t in ordered["text"].tolist()), keywords)
     total = sum(hits.values())
-    value = f"{total} hits (" + ", ".join(f"{k.strip()!r}: {n}" for k, n in hits.items()) + ")"
+    value = f"{total} hits (" + ", ".join(f"{k!r}: {n}" for k, n in hits.items()) + ")"
     if total >= minimum:
         return True, value, []
     return False, value, [f"prompt audit: {total} prompt keyword hits < {minimum} in the transcript"]

@@ -45,7 +45,7 @@ def write_json(path: str | os.PathLike, data) -> None:
 def write_csv(path: str | os.PathLike, frame: pd.DataFrame) -> None:
     """Write a CSV atomically with fixed float formatting and Unix line endings."""
     with atomic_path(path) as tmp:
-        frame.to_csv(tmp, index=False, lineterminator="\n", float_format="%.6g")
+        frame.to_csv(tmp, index=False, lineterminator="\n", float_format="%.10g")
 
 
 def read_csv_strings(path: str | os.PathLike, **kwargs) -> pd.DataFrame:

@@ -44,6 +44,14 @@ class DesignError(ValueError):
 # --------------------------------------------------------------------------------------------
 
 
+def _by_interaction(frame: pd.DataFrame | None) -> dict[str, pd.DataFrame]:
+    """The rows of `frame` per interaction_id (one pass instead of one filter per interaction)."""
+    if frame is None or frame.empty:
+        return {}
+    keys = frame["interaction_id"].astype(str)
+    return {str(key): rows for key, rows in frame.groupby(keys, sort=False)}
+
+
 def _interaction_end(interaction_id: str, line: pd.DataFrame, signals: pd.DataFrame | None) -> float:
     """Usable end of an interaction: the shorter known audio track, else the timeline's end."""
     if signals is not None and not signals.empty:
@@ -185,15 +193,17 @@ def clip_candidates(
     """
     rows = []
     ids = sorted(set(interactions["interaction_id"].astype(str)))
+    by_segments, by_speech, by_signals = (_by_interaction(frame) for frame in (segments, speech, signals))
     for interaction_id in ids:
-        line = timeline(interaction_id, segments, speech)
+        own_speech = by_speech.get(interaction_id)
+        line = timeline(interaction_id, by_segments.get(interaction_id), own_speech)
         if line.empty:
             continue
         turns = merge_turns(line, turn_gap_s)
         onsets = np.sort(turns["start"].to_numpy(float))
-        voiced = timeline(interaction_id, None, speech)
+        voiced = timeline(interaction_id, None, own_speech)
         voiced = voiced if not voiced.empty else line
-        total_end = _interaction_end(interaction_id, line, signals)
+        total_end = _interaction_end(interaction_id, line, by_signals.get(interaction_id))
         for position in POSITIONS:
             window = _window(position, line, onsets, total_end, clip_params)
             if window is None:
@@ -257,6 +267,12 @@ def _cell_exclusions(pool: pd.DataFrame, mask: pd.Series) -> str:
 
 
 Pool = dict[str, list[tuple[str, frozenset]]]
+
+
+def _people(participant_a: str, participant_b: str, vendor: str) -> frozenset:
+    """The participants of one interaction as identities: `vendor/participant` when the
+    vendor is known (Seamless numbers participants per vendor), else the bare id."""
+    return frozenset(f"{vendor}/{p}" if vendor else p for p in (participant_a, participant_b) if p)
 
 
 def _greedy(order: list[str], pools: Pool, n: int, rng: np.random.Generator) -> tuple[dict | None, str]:
@@ -358,10 +374,13 @@ def sample_design(
       (no gender table).
     - Cells: every combination of the levels observed among the candidates, named by
       joining the stratum values with '|'. Each cell gets exactly n_per_cell dyads.
-    - No participant appears in two sampled dyads. Draws use numpy.random.default_rng(seed)
-      on candidates sorted by id. Randomized greedy first: cells ordered by scarcity (fewest
-      candidates first), each cell's candidates in a seeded random order, taking each one
-      whose participants are still free; up to GREEDY_TRIES passes. When every pass fails
+    - No participant appears in two sampled dyads; a participant is identified by
+      interactions' vendor_id plus participant id when that column exists (Seamless
+      participant ids are per vendor), else by the participant id alone. Draws use
+      numpy.random.default_rng(seed) on candidates sorted by id. Randomized greedy first:
+      cells ordered by scarcity (fewest candidates first), each cell's candidates in a
+      seeded random order, taking each one whose participants are still free; up to
+      GREEDY_TRIES passes. When every pass fails
       (heavy participant sharing), the design is solved exactly as a 0/1 program (n per
       cell, each participant at most once, seeded random weights maximized; scipy HiGHS),
       so a design is found whenever one exists.
@@ -386,6 +405,8 @@ def sample_design(
         raise ValueError(f"strata repeat a column: {strata}")
     needed = list(dict.fromkeys([*strata, *DEFAULT_STRATA, "participant_a", "participant_b"]))
     pool = _pool(filter_report, interactions, needed)
+    has_vendor = "vendor_id" in interactions.columns
+    pool["_vendor"] = _pool(filter_report, interactions, ["vendor_id"])["vendor_id"] if has_vendor else ""
     passed = _as_bool(pool["passed"])
     unknown = sorted(
         set(pool.loc[passed, "interaction_id"]) - set(interactions["interaction_id"].astype(str))
@@ -424,11 +445,16 @@ def sample_design(
     pools: dict[str, list[tuple[str, frozenset]]] = {}
     for cell in cells:
         members = eligible[eligible_cell == cell].sort_values("interaction_id")
-        entries = [
-            (row.interaction_id, frozenset(p for p in (row.participant_a, row.participant_b) if p))
-            for row in members.itertuples(index=False)
+        pools[cell] = [
+            (iid, _people(pa, pb, vendor))
+            for iid, pa, pb, vendor in zip(
+                members["interaction_id"],
+                members["participant_a"],
+                members["participant_b"],
+                members["_vendor"],
+                strict=True,
+            )
         ]
-        pools[cell] = entries
 
     everyone = Counter(person for entries in pools.values() for _, people in entries for person in people)
 

@@ -132,18 +132,15 @@ def measure_interaction(
         audio = {}
         for speaker in SPEAKERS:
             stage = f"audio_{speaker}"
-            info = probe(row.get(stage))
-            if info["audio_duration"] is None:
-                raise MediaError(f"no audio stream in {info['path']}")
-            out[f"duration_audio_{speaker}"] = info["audio_duration"]
+            audio[speaker] = load_audio(row.get(stage), sr)
+            info = probe(row[stage])
+            duration = info["audio_duration"]
+            out[f"duration_audio_{speaker}"] = duration if duration is not None else audio[speaker].size / sr
             stage = f"video_{speaker}"
             info = probe(row.get(stage))
             if info["video_duration"] is None:
                 raise MediaError(f"no video stream in {info['path']}")
             out[f"duration_video_{speaker}"] = info["video_duration"]
-        for speaker in SPEAKERS:
-            stage = f"audio_{speaker}"
-            audio[speaker] = load_audio(row[stage], sr)
 
         stage = "speech"
         own_speech = _of(speech, interaction_id)

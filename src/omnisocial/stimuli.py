@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import ffmpeg
@@ -28,6 +29,7 @@ SPEAKER_LABELS = {"a": "A", "b": "B"}
 MAX_GAIN = 10.0  # at most +-20 dB of balancing gain per track
 PEAK_LIMIT = 0.98  # the mixed signal's peak is scaled under this (no clipping)
 SILENT_RMS = 1e-5  # a track this quiet is left at unity gain
+GATE_DB = 20.0  # frames this far under a track's loud frames are pauses, not speech
 BITEXACT = {"fflags": "+bitexact", "flags:v": "+bitexact", "flags:a": "+bitexact", "map_metadata": -1}
 
 
@@ -101,21 +103,37 @@ def _decode(dyad_id: str, path: str, start: float, duration: float, sample_rate:
     return np.frombuffer(_run(dyad_id, f"a level measure of {path}", stream, capture_stdout=True), "<f4")
 
 
-def balance_gains(track_a: np.ndarray, track_b: np.ndarray) -> tuple[float, float]:
-    """Gains that bring both tracks to the same RMS level (their geometric mean).
+def speech_level(track: np.ndarray, frame_len: int = 800) -> float:
+    """RMS over the voiced part of a track: frames (frame_len samples) whose RMS is within
+    GATE_DB of the track's loud frames (95th percentile), so pauses and the other
+    speaker's crosstalk do not make a speaker who talks less look quieter."""
+    if track.size == 0:
+        return 0.0
+    if track.size < frame_len:  # shorter than one frame: plain RMS
+        return float(np.sqrt(np.mean(np.square(track, dtype=np.float64))))
+    frames = track[: track.size - track.size % frame_len].reshape(-1, frame_len)
+    power = np.mean(np.square(frames, dtype=np.float64), axis=1)
+    loud = float(np.percentile(power, 95))
+    if loud <= 0:
+        return 0.0
+    voiced = power[power >= loud * 10 ** (-GATE_DB / 10)]
+    return float(np.sqrt(np.mean(voiced)))
 
-    Each gain is bounded to [1/MAX_GAIN, MAX_GAIN]; a near-silent track keeps gain 1 (and
-    the other then keeps its level too). The mix (a*ga + b*gb) / 2 would then peak under
-    PEAK_LIMIT; both gains are scaled down together when it would not.
+
+def balance_gains(track_a: np.ndarray, track_b: np.ndarray, frame_len: int = 800) -> tuple[float, float]:
+    """Gains that bring both tracks to the same speech level (their geometric mean).
+
+    Levels are `speech_level`s. Each gain is bounded to [1/MAX_GAIN, MAX_GAIN]; a
+    near-silent track keeps gain 1 (and the other then keeps its level too). The mix
+    (a*ga + b*gb) / 2 would then peak under PEAK_LIMIT; both gains are scaled down
+    together when it would not.
     """
-    rms = [
-        float(np.sqrt(np.mean(np.square(t, dtype=np.float64)))) if t.size else 0.0 for t in (track_a, track_b)
-    ]
-    if min(rms) < SILENT_RMS:
+    levels = [speech_level(track, frame_len) for track in (track_a, track_b)]
+    if min(levels) < SILENT_RMS:
         gains = [1.0, 1.0]
     else:
-        target = math.sqrt(rms[0] * rms[1])
-        gains = [min(MAX_GAIN, max(1.0 / MAX_GAIN, target / value)) for value in rms]
+        target = math.sqrt(levels[0] * levels[1])
+        gains = [min(MAX_GAIN, max(1.0 / MAX_GAIN, target / value)) for value in levels]
     length = max(track_a.size, track_b.size)
     mix = np.zeros(length)
     mix[: track_a.size] += gains[0] * track_a
@@ -158,7 +176,9 @@ def _probe_duration(dyad_id: str, path: Path) -> float:
     return round(float(info["format"]["duration"]), 6)
 
 
-def _render_dyad(dyad, row, segments, out_dir: Path, params: Mapping, media_root: Path | None) -> list[dict]:
+def _render_dyad(
+    dyad, row, segments, out_dir: Path, params: Mapping, media_root: Path | None, relative_to: Path
+) -> list[dict]:
     dyad_id = str(dyad.dyad_id)
     start, end = float(dyad.clip_start), float(dyad.clip_end)
     duration = end - start
@@ -177,7 +197,7 @@ def _render_dyad(dyad, row, segments, out_dir: Path, params: Mapping, media_root
     )
 
     tracks = [_decode(dyad_id, path, start, duration, sample_rate) for path in audio]
-    gains = balance_gains(*tracks)
+    gains = balance_gains(*tracks, frame_len=max(1, round(0.05 * sample_rate)))
     wav = {"acodec": "pcm_s16le", "ar": sample_rate, **BITEXACT}
 
     mix_path = out_dir / "audio" / f"{dyad_id}.wav"
@@ -240,7 +260,7 @@ def _render_dyad(dyad, row, segments, out_dir: Path, params: Mapping, media_root
         if "duration_s" not in entry:
             entry["duration_s"] = _probe_duration(dyad_id, path)
         entry["sha256"] = sha256_file(path)
-        entry["path"] = path.relative_to(out_dir).as_posix()
+        entry["path"] = path.relative_to(relative_to).as_posix()
         entry.update(common)
     return rows
 
@@ -252,6 +272,8 @@ def render_stimuli(
     out_dir: Path,
     params: Mapping,
     media_root: Path | None = None,
+    workers: int = 1,
+    manifest_dir: Path | None = None,
 ) -> pd.DataFrame:
     """Render every dyad of `design` into `out_dir`; return the STIMULI_MANIFEST frame.
 
@@ -260,14 +282,17 @@ def render_stimuli(
     Media paths in `interactions` (audio_a/b, video_a/b) are used as they are, relative ones
     resolved against `media_root` when given. `segments` (SEGMENTS) feed the transcripts.
 
-    Loudness balance: each participant's track is measured (RMS over the window) and scaled
-    so both have the same RMS, within +-20 dB (`balance_gains`); the mono mix is half the
+    Loudness balance: each participant's track is measured (RMS over its voiced 50 ms
+    frames in the window, `speech_level`) and scaled so both have the same level, within
+    +-20 dB (`balance_gains`); the mono mix is half the
     sum, kept under clipping. The stereo file holds the same balanced tracks unmixed.
     Audio is padded/trimmed to exactly round(clip length x sample_rate) samples.
 
     Manifest rows per dyad, dyads in dyad_id order: text/transcript, audio/mix,
     audio/stereo (when enabled), video/side_by_side; duration_s is the clip length for
-    text and ffprobe's container duration for media; paths are relative to `out_dir`.
+    text and ffprobe's container duration for media; paths are relative to `manifest_dir`
+    (default `out_dir`, which must lie inside it). Dyads render on `workers` threads (each
+    runs its own single-threaded ffmpeg processes); the manifest order does not depend on it.
     Every file is rendered each call (nothing is reused). Raises StimulusError naming the
     dyad when an input is missing or ffmpeg fails.
     """
@@ -275,8 +300,9 @@ def render_stimuli(
     by_id = interactions.assign(interaction_id=interactions["interaction_id"].astype(str)).set_index(
         "interaction_id"
     )
-    rows = []
-    for dyad in design.sort_values("dyad_id", kind="mergesort").itertuples(index=False):
+    relative_to = Path(manifest_dir) if manifest_dir is not None else out_dir
+
+    def render(dyad) -> list[dict]:
         interaction_id = str(dyad.interaction_id)
         if interaction_id not in by_id.index:
             raise StimulusError(
@@ -285,7 +311,11 @@ def render_stimuli(
         row = by_id.loc[interaction_id].map(
             lambda v: "" if v is None or (isinstance(v, float) and np.isnan(v)) else v
         )
-        rows.extend(_render_dyad(dyad, row, segments, out_dir, params, media_root))
+        return _render_dyad(dyad, row, segments, out_dir, params, media_root, relative_to)
+
+    dyads = list(design.sort_values("dyad_id", kind="mergesort").itertuples(index=False))
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        rows = [entry for entries in pool.map(render, dyads) for entry in entries]
     if not rows:
         return STIMULI_MANIFEST.empty()
     return STIMULI_MANIFEST.validate(pd.DataFrame(rows))

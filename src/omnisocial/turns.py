@@ -7,6 +7,7 @@ with the columns `speaker, start, end` (seconds, interaction-local).
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 TURN_COLUMNS = ["speaker", "start", "end"]
@@ -30,12 +31,14 @@ def _ordered(rows: pd.DataFrame) -> pd.DataFrame:
     """`speaker, start, end` rows with end > start, sorted by (start, end, speaker), fresh index."""
     if rows is None or rows.empty:
         return _empty()
-    frame = rows.loc[:, TURN_COLUMNS].copy()
-    frame["speaker"] = frame["speaker"].astype(str)
-    frame["start"] = frame["start"].astype("float64")
-    frame["end"] = frame["end"].astype("float64")
-    frame = frame[frame["end"] > frame["start"]]
-    return frame.sort_values(["start", "end", "speaker"], kind="mergesort").reset_index(drop=True)
+    speaker = rows["speaker"].astype(str).to_numpy(dtype="U")
+    start = rows["start"].to_numpy(dtype="float64")
+    end = rows["end"].to_numpy(dtype="float64")
+    keep = np.flatnonzero(end > start)
+    order = keep[np.lexsort((speaker[keep], end[keep], start[keep]))]
+    return pd.DataFrame(
+        {"speaker": pd.Series(speaker[order], dtype=object), "start": start[order], "end": end[order]}
+    )
 
 
 def merge_turns(segments: pd.DataFrame, gap_s: float) -> pd.DataFrame:
@@ -56,7 +59,8 @@ def merge_turns(segments: pd.DataFrame, gap_s: float) -> pd.DataFrame:
     if ordered.empty:
         return _empty()
     turns: list[list] = []
-    for speaker, start, end in ordered.itertuples(index=False, name=None):
+    columns = (ordered["speaker"].tolist(), ordered["start"].tolist(), ordered["end"].tolist())
+    for speaker, start, end in zip(*columns, strict=True):
         if turns and turns[-1][0] == speaker and start - turns[-1][2] <= gap_s + _EPS:
             turns[-1][2] = max(turns[-1][2], end)
         else:

@@ -12,7 +12,7 @@ from omnisocial.workflow import start
 
 log = start(snakemake)
 interactions = INTERACTIONS.read(snakemake.input.interactions)
-if "asr_failures" in snakemake.input.keys():
+if hasattr(snakemake.input, "asr_failures"):
     interactions = mark_asr_failures(interactions, ASR_FAILURES.read(snakemake.input.asr_failures))
 report = apply_filters(
     interactions,

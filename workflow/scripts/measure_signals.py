@@ -13,7 +13,7 @@ from omnisocial.workflow import start, threads
 log = start(snakemake)
 interactions = INTERACTIONS.read(snakemake.input.interactions)
 parts = [SEGMENTS.read(snakemake.input.transcripts)]
-if "asr" in snakemake.input.keys():
+if hasattr(snakemake.input, "asr"):
     parts.append(SEGMENTS.read(snakemake.input.asr))
 segments = combine_segments(*parts)
 corpus_speech = SPEECH.read(snakemake.input.speech)

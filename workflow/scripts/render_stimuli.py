@@ -7,7 +7,7 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
 
 from omnisocial.stimuli import render_stimuli
 from omnisocial.tables import DESIGN, INTERACTIONS, SEGMENTS, STIMULI_MANIFEST
-from omnisocial.workflow import start
+from omnisocial.workflow import start, threads
 
 log = start(snakemake)
 manifest = render_stimuli(
@@ -16,6 +16,8 @@ manifest = render_stimuli(
     SEGMENTS.read(snakemake.input.segments),
     Path(snakemake.output.media),
     dict(snakemake.params.stimuli),
+    workers=threads(snakemake),
+    manifest_dir=Path(snakemake.output.manifest).parent,
 )
 log.info("%d stimulus files", len(manifest))
 STIMULI_MANIFEST.write(snakemake.output.manifest, manifest)

@@ -115,7 +115,9 @@ class EmbeddingJudge:
         similarity = self.similarity(candidate, references)
         return SimilarityScore(level_for(similarity, spec.levels, self.cut_points[spec.name]), similarity)
 
-    def score_many(self, items: Sequence[tuple[str | None, Sequence[str]]], task: str) -> list[SimilarityScore]:
+    def score_many(
+        self, items: Sequence[tuple[str | None, Sequence[str]]], task: str
+    ) -> list[SimilarityScore]:
         """Score (candidate, references) pairs, embedding all texts in one pass."""
         spec = task_spec(task)
         texts: list[str] = []

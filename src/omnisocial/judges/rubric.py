@@ -114,7 +114,9 @@ def parse_temporal(text: str | None) -> ParsedScore:
     else:
         score = parse_score(str(text), levels)
         after = re.search(r"relevan\w*\W*?(-?\d+(?:\.\d+)?)", str(text), flags=re.IGNORECASE)
-        relevant = parse_score(after.group(1), (0, 1)) if after else ParsedScore(None, "no is_relevant in reply")
+        relevant = (
+            parse_score(after.group(1), (0, 1)) if after else ParsedScore(None, "no is_relevant in reply")
+        )
     if not score.ok:
         return score
     if not relevant.ok:
@@ -154,7 +156,8 @@ def build_prompt(task: str | Task, **fields) -> tuple[str, str]:
         prompt = (
             "You judge the next utterance a model produced for a multi-party conversation.\n\n"
             f"Conversation so far:\n{fields.get('context', '').strip() or '(not given)'}\n\n"
-            f"Reference next utterances (any of them is a good answer):\n{_references(fields['references'])}\n\n"
+            "Reference next utterances (any of them is a good answer):\n"
+            f"{_references(fields['references'])}\n\n"
             f"Candidate next utterance:\n{fields['candidate'].strip()}\n\n"
             "Rubric (how appropriate the candidate is as the next turn, compared with the references):\n"
             "100 = as appropriate as the references in content, intent and social fit;\n"
@@ -253,7 +256,13 @@ class RubricJudge:
             system, prompt = build_prompt(spec, **fields)
             media = {kind: Path(path) for kind, path in dict(item.get("media") or {}).items()}
             requests.append(
-                Request(item_id=str(item["item_id"]), prompt=prompt, system=system, media=media, settings=self.settings)
+                Request(
+                    item_id=str(item["item_id"]),
+                    prompt=prompt,
+                    system=system,
+                    media=media,
+                    settings=self.settings,
+                )
             )
             positions.append(position)
         replies = self.backend.generate(requests) if requests else []
@@ -263,8 +272,18 @@ class RubricJudge:
                     request.item_id, self.name, spec.name, None, reason="judge call failed", error=reply.error
                 )
                 continue
-            parsed = parse_temporal(reply.text) if spec.name == "temporal" else parse_score(reply.text, spec.levels)
+            parsed = (
+                parse_temporal(reply.text)
+                if spec.name == "temporal"
+                else parse_score(reply.text, spec.levels)
+            )
             results[position] = Judgement(
-                request.item_id, self.name, spec.name, parsed.score, parsed.is_relevant, parsed.reason, reply.text
+                request.item_id,
+                self.name,
+                spec.name,
+                parsed.score,
+                parsed.is_relevant,
+                parsed.reason,
+                reply.text,
             )
         return [r for r in results if r is not None]

@@ -54,7 +54,9 @@ def _run(command: list[str], file: Path, what: str) -> subprocess.CompletedProce
     except subprocess.TimeoutExpired:
         raise MediaError(f"{command[0]} took over {_TIMEOUT_S} s to {what} {file}") from None
     if result.returncode != 0:
-        raise MediaError(f"cannot {what} {file}: {_last_line(result.stderr)}")
+        message = _last_line(result.stderr)
+        message = message.removeprefix(f"{file}: ").removeprefix(f"{command[-1]}: ")
+        raise MediaError(f"cannot {what} {file}: {message}")
     return result
 
 

@@ -215,14 +215,15 @@ def suppress_crosstalk(
     min_speech_s: float = 0.25,
     min_silence_s: float = 0.1,
 ) -> list[tuple[float, float]]:
-    """Keep only the parts of `segments` (found on `own`) where `own` is the louder microphone.
+    """Drop the parts of `segments` (found on `own`) where the other microphone is louder.
 
     Silero is nearly level-invariant, so on a two-microphone recording it also marks the
-    other person's voice leaking into this microphone as speech. A hop counts as this
-    speaker's when the power of `own`, averaged over `smooth_s`, exceeds that of `other`
-    by at least `margin_db`; the kept parts are then closed over gaps shorter than
-    `min_silence_s` and parts not longer than `min_speech_s` are dropped. Both signals
-    share the rate `sr`. Two identical tracks leave nothing (neither microphone leads).
+    other person's voice leaking into this microphone as speech. A hop is cross-talk when
+    the power of `other`, averaged over `smooth_s`, exceeds that of `own` by at least
+    `margin_db`; those hops are removed. Hops where neither microphone leads (pauses
+    inside one's own speech, or two identical tracks) are kept. The kept parts are closed
+    over gaps shorter than `min_silence_s` and parts not longer than `min_speech_s` are
+    dropped. Both signals share the rate `sr`.
     """
     if not segments:
         return []
@@ -238,14 +239,13 @@ def suppress_crosstalk(
     kernel = np.ones(width) / width
     own_power = np.convolve(own_env**2, kernel, mode="same")
     other_power = np.convolve(other_env**2, kernel, mode="same")
-    dominant = own_power > other_power * 10.0 ** (margin_db / 10.0)
-    dominant &= own_power > 0
+    crosstalk = other_power > own_power * 10.0 ** (margin_db / 10.0)
     inside = np.zeros(own_env.size, dtype=bool)
     centres = (np.arange(own_env.size) + 0.5) * hop / sr
     for start, end in segments:
         inside |= (centres >= start) & (centres < end)
     kept: list[list[float]] = []
-    for first, stop in _runs(inside & dominant):
+    for first, stop in _runs(inside & ~crosstalk):
         start, end = first * hop / sr, stop * hop / sr
         if kept and start - kept[-1][1] < min_silence_s:
             kept[-1][1] = end

@@ -199,11 +199,13 @@ def turn_taking_features(segments, duration_s: float, merge_gap_s: float = 0.3) 
     frame = _segments_frame(segments)
     turns = merge_turns(frame, merge_gap_s)
     offsets = np.array(
-        [nxt[1] - prev[2] for prev, nxt in zip(turns, turns[1:], strict=False) if nxt[0] != prev[0]], dtype=float
+        [nxt[1] - prev[2] for prev, nxt in zip(turns, turns[1:], strict=False) if nxt[0] != prev[0]],
+        dtype=float,
     )
     gaps = offsets[offsets > 0]
     by_speaker = {
-        speaker: _union(zip(group["start"], group["end"], strict=True)) for speaker, group in frame.groupby("speaker")
+        speaker: _union(zip(group["start"], group["end"], strict=True))
+        for speaker, group in frame.groupby("speaker")
     }
     speakers = sorted(by_speaker)
     overlaps = _intersection(by_speaker[speakers[0]], by_speaker[speakers[1]]) if len(speakers) >= 2 else []
@@ -399,7 +401,9 @@ class BehaviouralModel:
             raise ValueError("grouped cross-validation needs at least 2 groups of each class")
         return StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=self.seed)
 
-    def cross_val_predict(self, table: pd.DataFrame, truth=None, group_col: str | None = None) -> pd.DataFrame:
+    def cross_val_predict(
+        self, table: pd.DataFrame, truth=None, group_col: str | None = None
+    ) -> pd.DataFrame:
         """Out-of-fold predictions: item_id, truth, label, confidence, p_familiar, fold.
 
         `table`: one row per item with `item_id`, the feature columns and, unless `truth` is
@@ -427,7 +431,9 @@ class BehaviouralModel:
         for number, (train, test) in enumerate(self._splitter(y, groups).split(x, y, groups)):
             train_groups, test_groups = frozenset(groups[train]), frozenset(groups[test])
             if train_groups & test_groups:  # the guarantee this baseline rests on
-                raise AssertionError(f"fold {number}: groups on both sides: {sorted(train_groups & test_groups)}")
+                raise AssertionError(
+                    f"fold {number}: groups on both sides: {sorted(train_groups & test_groups)}"
+                )
             if len(np.unique(y[train])) < 2:
                 raise ValueError(f"fold {number}: training data hold one class only")
             model = self._pipeline().fit(x[train], y[train])

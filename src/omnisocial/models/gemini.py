@@ -41,6 +41,16 @@ from omnisocial.models.transport import (
 logger = logging.getLogger(__name__)
 
 OUTPUT_KEYS = ("model", "generation", "json_mode")
+# google-genai talks through httpx or its fork httpx2, depending on the version: catch both.
+_TRANSPORT = [httpx]
+try:
+    import httpx2
+
+    _TRANSPORT.append(httpx2)
+except ImportError:  # pragma: no cover - older google-genai
+    pass
+_TIMEOUTS = tuple(module.TimeoutException for module in _TRANSPORT)
+_NETWORK = tuple(module.TransportError for module in _TRANSPORT)
 _DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
 
@@ -78,9 +88,9 @@ def map_exception(exc: BaseException) -> Attempt:
             retryable=is_retryable_status(code),
             retry_after=retry_delay_from_error(exc),
         )
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, _TIMEOUTS):
         return Attempt(error=f"timeout ({type(exc).__name__})", retryable=True)
-    if isinstance(exc, httpx.TransportError):
+    if isinstance(exc, _NETWORK):
         return Attempt(error=f"connection error: {type(exc).__name__}: {exc}", retryable=True)
     return Attempt(error=f"{type(exc).__name__}: {exc}", retryable=False)
 
@@ -94,7 +104,9 @@ def reply_text(response) -> tuple[str, str]:
         return "", f"blocked:{getattr(reason, 'value', reason)}" if reason else "no_candidates"
     candidate = candidates[0]
     parts = getattr(getattr(candidate, "content", None), "parts", None) or []
-    text = "".join(part.text for part in parts if getattr(part, "text", None) and not getattr(part, "thought", False))
+    text = "".join(
+        part.text for part in parts if getattr(part, "text", None) and not getattr(part, "thought", False)
+    )
     reason = getattr(candidate, "finish_reason", None)
     return text, str(getattr(reason, "value", reason) or "")
 
@@ -241,7 +253,9 @@ class GeminiBackend:
             kwargs["sleep"] = self._sleep
         if self._rng is not None:
             kwargs["rng"] = self._rng
-        return call_with_retries(lambda: self._attempt(request, config), self.policy, self.redact, label, **kwargs)
+        return call_with_retries(
+            lambda: self._attempt(request, config), self.policy, self.redact, label, **kwargs
+        )
 
     def _attempt(self, request: Request, config) -> Attempt:
         with self._gate:

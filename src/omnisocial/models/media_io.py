@@ -62,7 +62,16 @@ def probe(path: str | Path) -> dict:
     if not path.is_file():
         raise MediaError(f"{path}: no such file")
     out = _run(
-        [FFPROBE, "-v", "error", "-show_entries", "format=duration:stream=codec_type", "-of", "json", str(path)],
+        [
+            FFPROBE,
+            "-v",
+            "error",
+            "-show_entries",
+            "format=duration:stream=codec_type",
+            "-of",
+            "json",
+            str(path),
+        ],
         path,
     )
     info = json.loads(out or b"{}")

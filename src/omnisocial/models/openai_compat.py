@@ -63,7 +63,10 @@ def _data_url(mime: str, data: bytes) -> str:
 
 
 def _audio_part(wav: bytes) -> dict:
-    return {"type": "input_audio", "input_audio": {"data": base64.b64encode(wav).decode("ascii"), "format": "wav"}}
+    return {
+        "type": "input_audio",
+        "input_audio": {"data": base64.b64encode(wav).decode("ascii"), "format": "wav"},
+    }
 
 
 class OpenAICompatBackend:
@@ -131,7 +134,12 @@ class OpenAICompatBackend:
             if modality == "audio":
                 parts.append(_audio_part(media_io.audio_wav(path, media_cfg["audio_sample_rate"])))
             elif modality == "image":
-                parts.append({"type": "image_url", "image_url": {"url": _data_url(media_io.mime_type(path), path.read_bytes())}})
+                parts.append(
+                    {
+                        "type": "image_url",
+                        "image_url": {"url": _data_url(media_io.mime_type(path), path.read_bytes())},
+                    }
+                )
             elif modality == "video":
                 parts.extend(self._video_parts(path))
             else:
@@ -152,9 +160,15 @@ class OpenAICompatBackend:
                 url = _data_url(media_io.mime_type(path), path.read_bytes())
             return [{"type": "video_url", "video_url": {"url": url}}]
         frames = media_io.sample_frames(
-            path, fps=cfg["fps"], max_frames=cfg["max_frames"], width=cfg["frame_width"], quality=cfg["jpeg_quality"]
+            path,
+            fps=cfg["fps"],
+            max_frames=cfg["max_frames"],
+            width=cfg["frame_width"],
+            quality=cfg["jpeg_quality"],
         )
-        parts = [{"type": "image_url", "image_url": {"url": _data_url("image/jpeg", frame)}} for frame in frames]
+        parts = [
+            {"type": "image_url", "image_url": {"url": _data_url("image/jpeg", frame)}} for frame in frames
+        ]
         if cfg["video_audio"]:
             track = media_io.video_audio_track(path, cfg["audio_sample_rate"])
             if track is not None:
@@ -181,7 +195,10 @@ class OpenAICompatBackend:
         if schema is not None and self.entry["json_mode"] == "json_object":
             body["response_format"] = {"type": "json_object"}
         elif schema is not None and self.entry["json_mode"] == "json_schema":
-            body["response_format"] = {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "schema": schema},
+            }
         body.update(self.entry["extra_body"])
         return body
 
@@ -205,9 +222,14 @@ class OpenAICompatBackend:
     def _attempt(self, body: dict) -> Attempt:
         with self._gate:
             try:
-                response = self._client.post(self.url, json=body, headers=self._headers, timeout=self._timeout)
+                response = self._client.post(
+                    self.url, json=body, headers=self._headers, timeout=self._timeout
+                )
             except httpx.TimeoutException as exc:
-                return Attempt(error=f"timeout after {self.entry['timeout_s']:g} s ({type(exc).__name__})", retryable=True)
+                return Attempt(
+                    error=f"timeout after {self.entry['timeout_s']:g} s ({type(exc).__name__})",
+                    retryable=True,
+                )
             except httpx.TransportError as exc:
                 return Attempt(error=f"connection error: {type(exc).__name__}: {exc}", retryable=True)
         return parse_response(response)
@@ -227,7 +249,9 @@ def parse_response(response: httpx.Response) -> Attempt:
     try:
         data = response.json()
     except ValueError:
-        return Attempt(error=f"unreadable response body (HTTP {status}): {snippet(response.text)}", retryable=True)
+        return Attempt(
+            error=f"unreadable response body (HTTP {status}): {snippet(response.text)}", retryable=True
+        )
     if not isinstance(data, dict):
         return Attempt(error=f"unexpected response body: {snippet(response.text)}", retryable=True)
     if data.get("error"):
@@ -244,4 +268,6 @@ def parse_response(response: httpx.Response) -> Attempt:
     version = str(data.get("model") or "")
     if data.get("system_fingerprint"):
         version = f"{version}+{data['system_fingerprint']}"
-    return Attempt(text=str(content), model_version=version, finish_reason=str(choices[0].get("finish_reason") or ""))
+    return Attempt(
+        text=str(content), model_version=version, finish_reason=str(choices[0].get("finish_reason") or "")
+    )

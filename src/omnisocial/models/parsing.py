@@ -61,17 +61,14 @@ def _schema_error(value, validator: Draft202012Validator) -> str | None:
 def _candidates(text: str):
     """(origin, decoded JSON value) for every JSON document found, in order of preference."""
     decoder = json.JSONDecoder()
-    stripped = text.strip()
-    try:
-        yield "reply", json.loads(stripped)
-    except ValueError:
-        pass
-    for match in FENCE.finditer(text):
-        body = match.group(2).strip()
+    for origin, chunk in [("reply", text.strip())] + [
+        ("fence", m.group(2).strip()) for m in FENCE.finditer(text)
+    ]:
         try:
-            yield "fence", json.loads(body)
+            value = json.loads(chunk)
         except ValueError:
-            pass
+            continue
+        yield origin, value
     tried = 0
     for position, char in enumerate(text):
         if char != "{":
@@ -106,7 +103,10 @@ def parse_json_reply(text: str | None, schema: dict) -> tuple[object | None, str
             first_error = error
     if not found:
         return None, "no JSON found"
-    return None, f"no JSON object matches the schema ({first_error})" if first_error else "no JSON object found"
+    return (
+        None,
+        f"no JSON object matches the schema ({first_error})" if first_error else "no JSON object found",
+    )
 
 
 def parse_familiarity(text: str | None) -> dict:

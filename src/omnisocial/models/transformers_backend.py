@@ -33,7 +33,7 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -194,7 +194,9 @@ def load_video_frames(
     count = len(result.stdout) // frame_bytes
     if count == 0:
         raise ValueError(f"no video frames decoded from {path}")
-    frames = np.frombuffer(result.stdout[: count * frame_bytes], dtype=np.uint8).reshape(count, height, width, 3)
+    frames = np.frombuffer(result.stdout[: count * frame_bytes], dtype=np.uint8).reshape(
+        count, height, width, 3
+    )
     if count % 2:
         frames = np.concatenate([frames, frames[-1:]], axis=0)
     return frames
@@ -229,19 +231,42 @@ def _error_text(exc: BaseException) -> str:
 
 
 class TransformersBackend:
-    """A local transformers model; see the module docstring for the four families."""
+    """A local transformers model; see the module docstring for the four families.
+
+    Built either from arguments, or from a validated registry entry (the registry calls
+    ``TransformersBackend(entry)``): ``model`` is the path or cached repo id, ``modalities``
+    and ``generation`` are read from the entry, and ``options`` holds ``family`` (required),
+    ``device``, ``dtype`` and ``batch_size``.
+    """
+
+    concurrency = 1  # one generate call at a time: the model is not shared across threads
 
     def __init__(
         self,
-        model_path: str | os.PathLike,
-        family: str,
+        model_path: str | os.PathLike | Mapping,
+        family: str | None = None,
         modalities: Sequence[str] | None = None,
         generation: dict | None = None,
         device: str = "auto",
         dtype: str = "auto",
-        batch_size: int = 1,
+        batch_size: int | None = None,
         name: str | None = None,
     ):
+        if isinstance(model_path, Mapping):
+            entry = model_path
+            options = dict(entry.get("options") or {})
+            unknown = sorted(set(options) - {"family", "device", "dtype", "batch_size"})
+            if unknown:
+                raise ValueError(f"model {entry.get('name')!r}: unknown transformers option(s) {unknown}")
+            if "family" not in options:
+                raise ValueError(f"model {entry.get('name')!r}: options.family is required ({', '.join(FAMILIES)})")
+            model_path, family = entry["model"], options["family"]
+            modalities = modalities or entry.get("modalities")
+            generation = generation if generation is not None else entry.get("generation")
+            device = options.get("device", device)
+            dtype = options.get("dtype", dtype)
+            batch_size = options.get("batch_size", batch_size)
+            name = name or entry.get("name")
         if family not in FAMILIES:
             raise ValueError(f"unknown family {family!r}; expected one of {', '.join(FAMILIES)}")
         allowed = DEFAULT_MODALITIES[family]
@@ -252,15 +277,15 @@ class TransformersBackend:
         generation = dict(generation or {})
         if float(generation.get("temperature", 0.0) or 0.0) > 0:
             raise ValueError("local models decode greedily: generation.temperature must be 0")
-        if int(batch_size) < 1:
-            raise ValueError("batch_size must be >= 1")
         self.model_path = str(model_path)
         self.family = family
         self.modalities = chosen
         self.generation = generation
         self.seed = int(generation.get("seed", DEFAULT_SEED))
         self.max_new_tokens = int(generation.get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS))
-        self.batch_size = int(generation.get("batch_size", batch_size))
+        self.batch_size = int(batch_size if batch_size is not None else generation.get("batch_size", 1))
+        if self.batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
         self.requested_device = device
         self.requested_dtype = dtype
         self.name = name or f"{family}:{Path(self.model_path).name}"
@@ -284,6 +309,19 @@ class TransformersBackend:
         if self._fingerprint is None:
             self._fingerprint = weights_fingerprint(self.model_dir)
         return self._fingerprint
+
+    def settings_for(self, request: Request) -> dict:
+        """Effective settings of a call (recorded beside each reply by the runner)."""
+        settings = {**self.generation, **request.settings}
+        settings.update(
+            seed=self.seed,
+            max_new_tokens=int(settings.get("max_new_tokens", self.max_new_tokens)),
+            do_sample=False,
+            batch_size=self.batch_size,
+            dtype=str(self.dtype or self.requested_dtype),
+            device=str(self.device or self.requested_device),
+        )
+        return settings
 
     # -- loading -----------------------------------------------------------------------
 
@@ -432,17 +470,16 @@ class TransformersBackend:
                     for c in conversations
                 ]
             else:
-                texts = [
-                    "\n\n".join(m["content"] for m in c if m["content"]) + "\n" for c in conversations
-                ]
+                texts = ["\n\n".join(m["content"] for m in c if m["content"]) + "\n" for c in conversations]
             return tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False), {}
         processor = self._processor
         if self.family == "voxtral":
-            inputs = processor.apply_chat_template(
-                conversations, tokenize=True, return_dict=True, return_tensors="pt", padding=True
-            )
-            return inputs, {}
-        texts = [processor.apply_chat_template(c, add_generation_prompt=True, tokenize=False) for c in conversations]
+            # VoxtralProcessor's defaults already tokenize, pad and return a dict of tensors
+            return processor.apply_chat_template(conversations), {}
+        texts = [
+            processor.apply_chat_template(c, add_generation_prompt=True, tokenize=False)
+            for c in conversations
+        ]
         kwargs = {"text": texts, "return_tensors": "pt", "padding": True}
         generate_kwargs = {}
         if kind in ("audio", "video"):
@@ -497,7 +534,10 @@ class TransformersBackend:
         groups: dict[tuple[str, int], list[_Prepared]] = {}
         for item in prepared:
             groups.setdefault((item.kind, item.max_new_tokens), []).append(item)
-        version = f"{self.family}:{self.fingerprint()[:16]}"
+        try:
+            version = f"{self.family}:{self.fingerprint()[:16]}"
+        except Exception:  # weights in a format we do not hash: the replies still count
+            version = self.family
         for group in groups.values():
             for start in range(0, len(group), self.batch_size):
                 chunk = group[start : start + self.batch_size]

@@ -162,7 +162,8 @@ def call_with_retries(
         if outcome.retryable and retry <= policy.max_retries:
             wait = policy.delay(retry, outcome.retry_after, rng)
             if outcome.retry_after is not None and outcome.retry_after > policy.max_wait_s:
-                reason = f"{reason}; Retry-After {outcome.retry_after:g} s exceeds max_wait_s {policy.max_wait_s:g}"
+                limit = f"max_wait_s {policy.max_wait_s:g}"
+                reason = f"{reason}; Retry-After {outcome.retry_after:g} s exceeds {limit}"
             else:
                 logger.warning(
                     "%s: %s; retry %d/%d in %.2f s", label, reason, retry, policy.max_retries, wait

@@ -34,33 +34,37 @@ _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG_SQRT_2_OVER_PI = 0.5 * math.log(2.0 / math.pi)
 
 
+def logp_grad(theta, grad, mod, lev, k, n, const, prior_mu, prior_sd, sig_prior_sd, centered, pos_ls,
+              blk_factor, blk_first, blk_size, blk_eta_pos, blk_w_pos, mod_block, n_levels):
+    """Return log p(theta | data) (all constants included); write its gradient into `grad`.
+
+    Two numba loops around numpy's SIMD `exp`/`log1p` (numba's scalar libm calls would take
+    most of the time): priors and linear predictor, then likelihood and back-propagation.
+    """
+    theta = np.ascontiguousarray(theta, dtype=np.float64)
+    eta = np.empty(k.shape[0])
+    u = np.empty(n_levels)
+    logp = _prior_and_eta(
+        theta, grad, eta, u, mod, lev, const, prior_mu, prior_sd, sig_prior_sd, centered, pos_ls,
+        blk_factor, blk_first, blk_size, blk_eta_pos, blk_w_pos, mod_block,
+    )
+    small = np.abs(eta)
+    np.negative(small, out=small)
+    np.exp(small, out=small)  # exp(-|eta|), in (0, 1]
+    log_term = np.log1p(small)
+    logp += _likelihood_and_backprop(
+        theta, grad, eta, small, log_term, u, mod, lev, k, n, centered, pos_ls,
+        blk_factor, blk_first, blk_size, blk_w_pos,
+    )
+    return logp
+
+
 @numba.njit(cache=True, nogil=True)
-def logp_grad(
-    theta,
-    grad,
-    mod,
-    lev,
-    k,
-    n,
-    const,
-    prior_mu,
-    prior_sd,
-    sig_prior_sd,
-    centered,
-    pos_ls,
-    blk_factor,
-    blk_first,
-    blk_size,
-    blk_eta_pos,
-    blk_w_pos,
-    mod_block,
-    n_levels,
-):
-    """Return log p(theta | data) (all constants included); write its gradient into `grad`."""
+def _prior_and_eta(theta, grad, eta, u, mod, lev, const, prior_mu, prior_sd, sig_prior_sd, centered, pos_ls,
+                   blk_factor, blk_first, blk_size, blk_eta_pos, blk_w_pos, mod_block):
     n_mod = prior_mu.shape[0]
     n_fac = sig_prior_sd.shape[0]
     n_blk = blk_size.shape[0]
-    n_obs = k.shape[0]
     for j in range(grad.shape[0]):
         grad[j] = 0.0
     logp = const
@@ -95,7 +99,8 @@ def logp_grad(
             grad[pos_ls[g]] -= dp * bmean[bb]
 
     # Zero-sum parts of the random effects (the part that enters the linear predictor).
-    u = np.zeros(n_levels)
+    for j in range(u.shape[0]):
+        u[j] = 0.0
     for b in range(n_blk):
         g = blk_factor[b]
         nb = blk_size[b]
@@ -125,22 +130,36 @@ def logp_grad(
             for j in range(nb - 1):
                 grad[w0 + j] -= theta[w0 + j]
 
-    # Binomial likelihood on the logit scale; resid = d logp / d eta.
-    level_grad = np.zeros(n_levels)
-    for i in range(n_obs):
-        eta = theta[mod[i]]
+    # Linear predictor of every cell.
+    for i in range(eta.shape[0]):
+        value = theta[mod[i]]
         for g in range(n_fac):
-            eta += u[lev[g, i]]
-        if eta > 0.0:
-            ex = math.exp(-eta)
-            softplus = eta + math.log1p(ex)
-            prob = 1.0 / (1.0 + ex)
+            value += u[lev[g, i]]
+        eta[i] = value
+    return logp
+
+
+@numba.njit(cache=True, nogil=True)
+def _likelihood_and_backprop(theta, grad, eta, small, log_term, u, mod, lev, k, n, centered, pos_ls,
+                             blk_factor, blk_first, blk_size, blk_w_pos):
+    """Binomial log likelihood from exp(-|eta|) and log1p of it; gradient through the zero-sum parts."""
+    n_fac = pos_ls.shape[0]
+    n_blk = blk_size.shape[0]
+    sig = np.empty(n_fac)
+    for g in range(n_fac):
+        sig[g] = math.exp(theta[pos_ls[g]])
+    level_grad = np.zeros(u.shape[0])
+    logp = 0.0
+    for i in range(eta.shape[0]):
+        value = eta[i]
+        if value > 0.0:
+            softplus = value + log_term[i]
+            prob = 1.0 / (1.0 + small[i])
         else:
-            ex = math.exp(eta)
-            softplus = math.log1p(ex)
-            prob = ex / (1.0 + ex)
-        logp += k[i] * eta - n[i] * softplus
-        resid = k[i] - n[i] * prob
+            softplus = log_term[i]
+            prob = small[i] / (1.0 + small[i])
+        logp += k[i] * value - n[i] * softplus
+        resid = k[i] - n[i] * prob  # d logp / d eta
         grad[mod[i]] += resid
         for g in range(n_fac):
             level_grad[lev[g, i]] += resid
