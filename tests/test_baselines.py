@@ -192,3 +192,48 @@ def test_baseline_predictions_contract():
     assert (majority["label"] == majority["truth"]).mean() <= 0.6
     with pytest.raises(ValueError, match="no truth"):
         baseline_predictions(table, {"D000_early": "familiar"}, {})
+
+
+def test_baselines_as_backends(tmp_path):
+    from omnisocial.models.base import Request
+    from omnisocial.models.baselines import build_baseline
+    from omnisocial.models.parsing import parse_familiarity
+
+    items = [f"D{k:03d}" for k in range(30)]
+    requests = [Request(item_id=item, prompt="Do they know each other?") for item in items]
+
+    chance = build_baseline({"name": "coin", "model": "chance", "generation": {"seed": 9}})
+    labels = [parse_familiarity(r.text)["relationship_label"] for r in chance.generate(requests)]
+    assert labels == chance_predictions(items, seed=9)["label"].tolist()  # same coin, in or out of the runner
+    assert labels[:5] == [
+        parse_familiarity(r.text)["relationship_label"] for r in chance.generate(requests[:5])
+    ]
+    assert chance.fingerprint() == "baseline:chance:seed=9"
+
+    fixed = build_baseline({"name": "maj", "model": "majority", "options": {"label": "stranger"}})
+    assert {parse_familiarity(r.text)["relationship_label"] for r in fixed.generate(requests)} == {"stranger"}
+    design = tmp_path / "design.csv"
+    pd.DataFrame({"dyad_id": ["a", "b", "c"], "relationship": ["familiar", "familiar", "stranger"]}).to_csv(
+        design, index=False
+    )
+    from_truth = build_baseline({"name": "maj", "model": "majority", "options": {"truth": str(design)}})
+    answer = parse_familiarity(from_truth.generate(requests[:1])[0].text)
+    assert answer["relationship_label"] == "familiar" and answer["confidence"] == pytest.approx(2 / 3)
+
+    table, truth = _synthetic_table(n_dyads=12)
+    predictions = baseline_predictions(table, truth, {"n_splits": 3, "group_col": "dyad_id"})
+    path = tmp_path / "baseline_predictions.csv"
+    PREDICTIONS.write(path, predictions)
+    behavioural = build_baseline(
+        {"name": "beh", "model": "behavioural", "options": {"predictions": str(path)}}
+    )
+    expected = predictions[predictions["model"] == BEHAVIOURAL_MODEL].set_index("item_id")
+    asked = [Request(item_id=item, prompt="?") for item in [*expected.index[:4], "unknown"]]
+    replies = behavioural.generate(asked)
+    for request, reply in zip(asked[:4], replies[:4], strict=True):
+        parsed = parse_familiarity(reply.text)
+        assert parsed["relationship_label"] == expected.loc[request.item_id, "label"]
+        assert parsed["confidence"] == pytest.approx(expected.loc[request.item_id, "confidence"], abs=1e-5)
+    assert not replies[4].ok and "unknown" in replies[4].error
+    with pytest.raises(ValueError, match="unknown baseline"):
+        build_baseline({"name": "x", "model": "oracle"})

@@ -335,4 +335,6 @@ def test_video_motion_of_a_static_and_a_moving_picture(small_mp4, media_dir):
 def test_audio_change_averages_each_frame_interval():
     env = np.repeat([0.0, 1.0, 1.0, 3.0], 5)  # 4 frames of 0.1 s at a 20 ms hop
     np.testing.assert_allclose(audio_change(env, HOP, 10, 10), [0.0, 1.0, 0.0, 2.0])
+    # Fewer frames than audio (a truncated video): the last frame still averages its own interval only.
+    np.testing.assert_allclose(audio_change(env, HOP, 10, 3), [0.0, 1.0, 0.0])
     assert np.isnan(av_lag(np.zeros(100), HOP, np.zeros(10), 10, 0.3))

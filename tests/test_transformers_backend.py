@@ -163,3 +163,32 @@ def test_audio_track_of_an_mp4(tmp_path, wavs):
     frames = load_video_frames(mp4, fps=2.0)
     assert frames.dtype == np.uint8 and frames.shape[1:] == (48, 64, 3)
     assert frames.shape[0] % 2 == 0 and 4 <= frames.shape[0] <= 6
+
+
+def test_registry_entry_and_runner(qwen2_audio_dir, wavs, tmp_path):
+    from omnisocial.models.registry import build_backend
+    from omnisocial.models.runner import run_inference
+
+    entry = {
+        "name": "tiny-qwen2-audio",
+        "backend": "transformers",
+        "model": str(qwen2_audio_dir),
+        "modalities": ["text", "audio"],
+        "generation": {"max_new_tokens": 4},
+        "options": {"family": "qwen2_audio", "device": "cpu", "batch_size": 2},
+    }
+    backend = build_backend(entry)
+    assert isinstance(backend, TransformersBackend)
+    assert (backend.name, backend.family, backend.batch_size, backend.modalities) == (
+        "tiny-qwen2-audio",
+        "qwen2_audio",
+        2,
+        ("text", "audio"),
+    )
+    requests = _audio_requests(wavs)
+    first = run_inference(backend, requests, tmp_path / "replies.jsonl", progress=False)
+    assert first["ok"].all() and not first["cached"].any()
+    again = run_inference(backend, requests, tmp_path / "replies.jsonl", progress=False)
+    assert again["cached"].all() and again["text"].tolist() == first["text"].tolist()
+    with pytest.raises(ValueError, match="options.family"):
+        TransformersBackend({**entry, "options": {}})

@@ -145,11 +145,9 @@ def audio_change(audio_env: np.ndarray, audio_hop_s: float, fps: float, n_frames
     n = min(int(n_frames), int(np.floor(env.size * audio_hop_s * fps + 1e-9)))
     if n <= 0:
         return np.zeros(0)
-    edges = np.round(np.arange(n + 1) / (fps * audio_hop_s)).astype(int)
-    edges = np.minimum(edges, env.size)
-    counts = np.maximum(np.diff(edges), 1)
-    sums = np.add.reduceat(np.concatenate([env, [0.0]]), edges[:-1])
-    per_frame = np.where(np.diff(edges) > 0, sums, 0.0) / counts
+    edges = np.minimum(np.round(np.arange(n + 1) / (fps * audio_hop_s)).astype(int), env.size)
+    cumulative = np.concatenate([[0.0], np.cumsum(env)])
+    per_frame = (cumulative[edges[1:]] - cumulative[edges[:-1]]) / np.maximum(np.diff(edges), 1)
     change = np.zeros(n)
     change[1:] = np.abs(np.diff(per_frame))
     return change
@@ -168,5 +166,5 @@ def av_lag(
     """
     motion = np.asarray(motion, dtype=np.float64).reshape(-1)
     change = audio_change(audio_env, audio_hop_s, fps, motion.size)
-    correlation, lag = track_similarity(change, motion[: change.size], 1.0 / fps, max_lag_s)
+    correlation, lag = track_similarity(change, motion[: change.size], 1.0 / fps, max_lag_s, detrend_s=None)
     return lag if np.isfinite(correlation) else float("nan")

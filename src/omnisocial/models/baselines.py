@@ -26,6 +26,8 @@ Definitions (times in seconds, inside the clip):
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +36,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from omnisocial.io import sha256_file
+from omnisocial.models.base import Reply, Request
 from omnisocial.tables import PREDICTIONS, RELATIONSHIPS
 
 FEATURES = (
@@ -281,8 +285,6 @@ def read_segments(source, clip_start: float = 0.0) -> pd.DataFrame:
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if path.suffix.lower() == ".json":
-            import json
-
             data = json.loads(path.read_text(encoding="utf-8"))
             records = data.get("segments", data) if isinstance(data, dict) else data
             frame = pd.DataFrame(records)
@@ -331,10 +333,15 @@ def _truth_series(truth) -> pd.Series:
     return series.astype(str)
 
 
+def coin_flip(item_id: str, seed: int = 42) -> str:
+    """A fair coin for one item, seeded by (seed, item id): the same whatever the item order."""
+    item_key = int.from_bytes(hashlib.sha256(str(item_id).encode()).digest()[:8], "big")
+    return str(RELATIONSHIPS[int(np.random.default_rng([int(seed), item_key]).integers(2))])
+
+
 def chance_predictions(items: Sequence[str], seed: int = 42) -> pd.DataFrame:
-    """Seeded fair coin flips, confidence 0.5."""
-    rng = np.random.default_rng(seed)
-    labels = rng.choice(np.array(RELATIONSHIPS), size=len(items))
+    """Seeded fair coin flips (see `coin_flip`), confidence 0.5."""
+    labels = [coin_flip(item, seed) for item in items]
     return pd.DataFrame({"item_id": [str(i) for i in items], "label": labels, "confidence": 0.5})
 
 
@@ -496,3 +503,97 @@ def baseline_predictions(features_table: pd.DataFrame, truth, params: Mapping | 
     result = pd.concat(outputs, ignore_index=True).assign(modality=modality)
     result = result.sort_values(["model", "item_id"], kind="mergesort").reset_index(drop=True)
     return PREDICTIONS.validate(result[PREDICTIONS.names], source="baseline_predictions")
+
+
+# --- baselines behind the Backend interface (for the registry and the inference runner) -------
+
+
+def _answer(label: str, confidence: float, rationale: str) -> str:
+    """The reply a model is asked for (section 1.7), so baselines go through the same parser."""
+    return json.dumps(
+        {
+            "relationship_label": label.upper(),
+            "confidence": round(float(confidence), 6),
+            "rationale": rationale,
+        }
+    )
+
+
+class BaselineBackend:
+    """A baseline answering each request by its item id, as a `Backend`.
+
+    kinds: ``chance`` (seeded `coin_flip`), ``majority`` (a fixed label: `label`, or the
+    majority of a `truth` table), ``behavioural`` (reads out-of-fold predictions written by
+    `baseline_predictions`, so the cross-validation runs once over the whole design and each
+    reply is a prediction from a model that never saw the item).
+    """
+
+    concurrency = 1
+    batch_size = 64
+
+    def __init__(self, kind: str, name: str, seed: int = 42, options: Mapping | None = None):
+        options = dict(options or {})
+        self.kind, self.name, self.seed = kind, name, int(seed)
+        self.modalities = tuple(options.pop("modalities", ("text", "audio", "video")))
+        self._answers: dict[str, tuple[str, float]] = {}
+        self._source = ""
+        if kind == "chance":
+            pass
+        elif kind == "majority":
+            if "label" in options:
+                label = str(options["label"]).lower()
+                if label not in RELATIONSHIPS:
+                    raise ValueError(f"majority baseline label must be one of {RELATIONSHIPS}, not {label!r}")
+                self._fixed = (label, float(options.get("confidence", 0.5)))
+            elif "truth" in options:
+                path = Path(options["truth"])
+                table = pd.read_csv(path, dtype=str, keep_default_na=False)
+                majority = majority_predictions(table, items=["_"], seed=self.seed)
+                self._fixed = (str(majority["label"].iloc[0]), float(majority["confidence"].iloc[0]))
+                self._source = sha256_file(path)
+            else:
+                raise ValueError("majority baseline needs options.label or options.truth (a CSV of labels)")
+        elif kind == "behavioural":
+            if "predictions" not in options:
+                raise ValueError("behavioural baseline needs options.predictions (from baseline_predictions)")
+            path = Path(options["predictions"])
+            table = pd.read_csv(path, dtype=str, keep_default_na=False)
+            if "model" in table:
+                table = table[table["model"] == BEHAVIOURAL_MODEL]
+            if "modality" in table and options.get("modality"):
+                table = table[table["modality"] == options["modality"]]
+            self._answers = {
+                str(row.item_id): (str(row.label), float(row.confidence))
+                for row in table.itertuples(index=False)
+            }
+            self._source = sha256_file(path)
+        else:
+            raise ValueError(f"unknown baseline {kind!r}; expected chance, majority or behavioural")
+
+    def fingerprint(self) -> str:
+        extra = f"#{self._source[:16]}" if self._source else ""
+        fixed = getattr(self, "_fixed", None)
+        label = f":{fixed[0]}" if fixed and not self._source else ""
+        return f"baseline:{self.kind}{label}:seed={self.seed}{extra}"
+
+    def _reply(self, request: Request) -> Reply:
+        if self.kind == "chance":
+            return Reply(text=_answer(coin_flip(request.item_id, self.seed), 0.5, "coin flip"))
+        if self.kind == "majority":
+            label, confidence = self._fixed
+            return Reply(text=_answer(label, confidence, "majority class"))
+        if request.item_id not in self._answers:
+            return Reply(text=None, error=f"no behavioural prediction for item {request.item_id!r}")
+        label, confidence = self._answers[request.item_id]
+        return Reply(text=_answer(label, confidence, "turn-taking and prosody features"))
+
+    def generate(self, requests: list[Request]) -> list[Reply]:
+        return [self._reply(request) for request in requests]
+
+
+def build_baseline(entry: Mapping) -> BaselineBackend:
+    """The registry's constructor: ``model`` names the baseline, ``options`` its parameters."""
+    options = dict(entry.get("options") or {})
+    options.setdefault("modalities", tuple(entry.get("modalities") or ("text", "audio", "video")))
+    seed = int(options.pop("seed", (entry.get("generation") or {}).get("seed", 42)))
+    return BaselineBackend(str(entry["model"]), str(entry.get("name") or entry["model"]), seed, options)

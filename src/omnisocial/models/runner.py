@@ -167,6 +167,8 @@ def _frame(rows: list[dict], columns: tuple[str, ...]) -> pd.DataFrame:
     for column in ("attempts", "run_attempt"):
         frame[column] = pd.to_numeric(frame[column]).fillna(0).astype("int64")
     frame["latency_s"] = pd.to_numeric(frame["latency_s"]).astype("float64")
+    if "cached" in frame:
+        frame["cached"] = frame["cached"].astype(bool)
     return frame
 
 

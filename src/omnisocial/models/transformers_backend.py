@@ -17,6 +17,11 @@ set before every batch. Requests are generated in batches of `batch_size` with l
 padding; note that on a GPU, padding can change greedy outputs in the last bits relative to
 batch size 1, so `batch_size` is part of the run's settings to record.
 
+Placement: ``device='auto'`` picks cuda when available (bfloat16 where supported), else cpu
+(float32). The model goes to that device with ``.to(device)``; with ``device='auto'``, a GPU
+and the ``accelerate`` package installed it is instead sharded with ``device_map='auto'``
+(transformers requires accelerate for any device_map).
+
 Audio is decoded at the processor's sampling rate, mono: a WAV/FLAC with soundfile (a
 stereo stimulus is averaged to mono), anything else (the mp4's audio track) with ffmpeg.
 A request that fails (bad media, out of memory, a model error) comes back as a `Reply`
@@ -34,7 +39,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -223,7 +228,6 @@ class _Prepared:
     max_new_tokens: int
     audio: np.ndarray | None = None
     video: np.ndarray | None = None
-    extra: dict = field(default_factory=dict)
 
 
 def _error_text(exc: BaseException) -> str:
@@ -259,7 +263,9 @@ class TransformersBackend:
             if unknown:
                 raise ValueError(f"model {entry.get('name')!r}: unknown transformers option(s) {unknown}")
             if "family" not in options:
-                raise ValueError(f"model {entry.get('name')!r}: options.family is required ({', '.join(FAMILIES)})")
+                raise ValueError(
+                    f"model {entry.get('name')!r}: options.family is required ({', '.join(FAMILIES)})"
+                )
             model_path, family = entry["model"], options["family"]
             modalities = modalities or entry.get("modalities")
             generation = generation if generation is not None else entry.get("generation")
@@ -342,7 +348,10 @@ class TransformersBackend:
             else:
                 resolved = torch.float32
         else:
-            resolved = getattr(torch, str(dtype))
+            aliases = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32"}
+            resolved = getattr(torch, aliases.get(str(dtype), str(dtype)), None)
+            if not isinstance(resolved, torch.dtype):
+                raise ValueError(f"unknown dtype {dtype!r}")
         return device, resolved
 
     def load(self) -> None:

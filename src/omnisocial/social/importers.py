@@ -125,7 +125,9 @@ _CLK = r"(\d+:\d{1,2}(?::\d{1,2})?(?:\.\d+)?)"
 _ORD = r"(?:st|nd|rd|th)?"
 _UNIT = r"\s*(?:seconds?|secs?|s)\b"
 _QUERY_PATTERNS = [
-    re.compile(rf"\b(?:from|between)\s+(?:the\s+)?{_CLK}\s*(?:to|and|until|till|-|–|~)\s*(?:the\s+)?{_CLK}", re.I),
+    re.compile(
+        rf"\b(?:from|between)\s+(?:the\s+)?{_CLK}\s*(?:to|and|until|till|-|–|~)\s*(?:the\s+)?{_CLK}", re.I
+    ),
     re.compile(
         rf"\b(?:from|between|at)\s+(?:the\s+)?(?:second\s+)?{_NUM}{_ORD}(?:{_UNIT})?\s+(?:to|and)\s+"
         rf"(?:the\s+)?(?:second\s+)?{_NUM}{_ORD}{_UNIT}",
@@ -206,7 +208,9 @@ def _parse_options(raw) -> dict[str, str]:
             if not isinstance(value, str) or not value.strip():
                 raise ValueError(f"option {letter} is empty or not text")
             match = _OPTION_PREFIX.match(value)
-            texts[letter] = match.group(2).strip() if match and match.group(1).upper() == letter else value.strip()
+            texts[letter] = (
+                match.group(2).strip() if match and match.group(1).upper() == letter else value.strip()
+            )
         return texts
     if not isinstance(raw, list) or len(raw) != 4:
         raise ValueError("expected a list of 4 options")
@@ -284,9 +288,16 @@ def _is_missing(value) -> bool:
 
 def _item_id(raw, key: str, source, position: int) -> str:
     if not isinstance(raw, dict):
-        raise ImportErrorWithItem(source, f"#{position}", "(item)", f"expected an object, got {type(raw).__name__}")
+        raise ImportErrorWithItem(
+            source, f"#{position}", "(item)", f"expected an object, got {type(raw).__name__}"
+        )
     value = raw.get(key)
-    if _is_missing(value) or isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
+    if (
+        _is_missing(value)
+        or isinstance(value, bool)
+        or not isinstance(value, (str, int))
+        or not str(value).strip()
+    ):
         raise ImportErrorWithItem(source, f"#{position}", key, "missing or empty id")
     return str(value).strip()
 
@@ -315,7 +326,9 @@ def _metadata(raw: dict, source, item_id: str) -> dict:
     if _is_missing(value):
         return {}
     if not isinstance(value, dict):
-        raise ImportErrorWithItem(source, item_id, "metadata", f"expected an object, got {type(value).__name__}")
+        raise ImportErrorWithItem(
+            source, item_id, "metadata", f"expected an object, got {type(value).__name__}"
+        )
     return value
 
 
@@ -362,7 +375,10 @@ def _who_item(raw, source, position: int, max_time_s: float | None) -> dict:
     consistency = metadata.get("consistency")
     if not isinstance(consistency, str) or consistency.strip().lower() not in ("consistent", "inconsistent"):
         raise ImportErrorWithItem(
-            source, item_id, "metadata.consistency", f"expected 'consistent' or 'inconsistent', got {consistency!r}"
+            source,
+            item_id,
+            "metadata.consistency",
+            f"expected 'consistent' or 'inconsistent', got {consistency!r}",
         )
     said = split_said(options[correct])
     return {
@@ -429,11 +445,18 @@ def _when_item(raw, source, position: int, max_time_s: float | None) -> dict:
         raise ImportErrorWithItem(source, item_id, "question_1.timestamp", str(error)) from None
     _check_time(cut_time, max_time_s, source, item_id, "question_1.timestamp")
     # The options are always YES / NO in the release; a missing one takes that default.
-    option_a = (_text(q1, "option_A", source, item_id, required=False, label="question_1.option_A") or "YES").upper()
-    option_b = (_text(q1, "option_B", source, item_id, required=False, label="question_1.option_B") or "NO").upper()
+    option_a = (
+        _text(q1, "option_A", source, item_id, required=False, label="question_1.option_A") or "YES"
+    ).upper()
+    option_b = (
+        _text(q1, "option_B", source, item_id, required=False, label="question_1.option_B") or "NO"
+    ).upper()
     if {option_a, option_b} != {"YES", "NO"}:
         raise ImportErrorWithItem(
-            source, item_id, "question_1.option_A", f"options must be YES and NO, got {option_a!r}, {option_b!r}"
+            source,
+            item_id,
+            "question_1.option_A",
+            f"options must be YES and NO, got {option_a!r}, {option_b!r}",
         )
     answer = q1.get("correct_answer")
     text = answer.strip().upper() if isinstance(answer, str) else ""
@@ -529,7 +552,9 @@ def _stream_item(raw, source, position: int, split: str | None) -> dict:
     reminders = {key: _optional_time(raw, key, source, item_id) for key in ("reminder1", "reminder2")}
     for key, value in reminders.items():
         if value is not None and duration is not None and value > duration:
-            raise ImportErrorWithItem(source, item_id, key, f"{value:g} s is after the video's end ({duration:g} s)")
+            raise ImportErrorWithItem(
+                source, item_id, key, f"{value:g} s is after the video's end ({duration:g} s)"
+            )
     return {
         "split": split,
         "item_id": item_id,
@@ -614,7 +639,9 @@ def _sentence(entry, source, item_id: str, label: str) -> dict | None:
     if text is None:
         raise ImportErrorWithItem(source, item_id, f"{label}.sentence", "no sentence, text or content")
     if not isinstance(text, str):
-        raise ImportErrorWithItem(source, item_id, f"{label}.sentence", f"expected text, got {type(text).__name__}")
+        raise ImportErrorWithItem(
+            source, item_id, f"{label}.sentence", f"expected text, got {type(text).__name__}"
+        )
     if not text.strip():
         return None
     start = _time_field(entry, "start", source, item_id, label)
@@ -641,18 +668,24 @@ def read_stream_response(path: str | os.PathLike, split: str, item_id: str, mode
     elif isinstance(data, dict):
         lists = {key: data[key] for key in ("sentences", "chunks") if isinstance(data.get(key), list)}
         if not lists:
-            raise ImportErrorWithItem(source, item_id, "(file)", "expected a list or an object with sentences/chunks")
+            raise ImportErrorWithItem(
+                source, item_id, "(file)", "expected a list or an object with sentences/chunks"
+            )
         if len(lists) == 2 and lists["sentences"] != lists["chunks"]:
             raise ImportErrorWithItem(source, item_id, "sentences/chunks", "both lists present and different")
         container = next(iter(lists))
         entries = lists[container]
     else:
-        raise ImportErrorWithItem(source, item_id, "(file)", "expected a list or an object with sentences/chunks")
+        raise ImportErrorWithItem(
+            source, item_id, "(file)", "expected a list or an object with sentences/chunks"
+        )
     rows = []
     for index, entry in enumerate(entries):
         sentence = _sentence(entry, source, item_id, f"{container}[{index}]")
         if sentence is not None:
-            rows.append({"model": model, "split": split, "item_id": item_id, "sentence_index": len(rows), **sentence})
+            rows.append(
+                {"model": model, "split": split, "item_id": item_id, "sentence_index": len(rows), **sentence}
+            )
     return STREAM_RESPONSES.validate(pd.DataFrame(rows, columns=STREAM_RESPONSES.names), source=str(source))
 
 
@@ -679,5 +712,9 @@ def load_stream_responses(
         except ImportErrorWithItem as error:
             errors.add(error)
     frames = [frame for frame in frames if len(frame)]
-    responses = STREAM_RESPONSES.validate(pd.concat(frames, ignore_index=True)) if frames else STREAM_RESPONSES.empty()
+    responses = (
+        STREAM_RESPONSES.validate(pd.concat(frames, ignore_index=True))
+        if frames
+        else STREAM_RESPONSES.empty()
+    )
     return (responses, errors.table()) if collect_errors else responses

@@ -291,7 +291,9 @@ def who_prompt(item, modality: str, include_asr: bool = False) -> str:
     asr = str(get("asr_content") or "").strip() if include_asr else ""
     if asr and modality in _HAS_AUDIO:
         parts.append(f"Automatic transcript of the clip (may contain errors):\n{asr}")
-    parts.append("Options:\n" + "\n".join(f"{letter}. {get(f'option_{letter.lower()}')}" for letter in LETTERS))
+    parts.append(
+        "Options:\n" + "\n".join(f"{letter}. {get(f'option_{letter.lower()}')}" for letter in LETTERS)
+    )
     parts.append("Answer with the letter of the correct option (A, B, C or D) only.")
     return "\n\n".join(parts)
 
@@ -367,7 +369,12 @@ def build_who_items(
     rng = np.random.default_rng(seed)
     chosen = sorted(rng.choice(len(candidates), size=n_items, replace=False).tolist())
     rows = []
-    kinds = ["target", "right_speaker_wrong_content", "wrong_speaker_right_content", "wrong_speaker_wrong_content"]
+    kinds = [
+        "target",
+        "right_speaker_wrong_content",
+        "wrong_speaker_right_content",
+        "wrong_speaker_wrong_content",
+    ]
     for number, index in enumerate(chosen):
         i, contents = candidates[index]
         seg = segments.loc[i]
