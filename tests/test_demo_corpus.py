@@ -46,7 +46,8 @@ HEADERS = {
     "interactions.csv": ",prompt_hash,prompt_id_unique,participant_a_prompt_text,participant_b_prompt_text,"
     "ipc_a,ipc_b,interaction_type",
     "relationships.csv": "vendor_id,session_id,relationship,relationship_detail",
-    "participants.csv": "extraversion,agreeableness,conscientiousness,neuroticism,openness,vendor_id,participant_id",
+    "participants.csv": "extraversion,agreeableness,conscientiousness,neuroticism,openness,"
+    "vendor_id,participant_id",
     "filelist.csv": "file_id,label,split,batch_idx,archive_idx,has_annotation_1p,has_annotation_3p,"
     "has_imitator_movement",
     "participant_genders.csv": "participant_id,gender",
@@ -432,10 +433,13 @@ def test_truncated_video_is_shorter_than_its_audio(corpus):
 
 def test_unreadable_json_does_not_parse(corpus):
     files = _files(corpus)
-    a, b = _by_interaction(corpus)[_failure(corpus, "unreadable_json")]
-    with pytest.raises(json.JSONDecodeError):
-        json.loads(files[a][".json"].read_text())
-    assert json.loads(files[b][".json"].read_text())["id"] == b
+    readable = []
+    for file_id in _by_interaction(corpus)[_failure(corpus, "unreadable_json")]:
+        try:
+            readable.append(json.loads(files[file_id][".json"].read_text())["id"] == file_id)
+        except json.JSONDecodeError:
+            readable.append(False)
+    assert sorted(readable) == [False, True]
 
 
 # --------------------------------------------------------------------------- determinism
@@ -460,9 +464,10 @@ def test_same_seed_same_bytes_and_root_replaced(tmp_path):
     # The two failures of this corpus hold what they promise.
     silent = _failure(root, "silent_speaker")
     files = _files(root)
-    talker, quiet = _by_interaction(root)[silent]
-    data = [json.loads(files[f][".json"].read_text()) for f in (talker, quiet)]
-    assert data[1]["metadata:transcript"] == [] and data[1]["metadata:vad"] == []
+    data = [json.loads(files[f][".json"].read_text()) for f in _by_interaction(root)[silent]]
+    data.sort(key=lambda d: len(d["metadata:vad"]))
+    assert data[0]["metadata:transcript"] == [] and data[0]["metadata:vad"] == []
+    assert len(data[1]["metadata:transcript"]) > 10
     assert _vad_union(root, silent) >= 90.0
     counts, _ = _window_measures(_dialogue(root, silent), params["duration_s"])
     assert min(counts) >= 4

@@ -93,6 +93,10 @@ def test_garbage_and_missing_files_raise(media_dir):
     garbage.write_bytes(np.random.default_rng(0).integers(0, 256, 5000, dtype=np.uint8).tobytes())
     with pytest.raises(MediaError, match="cannot probe"):
         probe(garbage)
+    garbage_wav = media_dir / "garbage.wav"
+    garbage_wav.write_bytes(garbage.read_bytes())
+    with pytest.raises(MediaError, match="cannot read WAV .*garbage.wav: "):
+        load_audio(garbage_wav)
     with pytest.raises(MediaError, match="file not found"):
         probe(media_dir / "nowhere.mp4")
     with pytest.raises(MediaError, match="no file path"):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
+from multiprocessing import get_all_start_methods, get_context
 
 import numpy as np
 import pandas as pd
@@ -83,9 +83,9 @@ def union_seconds(intervals) -> float:
 def _truthy(value) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in ("true", "1", "yes")
-    return (
-        bool(value) if value is not None and not (isinstance(value, float) and math.isnan(value)) else False
-    )
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return False
+    return bool(value)
 
 
 def _finite_or_none(value) -> float | None:
@@ -217,6 +217,12 @@ def _measure_task(task: tuple) -> tuple[dict, list[dict]]:
     return measure_interaction(*task)
 
 
+def _pool_context():
+    # fork: workers need not re-import the caller's main module (a Snakemake script has no
+    # `if __name__ == "__main__"` guard); spawn only where fork does not exist.
+    return get_context("fork" if "fork" in get_all_start_methods() else "spawn")
+
+
 def _fresh_worker() -> None:
     # A forked worker must not reuse an onnxruntime session created in the parent.
     from omnisocial.media import vad
@@ -236,7 +242,7 @@ def measure_all(
     Interactions with `ingest_ok` False get `measure_ok` False and the reason
     'not ingested'. The SPEECH frame is every row of `speech` plus the silero rows added
     for interactions without any, sorted by interaction_id, speaker and start; write it
-    as the SPEECH table. `workers` > 1 measures in a pool of forked processes (each runs
+    as the SPEECH table. `workers` > 1 measures in a pool of (forked) processes (each runs
     silero on one thread). Both frames are validated; SIGNALS is sorted by interaction_id.
     """
     speech_in = SPEECH.validate(speech, "speech") if speech is not None and len(speech) else SPEECH.empty()
@@ -251,7 +257,7 @@ def measure_all(
         tasks.append((row, speech_by_id.get(interaction_id), segments_by_id.get(interaction_id), params))
     if workers > 1 and len(tasks) > 1:
         with ProcessPoolExecutor(
-            max_workers=min(workers, len(tasks)), mp_context=get_context("fork"), initializer=_fresh_worker
+            max_workers=min(workers, len(tasks)), mp_context=_pool_context(), initializer=_fresh_worker
         ) as pool:
             results = list(pool.map(_measure_task, tasks))
     else:

@@ -174,7 +174,13 @@ def load_audio(path: str | os.PathLike, sample_rate: int = 16000) -> np.ndarray:
     """
     file = _existing_file(path, empty_reason="no audio samples (empty file)")
     if file.suffix.lower() in WAV_SUFFIXES:
-        audio, sr = _load_wav(file)
+        try:
+            audio, sr = _load_wav(file)
+        except MediaError as error:
+            try:  # a WAV container with a codec libsndfile lacks (e.g. MP3 in RIFF): let ffmpeg try
+                audio, sr = _load_ffmpeg(file, sample_rate), sample_rate
+            except MediaError:
+                raise error from None
         if audio.size == 0:
             raise MediaError(f"no audio samples: {file}")
         audio = resample(audio, sr, sample_rate)
