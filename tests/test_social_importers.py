@@ -55,7 +55,9 @@ def test_parse_timestamp_reads_clock_time(text, seconds):
     assert parse_timestamp(text) == seconds
 
 
-@pytest.mark.parametrize("bad", ["", "abc", "1:75", "00:60:00", "1:2:3:4", "-3", -1, math.inf, None, True, "5 min"])
+@pytest.mark.parametrize(
+    "bad", ["", "abc", "1:75", "00:60:00", "1:2:3:4", "-3", -1, math.inf, None, True, "5 min"]
+)
 def test_parse_timestamp_rejects_malformed(bad):
     with pytest.raises(ValueError):
         parse_timestamp(bad)
@@ -113,7 +115,12 @@ def level1_items():
             "id": 1,
             "video_path": "clips/v1.mp4",
             "question": "What happened from 0:04 to 0:08 seconds?",
-            "options": ["A. Tom said hello", "B. Ann said hello", "C. Tom said goodbye", "D. Ann said goodbye"],
+            "options": [
+                "A. Tom said hello",
+                "B. Ann said hello",
+                "C. Tom said goodbye",
+                "D. Ann said goodbye",
+            ],
             "correct_answer": "A",
             "asr_content": "hello / goodbye",
             "metadata": {"consistency": "Consistent", "domain": "work", "subcategory": "meeting"},
@@ -351,7 +358,12 @@ def test_stream_items_from_json_with_split_argument(tmp_path):
 
 
 def test_stream_items_from_json_keyed_by_split(tmp_path):
-    rtd = {"id": "r1", "question_text": "Describe what happens.", "answer1": "A man runs.", "video_duration": 30}
+    rtd = {
+        "id": "r1",
+        "question_text": "Describe what happens.",
+        "answer1": "A man runs.",
+        "video_duration": 30,
+    }
     path = write_json(tmp_path / "items.json", {"RTD_counting": [rtd], "PR_correction": [stream_rows()[1]]})
     items = load_stream_items(path)
     assert items[["split", "item_id", "task"]].values.tolist() == [

@@ -310,9 +310,6 @@ def gender_mix(g1: str, g2: str) -> str:
     return "-".join(sorted((g1, g2)))
 
 
-FILE_ID_PATTERN = re.compile(r"^V(\d{2})_S(\d{4})_I(\d{8})_P(\d{4}A?)$")
-
-
 @dataclass(frozen=True)
 class Voice:
     variant: str
@@ -374,7 +371,6 @@ class Piece:
     sample_rate: int
     backchannel: bool = False
     span: float | None = None  # the sentence's full duration when `audio` was cut short
-    turn: int = -1
 
     @property
     def duration(self) -> float:
@@ -775,7 +771,6 @@ class _Timeline:
         self.sample_rate = sample_rate
         self.pieces: list[Piece] = []
         self.last_end = [0.0, 0.0]
-        self.turn = 0
 
     def earliest(self, who: int, proposed: float) -> float:
         return max(proposed, self.last_end[who] + 0.15)
@@ -785,7 +780,7 @@ class _Timeline:
         limit = self.duration - 0.05
         if start + 0.5 > limit:
             return False
-        piece = Piece(who, round(start, 3), text, audio, self.sample_rate, backchannel, turn=self.turn)
+        piece = Piece(who, round(start, 3), text, audio, self.sample_rate, backchannel)
         if piece.end > limit:
             if backchannel:
                 return False
@@ -814,7 +809,6 @@ def _cut(piece: Piece, limit: float) -> Piece | None:
         piece.sample_rate,
         piece.backchannel,
         span=piece.duration,
-        turn=piece.turn,
     )
 
 
@@ -850,7 +844,6 @@ def _layout_dialogue(rng, supply: Supply, style: dict, line: _Timeline) -> None:
                 line.add(listener, at, shown, bc, backchannel=True)
         gap = _turn_gap(rng, style)
         t = max(turn_end + gap, turn_start + 0.5)
-        line.turn += 1
         who = listener
 
 
@@ -873,7 +866,6 @@ def _layout_monologues(rng, supply: Supply, style: dict, line: _Timeline) -> Non
                 break
         gap = _turn_gap(rng, style)
         t = max(line.pieces[-1].end + max(gap, 0.05), turn_start + 0.5)
-        line.turn += 1
         who = 1 - who
 
 
@@ -884,7 +876,6 @@ def _layout_solo(rng, supply: Supply, style: dict, line: _Timeline) -> None:
         if not line.add(0, line.earliest(0, t), text, audio):
             return
         t = line.pieces[-1].end + float(rng.uniform(*SOLO_PAUSE_S))
-        line.turn += 1
 
 
 def _layout_sparse(rng, supply: Supply, style: dict, line: _Timeline) -> None:
@@ -900,7 +891,6 @@ def _layout_sparse(rng, supply: Supply, style: dict, line: _Timeline) -> None:
             if not line.add(who, start, text, audio):
                 return
         t = max(line.pieces[-1].end + float(rng.uniform(*SPARSE_GAP_S)), turn_start + 0.5)
-        line.turn += 1
         who = 1 - who
 
 
@@ -1292,7 +1282,12 @@ def generate_demo_corpus(root: Path, params: dict) -> None:
             results = [_make_interaction(task) for task in tasks]
         else:
             with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
-                results = list(pool.map(_make_interaction, tasks))
+                futures = [pool.submit(_make_interaction, task) for task in tasks]
+                try:
+                    results = [future.result() for future in futures]
+                except BaseException:
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    raise
         for name, frame in _tables(plans, prompts, params).items():
             write_csv(build / name, frame)
     except BaseException:
@@ -1317,12 +1312,6 @@ def generate_demo_corpus(root: Path, params: dict) -> None:
     )
 
 
-def parse_demo_file_id(name: str) -> tuple[str, str, str, str] | None:
-    """(vendor digits, session, prompt hash, participant) of a demo file id, or None."""
-    match = FILE_ID_PATTERN.match(name)
-    return None if match is None else match.groups()
-
-
 __all__ = [
     "FAILURES",
     "GENDER_MIXES",
@@ -1330,6 +1319,5 @@ __all__ = [
     "gender_mix",
     "generate_demo_corpus",
     "merged_turns",
-    "parse_demo_file_id",
     "timeline_stats",
 ]

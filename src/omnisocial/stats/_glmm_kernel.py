@@ -132,10 +132,23 @@ def _prior_and_eta(theta, grad, eta, u, mod, lev, const, prior_mu, prior_sd, sig
 
     # Linear predictor of every cell.
     for i in range(eta.shape[0]):
-        value = theta[mod[i]]
-        for g in range(n_fac):
-            value += u[lev[g, i]]
-        eta[i] = value
+        eta[i] = theta[mod[i]]
+    for g in range(n_fac):
+        for i in range(eta.shape[0]):
+            eta[i] += u[lev[g, i]]
+    return logp
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"nsz", "arcp", "contract", "reassoc"})
+def _binomial_terms(eta, small, log_term, k, n, resid):
+    """Sum of k*eta - n*log(1 + exp(eta)) from exp(-|eta|) and its log1p; resid = d/d eta."""
+    logp = 0.0
+    for i in range(eta.shape[0]):
+        value = eta[i]
+        inv = 1.0 / (1.0 + small[i])
+        prob = inv if value > 0.0 else small[i] * inv
+        logp += k[i] * value - n[i] * (max(value, 0.0) + log_term[i])
+        resid[i] = k[i] - n[i] * prob
     return logp
 
 
@@ -148,21 +161,14 @@ def _likelihood_and_backprop(theta, grad, eta, small, log_term, u, mod, lev, k, 
     sig = np.empty(n_fac)
     for g in range(n_fac):
         sig[g] = math.exp(theta[pos_ls[g]])
+    resid = np.empty(eta.shape[0])
+    logp = _binomial_terms(eta, small, log_term, k, n, resid)
     level_grad = np.zeros(u.shape[0])
-    logp = 0.0
     for i in range(eta.shape[0]):
-        value = eta[i]
-        if value > 0.0:
-            softplus = value + log_term[i]
-            prob = 1.0 / (1.0 + small[i])
-        else:
-            softplus = log_term[i]
-            prob = small[i] / (1.0 + small[i])
-        logp += k[i] * value - n[i] * softplus
-        resid = k[i] - n[i] * prob  # d logp / d eta
-        grad[mod[i]] += resid
-        for g in range(n_fac):
-            level_grad[lev[g, i]] += resid
+        grad[mod[i]] += resid[i]
+    for g in range(n_fac):
+        for i in range(eta.shape[0]):
+            level_grad[lev[g, i]] += resid[i]
 
     # Back through the zero-sum extension (its transpose) and the scale.
     for b in range(n_blk):
