@@ -292,6 +292,8 @@ def test_bad_params_are_rejected(tmp_path):
         generate_demo_corpus(tmp_path / "x", {**PARAMS, "failures": ["no_such_check"]})
     with pytest.raises(ValueError, match="vendor ids"):
         generate_demo_corpus(tmp_path / "x", {**PARAMS, "sites": ["site1"]})
+    with pytest.raises(ValueError, match="duration_s"):
+        generate_demo_corpus(tmp_path / "x", {**PARAMS, "duration_s": 60})
     assert not (tmp_path / "x").exists()
     assert set(PARAMS["failures"]) <= set(FAILURES)
 

@@ -19,6 +19,7 @@ rule measure_signals:
         mem_mb=3000,
     params:
         vad=config["vad"],
+        signals=config["signals"],
         measure_av_sync=config["filters"]["measure_av_sync"],
     script:
         "../scripts/measure_signals.py"

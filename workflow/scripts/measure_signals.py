@@ -17,7 +17,11 @@ if hasattr(snakemake.input, "asr"):
     parts.append(SEGMENTS.read(snakemake.input.asr))
 segments = combine_segments(*parts)
 corpus_speech = SPEECH.read(snakemake.input.speech)
-params = {**snakemake.params.vad, "measure_av_sync": snakemake.params.measure_av_sync}
+params = {
+    "vad": dict(snakemake.params.vad),
+    "signals": dict(snakemake.params.signals),
+    "measure_av_sync": snakemake.params.measure_av_sync,
+}
 signals, speech = measure_all(interactions, corpus_speech, segments, params, workers=threads(snakemake))
 log.info("measured %d interactions, %d failed", len(signals), int((~signals["measure_ok"]).sum()))
 SIGNALS.write(snakemake.output.signals, signals)

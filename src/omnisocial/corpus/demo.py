@@ -35,6 +35,10 @@ How a conversation is made:
 - json: transcript segments (one per sentence; word times spread over the sentence in
   proportion to word length) and VAD segments, straight from the timeline.
 
+`duration_s` must lie within 110-140 s: shorter, a stranger conversation with 0.9 s gaps
+cannot hold the 90 s of speech filter F5 asks for; longer, too_little_speech cannot stay
+far below 90 s while keeping 4 turns in every 20 s window.
+
 Determinism: every random draw comes from a `numpy` generator seeded by (`seed`, the
 interaction's position), tables and json are written with fixed formatting, wav headers
 are fixed, and ffmpeg runs single-threaded with bit-exact flags, so the same params give
@@ -106,7 +110,8 @@ TURN_GAP_S = 0.3
 SPEECH_TARGET_S = 91.0
 MIN_TURNS = 4
 MIN_SPEAKER_S = 3.5
-LITTLE_SPEECH_S = (40.0, 60.0)  # too_little_speech: about 50 s voiced
+DURATION_RANGE_S = (110.0, 140.0)
+LITTLE_SPEECH_S = (40.0, 75.0)  # too_little_speech: about half the interaction voiced, far below 90 s
 DESYNC_S = 1.5
 TRUNCATED_SHARE = 0.4
 CORRUPT_BYTES = 2048
@@ -393,7 +398,9 @@ class Piece:
 # --------------------------------------------------------------------------- parameters
 
 
-def _validate(params: dict) -> dict:
+def _validate(params) -> dict:
+    """Check the `demo:` block; return it as plain JSON types (Snakemake passes its own mappings)."""
+    params = json.loads(json.dumps(params, default=dict))
     required = (
         "seed",
         "sites",
@@ -427,8 +434,13 @@ def _validate(params: dict) -> dict:
     video = params["video"]
     if int(video["width"]) % 2 or int(video["height"]) % 2:
         raise ValueError("demo video width and height must be even (yuv420p)")
-    if float(params["duration_s"]) < 2 * WINDOW_S:
-        raise ValueError(f"demo duration_s must be at least {2 * WINDOW_S:g} s")
+    low, high = DURATION_RANGE_S
+    if not low <= float(params["duration_s"]) <= high:
+        raise ValueError(
+            f"demo duration_s must be within {low:g}-{high:g} s: a good stranger conversation needs "
+            f"{low:g} s to hold {SPEECH_TARGET_S:g} s of speech (filter F5), and too_little_speech "
+            f"cannot keep 4 turns per 20 s window below {LITTLE_SPEECH_S[1]:g} s of speech beyond {high:g} s"
+        )
     if int(params["candidates_per_cell"]) < 0:
         raise ValueError("demo candidates_per_cell must be >= 0")
     return params
@@ -753,7 +765,6 @@ def accept(mode: str, stats: TimelineStats, duration: float) -> bool:
         )
     if mode == "sparse":
         low, high = LITTLE_SPEECH_S
-        high = min(high, 0.6 * duration)
         return (
             low <= stats.speech_s <= high
             and stats.min_turns >= MIN_TURNS
@@ -1267,7 +1278,7 @@ def generate_demo_corpus(root: Path, params: dict) -> None:
 
     An existing `root` is replaced only once the new corpus is complete.
     """
-    params = _validate(dict(params))
+    params = _validate(params)
     root = Path(root)
     began = time.perf_counter()
     plans, prompts = _plan(params)

@@ -54,7 +54,7 @@ def logp_grad(theta, grad, mod, lev, k, n, const, prior_mu, prior_sd, sig_prior_
     log_term = np.log1p(small)
     logp += _likelihood_and_backprop(
         theta, grad, eta, small, log_term, u, mod, lev, k, n, centered, pos_ls,
-        blk_factor, blk_first, blk_size, blk_w_pos,
+        blk_factor, blk_first, blk_size, blk_w_pos, prior_mu.shape[0],
     )
     return logp
 
@@ -154,7 +154,7 @@ def _binomial_terms(eta, small, log_term, k, n, resid):
 
 @numba.njit(cache=True, nogil=True)
 def _likelihood_and_backprop(theta, grad, eta, small, log_term, u, mod, lev, k, n, centered, pos_ls,
-                             blk_factor, blk_first, blk_size, blk_w_pos):
+                             blk_factor, blk_first, blk_size, blk_w_pos, n_mod):
     """Binomial log likelihood from exp(-|eta|) and log1p of it; gradient through the zero-sum parts."""
     n_fac = pos_ls.shape[0]
     n_blk = blk_size.shape[0]
@@ -163,12 +163,19 @@ def _likelihood_and_backprop(theta, grad, eta, small, log_term, u, mod, lev, k, 
         sig[g] = math.exp(theta[pos_ls[g]])
     resid = np.empty(eta.shape[0])
     logp = _binomial_terms(eta, small, log_term, k, n, resid)
-    level_grad = np.zeros(u.shape[0])
-    for i in range(eta.shape[0]):
-        grad[mod[i]] += resid[i]
+    # Scatter-add into 4 interleaved accumulators: cells sorted by level hit the same slot
+    # several times in a row, and a single accumulator would serialize on it.
+    n_obs = eta.shape[0]
+    acc_mod = np.zeros((4, grad.shape[0]))
+    for i in range(n_obs):
+        acc_mod[i & 3, mod[i]] += resid[i]
+    acc = np.zeros((4, u.shape[0]))
     for g in range(n_fac):
-        for i in range(eta.shape[0]):
-            level_grad[lev[g, i]] += resid[i]
+        for i in range(n_obs):
+            acc[i & 3, lev[g, i]] += resid[i]
+    level_grad = acc[0] + acc[1] + acc[2] + acc[3]
+    for m in range(n_mod):
+        grad[m] += acc_mod[0, m] + acc_mod[1, m] + acc_mod[2, m] + acc_mod[3, m]
 
     # Back through the zero-sum extension (its transpose) and the scale.
     for b in range(n_blk):

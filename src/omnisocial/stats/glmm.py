@@ -573,13 +573,15 @@ def fit_glmm(
     cores: int | None = None,
     priors: dict | None = None,
     centered="auto",
+    sampler_kwargs: dict | None = None,
 ) -> GLMMResult:
     """Fit a bambi-formula GLMM; see the module docstring for the samplers.
 
     `sampler`: "auto" (fast path when the formula is standard, else "bambi-nutpie"), "fast",
     "pymc" (the fast path's model compiled by nutpie from PyMC), "bambi" (out of the box:
     `bambi.Model.fit`, PyMC's NUTS) or "bambi-nutpie". `priors` go to `bambi.Model`;
-    `centered` ("auto", bool, or {column: bool}) chooses the fast path's parameterization.
+    `centered` ("auto", bool, or {column: bool}) chooses the fast path's parameterization;
+    `sampler_kwargs` go to `nutpie.sample` (fast, pymc) or `bambi.Model.fit` (bambi samplers).
     """
     import bambi as bmb
 
@@ -609,12 +611,12 @@ def fit_glmm(
             chosen = "fast" if sampler == "auto" else sampler
 
     if chosen == "fast":
-        idata = _sample_fast(fast, draws, tune, chains, cores, seed)
+        idata = _sample_fast(fast, draws, tune, chains, cores, seed, sampler_kwargs)
     elif chosen == "pymc":
-        idata = _sample_pymc(fast, draws, tune, chains, cores, seed)
+        idata = _sample_pymc(fast, draws, tune, chains, cores, seed, sampler_kwargs)
     else:
         method = "pymc" if chosen == "bambi" else "nutpie"
-        kwargs = {"progressbar": False} if method == "pymc" else {"progressbar": False}
+        kwargs = {"progressbar": False, **(sampler_kwargs or {})}
         idata = model.fit(
             draws=draws,
             tune=tune,
@@ -657,8 +659,9 @@ def fit_glmm(
     return result
 
 
-def _nutpie_settings(draws, tune, chains, cores, seed) -> dict:
+def _nutpie_settings(draws, tune, chains, cores, seed, extra) -> dict:
     return {
+        **(extra or {}),
         "draws": draws,
         "tune": tune,
         "chains": chains,
@@ -669,7 +672,7 @@ def _nutpie_settings(draws, tune, chains, cores, seed) -> dict:
     }
 
 
-def _sample_fast(fast: FastModel, draws, tune, chains, cores, seed):
+def _sample_fast(fast: FastModel, draws, tune, chains, cores, seed, extra=None):
     import arviz as az
     import nutpie
     from nutpie.compiled_pyfunc import from_pyfunc
@@ -702,7 +705,7 @@ def _sample_fast(fast: FastModel, draws, tune, chains, cores, seed):
         expanded_names=["theta"],
         make_initial_point_fn=fast.initial_point,
     )
-    raw = nutpie.sample(compiled, **_nutpie_settings(draws, tune, chains, cores, seed))
+    raw = nutpie.sample(compiled, **_nutpie_settings(draws, tune, chains, cores, seed, extra))
     theta = raw.posterior["theta"].to_numpy()
     posterior = fast.expand(theta)
     dims = {fast.fixed_term: [fast.fixed_dim]}
@@ -715,11 +718,11 @@ def _sample_fast(fast: FastModel, draws, tune, chains, cores, seed):
     return idata
 
 
-def _sample_pymc(fast: FastModel, draws, tune, chains, cores, seed):
+def _sample_pymc(fast: FastModel, draws, tune, chains, cores, seed, extra=None):
     import nutpie
 
     compiled = nutpie.compile_pymc_model(build_pymc_model(fast))
-    raw = nutpie.sample(compiled, **_nutpie_settings(draws, tune, chains, cores, seed))
+    raw = nutpie.sample(compiled, **_nutpie_settings(draws, tune, chains, cores, seed, extra))
     keep = [fast.fixed_term, *[f"{f.term}_sigma" for f in fast.factors], *[f.term for f in fast.factors]]
     raw.posterior = raw.posterior[keep]
     return raw
