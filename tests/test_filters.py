@@ -208,7 +208,7 @@ def test_f2_f3_fail_without_a_clip_window():
         ({"av_lag_a_s": 0.3}, True, ""),
         ({"av_lag_b_s": -0.3}, True, ""),
         ({"av_lag_b_s": -0.4}, False, "F4 tracks: audio-video lag of b -0.40 s, |lag| > 0.3 s"),
-        ({"av_lag_a_s": None}, False, "F4 tracks: audio-video lag of a not measurable"),
+        ({"av_lag_a_s": None}, True, ""),  # not measurable is no evidence of desync
         ({"duration_video_a": 109.0}, True, ""),
         ({"duration_audio_b": 111.0}, True, ""),
         (

@@ -342,3 +342,13 @@ def test_audio_change_averages_each_frame_interval():
     # Fewer frames than audio (a truncated video): the last frame still averages its own interval only.
     np.testing.assert_allclose(audio_change(env, HOP, 10, 3), [0.0, 1.0, 0.0])
     assert np.isnan(av_lag(np.zeros(100), HOP, np.zeros(10), 10, 0.3))
+
+
+def test_av_lag_is_nan_when_the_picture_does_not_follow_the_voice():
+    rng = np.random.default_rng(3)
+    hop_s, fps = 0.02, 10.0
+    bursts = (rng.random(1500) < 0.05).astype(float)  # 30 s of speech-like on/off envelope
+    audio_env = np.convolve(bursts, np.ones(20), mode="same")
+    unrelated_motion = rng.random(300)  # 30 s of video whose motion is noise
+    assert np.isfinite(av_lag(audio_env, hop_s, unrelated_motion, fps, 2.0))  # some peak always exists
+    assert np.isnan(av_lag(audio_env, hop_s, unrelated_motion, fps, 2.0, min_correlation=0.3))

@@ -42,7 +42,7 @@ FAILURES = [
 
 def small_config() -> dict:
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    config["demo"].update(sites=["V00"], candidates_per_cell=2, duration_s=100, failures=FAILURES)
+    config["demo"].update(sites=["V00"], candidates_per_cell=2, duration_s=110, failures=FAILURES)
     config["sampling"]["n_per_cell"] = 1
     config["corpus"]["missing_transcript"] = "exclude"
     return config

@@ -18,7 +18,8 @@ Parameters (`params`) are read from a flat dict, or from nested `vad:` / `filter
 - `measure_av_sync`: measure the audio-video lags (config `filters:`);
 - `sample_rate`: rate the audio is decoded at (16000; silero needs 16 kHz);
 - `hop_s`: envelope hop; `track_lag_search_s` / `av_lag_search_s`: lag search ranges,
-  which must exceed the filter thresholds they feed; `motion_fps`, `motion_size`: how
+  which must exceed the filter thresholds they feed; `av_min_correlation`: the weakest
+  audio-video correlation whose lag is reported (below it the lag is NaN); `motion_fps`, `motion_size`: how
   video motion is decoded; `crosstalk_margin_db`: how much louder a speaker's own
   microphone must be for silero speech to count as theirs (None turns this off).
 """
@@ -46,6 +47,7 @@ DEFAULTS = {
     "hop_s": 0.02,
     "track_lag_search_s": 3.0,
     "av_lag_search_s": 2.0,
+    "av_min_correlation": 0.3,
     "motion_fps": 10.0,
     "motion_size": (32, 24),
     "crosstalk_margin_db": 6.0,
@@ -201,7 +203,9 @@ def measure_interaction(
                 fps = float(p["motion_fps"])
                 motion = video_motion(row[stage], fps=fps, size=tuple(p["motion_size"]))
                 own_env = envelope(audio[speaker], sr, hop_s)
-                lag = av_lag(own_env, hop_s, motion, fps, float(p["av_lag_search_s"]))
+                lag = av_lag(
+                    own_env, hop_s, motion, fps, float(p["av_lag_search_s"]), float(p["av_min_correlation"])
+                )
                 out[f"av_lag_{speaker}_s"] = _finite_or_none(lag)
 
         out["transcript_words"] = _word_count(_of(segments, interaction_id))

@@ -121,7 +121,8 @@ NOISE_RMS = 0.0015  # about -56 dBFS
 OVERLAP_S = (0.2, 0.8)
 IN_TURN_PAUSE_S = (0.12, 0.25)  # between sentences of one turn: below TURN_GAP_S, so one turn
 SOLO_PAUSE_S = (0.45, 0.7)  # silent_speaker: above TURN_GAP_S, so each sentence is its own turn
-SPARSE_GAP_S = (1.5, 2.8)
+SPARSE_GAP_S = (1.2, 2.0)
+SPARSE_TURN_SPEECH_S = 2.0  # too_little_speech: speech per turn
 MONOLOGUE_S = (11.0, 13.5)  # too_few_turns: a 20 s window then spans at most three turns
 MONOLOGUE_MAX_S = 14.5
 SPLIT_BREAK_MS = 1500
@@ -745,10 +746,12 @@ def timeline_stats(pieces: list[Piece], duration: float, window: float = WINDOW_
 def accept(mode: str, stats: TimelineStats, duration: float) -> bool:
     """Whether a timeline of `mode` meets its targets (see the module docstring)."""
     if mode == "dialogue":
+        # One turn of margin: the clip's end snaps back off a cut word, so a clip can be a
+        # little shorter than the 20 s windows counted here.
         return (
             stats.speech_s >= SPEECH_TARGET_S
-            and stats.min_turns >= MIN_TURNS
-            and stats.min_onsets >= MIN_TURNS
+            and stats.min_turns >= MIN_TURNS + 1
+            and stats.min_onsets >= MIN_TURNS + 1
             and stats.min_speaker_s >= MIN_SPEAKER_S
         )
     if mode == "monologues":
@@ -895,12 +898,19 @@ def _layout_sparse(rng, supply: Supply, style: dict, line: _Timeline) -> None:
     while True:
         start = line.earliest(who, t)
         turn_start = start
-        for k in range(int(rng.integers(2, 4))):
+        # Turns of about 2 s of speech keep each speaker above MIN_SPEAKER_S in every 20 s
+        # window; the gaps between turns keep the total far below 90 s.
+        spoken = 0.0
+        for k in range(3):
             if k:
                 start = line.pieces[-1].end + float(rng.uniform(*IN_TURN_PAUSE_S))
-            text, audio = supply.short_sentence(who)
+            # The very first line is the prompt's opening, as in every demo conversation.
+            text, audio = supply.sentence(who) if not line.pieces else supply.short_sentence(who)
             if not line.add(who, start, text, audio):
                 return
+            spoken += line.pieces[-1].end - line.pieces[-1].start
+            if spoken >= SPARSE_TURN_SPEECH_S:
+                break
         t = max(line.pieces[-1].end + float(rng.uniform(*SPARSE_GAP_S)), turn_start + 0.5)
         who = 1 - who
 

@@ -154,7 +154,12 @@ def audio_change(audio_env: np.ndarray, audio_hop_s: float, fps: float, n_frames
 
 
 def av_lag(
-    audio_env: np.ndarray, audio_hop_s: float, motion: np.ndarray, fps: float, max_lag_s: float
+    audio_env: np.ndarray,
+    audio_hop_s: float,
+    motion: np.ndarray,
+    fps: float,
+    max_lag_s: float,
+    min_correlation: float = 0.0,
 ) -> float:
     """Lag (s) of the video behind the audio of one participant; NaN when not measurable.
 
@@ -162,9 +167,12 @@ def av_lag(
     `audio_change`, with the video's motion energy from `video_motion`: a mouth that
     opens and closes with the voice moves the picture when the envelope changes. Positive
     means the picture follows the sound (motion(t) ~ audio(t - lag)). Resolution is one
-    frame (1 / fps); the search covers ±`max_lag_s`.
+    frame (1 / fps); the search covers ±`max_lag_s`. A peak correlation below
+    `min_correlation` (a silent speaker, a picture that does not follow this voice) makes
+    the lag NaN: the position of a weak peak says nothing about sync.
     """
     motion = np.asarray(motion, dtype=np.float64).reshape(-1)
     change = audio_change(audio_env, audio_hop_s, fps, motion.size)
     correlation, lag = track_similarity(change, motion[: change.size], 1.0 / fps, max_lag_s, detrend_s=None)
-    return lag if np.isfinite(correlation) else float("nan")
+    measurable = np.isfinite(correlation) and correlation >= min_correlation
+    return lag if measurable else float("nan")
