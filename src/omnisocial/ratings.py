@@ -19,10 +19,10 @@ Design
   dyad differ by at most one. Otherwise each rater takes the unused combination whose blocks
   have the fewest raters (seeded ties), and the spread never exceeds one cycle's worth
   (`blocks_per_rater * C(n_blocks, blocks_per_rater) / n_blocks`).
-- `survey_lists` / `write_survey_lists`: one list per rater and modality, the rater's dyads in
-  an order drawn from `numpy.random.default_rng([seed, crc32(modality), crc32(rater_id)])`, so
-  a rater's order does not change when other raters are added; written as
-  `{surveys_dir}/{modality}/{rater_id}.csv` with columns order, dyad_id, stimulus.
+- `survey_table` / `survey_lists` / `write_survey_lists`: one list per rater and modality, the
+  rater's dyads in an order drawn from `numpy.random.default_rng([seed, crc32(modality),
+  crc32(rater_id)])`, so a rater's order does not change when other raters are added; written
+  as `{surveys_dir}/{modality}/{rater_id}.csv` with columns order, dyad_id, stimulus.
 
 Import
 ------
@@ -30,7 +30,9 @@ Import
 (`DEFAULT_MAPPING` lists every key). Long exports hold one row per trial; wide exports
 (`wide: true`) one row per rater and one column per dyad named by `column_pattern`, where
 `{dyad_id}` stands for the dyad id (a blank cell there is a dyad the rater was not shown: the
-planned-missing design, counted as `not_shown`, not as an exclusion). Every trial of the export
+planned-missing design, counted as `not_shown`, not as an exclusion). Every column matching the
+pattern is an answer column, except the rater id, `require` and `ignore_columns` columns, so a
+matching column of an unknown dyad (e.g. `D999_rating`) shows up as `unknown_dyad`. Every trial of the export
 lands in exactly one row of the import report (`IMPORT_REPORT`), checked in this order:
 
   not_shown         wide exports only: a blank cell;
@@ -142,6 +144,7 @@ DEFAULT_MAPPING = {
     "dyad_pattern": "{dyad_id}",  # how a dyad id is written in the dyad column, e.g. "video/{dyad_id}.mp4"
     "wide": False,
     "column_pattern": "{dyad_id}",  # wide exports: the answer columns, e.g. "{dyad_id}_rating"
+    "ignore_columns": [],  # wide exports: other columns the pattern would match (StartDate, ...)
     "empty_values": [],  # codes for a shown but unanswered trial, e.g. "-99"
     "skip_rows": 0,  # rows under the header to skip (Qualtrics: 2)
     "require": {},  # {column: [accepted values]}: other rows are `filtered`
@@ -287,18 +290,19 @@ def raters_per_dyad(assignments: pd.DataFrame, blocks: pd.DataFrame) -> pd.DataF
     return pd.DataFrame({"dyad_id": frame["dyad_id"], "n_raters": n})
 
 
-def survey_lists(
+def survey_table(
     assignments: pd.DataFrame,
     blocks: pd.DataFrame,
     modality: str,
     seed: int = 0,
     stimulus_pattern: str | None = None,
-) -> dict[str, pd.DataFrame]:
-    """rater_id -> SURVEY_LIST frame [order, dyad_id, stimulus] (order 1..n), one experiment.
+) -> pd.DataFrame:
+    """Every rater's survey list in one frame [rater_id, order, dyad_id, stimulus].
 
     A rater's dyads are those of their blocks, in an order drawn from
     `default_rng([seed, crc32(modality), crc32(rater_id)])`. `stimulus` fills
     `stimulus_pattern` (default `STIMULUS_PATTERNS[modality]`, the stimuli folder layout).
+    Rows are sorted by rater_id, then order (1..n per rater).
     """
     if modality not in MODALITIES:
         raise ValueError(f"modality must be one of {MODALITIES}, got {modality!r}")
@@ -309,20 +313,42 @@ def survey_lists(
     if unknown:
         raise ValueError(f"assignments name block(s) {unknown} that the block design lacks")
     dyads_of = {block: sorted(group["dyad_id"]) for block, group in frame.groupby("block")}
-    lists = {}
+    raters, orders, dyads_out = [], [], []
     for rater, group in assigned.groupby("rater_id", sort=True):
         dyads = sorted(d for block in group["block"] for d in dyads_of[block])
         rng = np.random.default_rng([int(seed), _stable_int(modality), _stable_int(rater)])
-        ordered = [dyads[i] for i in rng.permutation(len(dyads))]
-        table = pd.DataFrame(
-            {
-                "order": range(1, len(ordered) + 1),
-                "dyad_id": ordered,
-                "stimulus": [pattern.format(dyad_id=d, modality=modality) for d in ordered],
-            }
-        )
-        lists[str(rater)] = SURVEY_LIST.validate(table)
-    return lists
+        dyads_out.extend(dyads[i] for i in rng.permutation(len(dyads)))
+        raters.extend([str(rater)] * len(dyads))
+        orders.extend(range(1, len(dyads) + 1))
+    return pd.DataFrame(
+        {
+            "rater_id": pd.Series(raters, dtype=object),
+            "order": pd.Series(orders, dtype="int64"),
+            "dyad_id": pd.Series(dyads_out, dtype=object),
+            "stimulus": pd.Series(
+                [pattern.format(dyad_id=d, modality=modality) for d in dyads_out], dtype=object
+            ),
+        }
+    )
+
+
+def survey_lists(
+    assignments: pd.DataFrame,
+    blocks: pd.DataFrame,
+    modality: str,
+    seed: int = 0,
+    stimulus_pattern: str | None = None,
+) -> dict[str, pd.DataFrame]:
+    """rater_id -> SURVEY_LIST frame [order, dyad_id, stimulus] (order 1..n), one experiment.
+
+    The lists of `survey_table` (same arguments), split by rater.
+    """
+    table = survey_table(assignments, blocks, modality, seed, stimulus_pattern)
+    columns = SURVEY_LIST.names
+    return {
+        str(rater): group[columns].reset_index(drop=True)
+        for rater, group in table.groupby("rater_id", sort=True)
+    }
 
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -417,7 +443,9 @@ def _export_trials(raw: pd.DataFrame, mapping: dict, source: str) -> pd.DataFram
         )
     _need_columns(raw, [rater_col], source)
     regex = _pattern_regex(mapping["column_pattern"])
-    columns = [(c, m.group("dyad_id")) for c in raw.columns if c != rater_col and (m := regex.fullmatch(c))]
+    # the rater column, `require` columns and `ignore_columns` are never answer columns
+    skip = {rater_col, *dict(mapping["require"]), *mapping["ignore_columns"]}
+    columns = [(c, m.group("dyad_id")) for c in raw.columns if c not in skip and (m := regex.fullmatch(c))]
     if not columns:
         raise ValueError(f"{source}: no column matches column_pattern {mapping['column_pattern']!r}")
     parts = [
@@ -469,44 +497,51 @@ def import_ratings(export_csv, mapping: Mapping | None, modality: str, design_tr
         passes &= raw[column].map(_norm).isin(allowed)
     row_passes = dict(zip(raw.index + 2, passes.to_numpy(), strict=True))
 
-    reasons, kept, seen = [], [], set()
-    for trial in trials.itertuples(index=False):
-        rater, value = str(trial.rater).strip(), _norm(trial.response)
-        if trial.column_dyad:  # the column pattern already isolated the dyad id
-            dyad = str(trial.dyad)
-        else:
-            match = dyad_regex.fullmatch(str(trial.dyad).strip())
-            dyad = match.group("dyad_id") if match else ""
-        if trial.column_dyad and value == "":
-            reason = "not_shown"
-        elif not row_passes[trial.row]:
-            reason = "filtered"
-        elif not rater:
-            reason = "missing_rater_id"
-        elif dyad not in truth:
-            reason = "unknown_dyad"
-        elif value == "" or value in empty_codes:
-            reason = "empty_response"
-        elif value not in lookup:
-            reason = "invalid_response"
-        elif (rater, dyad) in seen:
-            reason = "duplicate"
-        else:
-            reason = "imported"
-            seen.add((rater, dyad))
-            kept.append((rater, dyad, lookup[value]))
-        reasons.append(reason)
+    rater = trials["rater"].astype(str).str.strip()
+    value = trials["response"].astype(str).str.strip().str.casefold()
+    raw_dyad = trials["dyad"].astype(str).str.strip()
+    extracted = raw_dyad.str.extract(f"^(?:{dyad_regex.pattern})$")["dyad_id"].fillna("")
+    dyad = raw_dyad.where(trials["column_dyad"], extracted)
+    known = set(truth)
+    conditions = [
+        trials["column_dyad"] & (value == ""),
+        ~trials["row"].map(row_passes).astype(bool),
+        rater == "",
+        ~dyad.isin(known),
+        (value == "") | value.isin(empty_codes),
+        ~value.isin(set(lookup)),
+    ]
+    names = [
+        "not_shown",
+        "filtered",
+        "missing_rater_id",
+        "unknown_dyad",
+        "empty_response",
+        "invalid_response",
+    ]
+    reason = pd.Series(np.select(conditions, names, default="imported"), index=trials.index)
+    valid = reason == "imported"
+    # duplicates among valid ratings: the first in file order is kept
+    repeated = pd.DataFrame({"rater": rater, "dyad": dyad})[valid].duplicated(keep="first")
+    reason[repeated[repeated].index] = "duplicate"
+    trials["reason"] = reason
 
-    trials["reason"] = reasons
     report_rows = []
-    for reason in REASONS:
-        hits = trials[trials["reason"] == reason]
+    for name in REASONS:
+        hits = trials[trials["reason"] == name]
         example = _example(next(hits.itertuples(index=False))) if len(hits) else ""
-        report_rows.append({"modality": modality, "reason": reason, "n": len(hits), "example": example})
+        report_rows.append({"modality": modality, "reason": name, "n": len(hits), "example": example})
     report = IMPORT_REPORT.validate(pd.DataFrame(report_rows))
 
-    out = pd.DataFrame(kept, columns=["rater_id", "dyad_id", "response"])
-    out["modality"] = modality
+    imported = trials["reason"] == "imported"
+    out = pd.DataFrame(
+        {
+            "rater_id": rater[imported].to_numpy(dtype=object),
+            "dyad_id": dyad[imported].to_numpy(dtype=object),
+            "modality": modality,
+            "response": value[imported].map(lookup).to_numpy(dtype=object),
+        }
+    )
     out["correct"] = out["response"].to_numpy() == out["dyad_id"].map(truth).to_numpy()
     out = out.sort_values(["rater_id", "dyad_id"], kind="stable")
     return (TRIALS.empty() if out.empty else TRIALS.validate(out)), report
@@ -804,32 +839,26 @@ def simulate_exports(
     exports = {}
     for modality in modalities:
         deviation = dict(zip(dyads, rng.normal(0.0, float(p["dyad_modality_sd"]), len(dyads)), strict=True))
-        lists = survey_lists(assigned[modality], block_frame, modality, seed)
-        rows = [
-            (rater, row.order, row.dyad_id, row.stimulus)
-            for rater in sorted(lists)
-            for row in lists[rater].itertuples(index=False)
-        ]
-        sign = np.array([1.0 if truth[d] == SIGNAL else -1.0 for _, _, d, _ in rows])
-        eta = np.array(
-            [
-                float(p["modality_effects"][modality]) + skill[r] - difficulty[d] - deviation[d]
-                for r, _, d, _ in rows
-            ]
+        table = survey_table(assigned[modality], block_frame, modality, seed)
+        raters, shown = table["rater_id"], table["dyad_id"]
+        sign = np.where(shown.map(truth) == SIGNAL, 1.0, -1.0)
+        eta = (
+            float(p["modality_effects"][modality])
+            + raters.map(skill).to_numpy(float)
+            - shown.map(difficulty).to_numpy(float)
+            - shown.map(deviation).to_numpy(float)
         )
-        shift = np.array([bias[r] for r, _, _, _ in rows])
-        blank = rng.random(len(rows)) < float(p["p_blank"])
-        says_familiar = rng.random(len(rows)) < _logistic(sign * eta - shift)
-        answers = np.where(blank, "", np.where(says_familiar, words[SIGNAL][0], words[NOISE][0])).astype(
-            object
-        )
+        shift = raters.map(bias).to_numpy(float)
+        blank = rng.random(len(table)) < float(p["p_blank"])
+        says_familiar = rng.random(len(table)) < _logistic(sign * eta - shift)
+        answers = np.where(blank, "", np.where(says_familiar, words[SIGNAL][0], words[NOISE][0]))
         long = pd.DataFrame(
             {
-                "ResponseId": [r for r, _, _, _ in rows],
+                "ResponseId": raters.to_numpy(dtype=object),
                 "Finished": "True",
-                "trial": [o for _, o, _, _ in rows],
-                "stimulus": [d for _, _, d, _ in rows],
-                "answer": answers,
+                "trial": table["order"].to_numpy(),
+                "stimulus": shown.to_numpy(dtype=object),
+                "answer": answers.astype(object),
             }
         )
         if p["export_format"] == "wide":

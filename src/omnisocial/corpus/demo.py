@@ -106,6 +106,7 @@ FAILURES = (
 # (turn_gap_s 0.3, min_turns 4, min_speaker 3 s, min_total_speech 90 s) with a margin.
 WINDOW_S = 20.0
 WINDOW_STEP_S = 0.5
+END_SNAP_MARGIN_S = 3.0  # how much a clip's snapped end may shorten it, in practice
 TURN_GAP_S = 0.3
 SPEECH_TARGET_S = 91.0
 MIN_TURNS = 4
@@ -724,7 +725,9 @@ def timeline_stats(pieces: list[Piece], duration: float, window: float = WINDOW_
     inside = np.clip(np.minimum(te, hi) - np.maximum(ts, lo), 0.0, None)
     counts = (inside > 0.1).sum(axis=1)
     anchors = ts[ts + window <= duration]
-    onsets = [int(((ts >= a) & (ts < a + window)).sum()) for a in anchors]
+    # A clip starts at a turn onset and its end may snap back off a cut segment, so count
+    # onsets in the window less that margin: what a snapped clip is sure to hold.
+    onsets = [int(((ts >= a) & (ts < a + window - END_SNAP_MARGIN_S)).sum()) for a in anchors]
     per_speaker = []
     for who in range(2):
         own = [p for p in pieces if p.speaker == who and not p.backchannel]
@@ -746,12 +749,10 @@ def timeline_stats(pieces: list[Piece], duration: float, window: float = WINDOW_
 def accept(mode: str, stats: TimelineStats, duration: float) -> bool:
     """Whether a timeline of `mode` meets its targets (see the module docstring)."""
     if mode == "dialogue":
-        # One turn of margin: the clip's end snaps back off a cut word, so a clip can be a
-        # little shorter than the 20 s windows counted here.
         return (
             stats.speech_s >= SPEECH_TARGET_S
-            and stats.min_turns >= MIN_TURNS + 1
-            and stats.min_onsets >= MIN_TURNS + 1
+            and stats.min_turns >= MIN_TURNS
+            and stats.min_onsets >= MIN_TURNS
             and stats.min_speaker_s >= MIN_SPEAKER_S
         )
     if mode == "monologues":

@@ -1,0 +1,186 @@
+"""Dyad difficulty: how dyads line up across modalities, and between humans and models.
+
+Input is a long per-dyad table [dyad_id, modality, rater_type, <value>, truth?]: rater_type
+"human" or "model", <value> a per-dyad score (default `accuracy`, the share of correct answers;
+a Rasch difficulty from `stats.rasch` works the same way with `value="difficulty"`).
+`dyad_accuracy` builds it from TRIALS and PREDICTIONS, `from_rasch` from `stats.rasch.fit_rasch`
+item tables.
+
+Top row: human values for every pair of modalities. Bottom row: humans against models, per
+modality. Each panel gives Pearson r and the number of dyads; points are coloured by the true
+class when a truth column is present (the published analysis controls for it: the partial r
+lives in `stats.rasch`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from omnisocial.figures.style import (
+    CLASS_COLORS,
+    chance_line,
+    empty_panel,
+    full_subtitle,
+    gathered_legend,
+    new_figure,
+    ordered_modalities,
+    save_figure,
+    styled,
+)
+from omnisocial.stats.sdt import MAJORITY_MODEL, NON_ANSWER, trials_with_truth, truth_map
+from omnisocial.tables import PREDICTIONS
+
+
+def dyad_accuracy(trials: pd.DataFrame | None, predictions: pd.DataFrame | None, truth) -> pd.DataFrame:
+    """Per-dyad accuracy [dyad_id, modality, rater_type, accuracy, n, truth].
+
+    Humans: the share of correct trials per (modality, dyad). Models: the share of correct
+    answers over every model's answered prediction for the dyad (non-answers and the
+    `human_majority` pseudo-model left out).
+    """
+    mapping = truth_map(truth)
+    parts = []
+    if trials is not None and len(trials):
+        frame = trials_with_truth(trials, mapping)
+        human = frame.groupby(["modality", "dyad_id"], sort=True)["correct"].agg(["mean", "size"])
+        parts.append(human.reset_index().assign(rater_type="human"))
+    if predictions is not None and len(predictions):
+        frame = PREDICTIONS.validate(predictions)
+        frame = frame[(frame["label"] != NON_ANSWER) & (frame["model"] != MAJORITY_MODEL)]
+        frame = frame.assign(correct=frame["label"] == frame["truth"], dyad_id=frame["item_id"])
+        model = frame.groupby(["modality", "dyad_id"], sort=True)["correct"].agg(["mean", "size"])
+        parts.append(model.reset_index().assign(rater_type="model"))
+    columns = ["dyad_id", "modality", "rater_type", "accuracy", "n", "truth"]
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    out = pd.concat(parts, ignore_index=True).rename(columns={"mean": "accuracy", "size": "n"})
+    out["truth"] = out["dyad_id"].map(mapping)
+    return out[columns].sort_values(["rater_type", "modality", "dyad_id"], ignore_index=True)
+
+
+def from_rasch(items: Mapping[tuple[str, str], pd.DataFrame], truth=None) -> pd.DataFrame:
+    """`stats.rasch.fit_rasch` item tables, keyed by (modality, rater_type), as one long table.
+
+    Returns [dyad_id, modality, rater_type, difficulty, truth] (truth empty without a truth
+    mapping), ready for `difficulty_figure(..., value="difficulty")`.
+    """
+    mapping = truth_map(truth) if truth is not None else {}
+    parts = [
+        pd.DataFrame(
+            {
+                "dyad_id": table["item"].astype(str).to_numpy(),
+                "modality": modality,
+                "rater_type": rater_type,
+                "difficulty": table["difficulty"].astype(float).to_numpy(),
+            }
+        )
+        for (modality, rater_type), table in sorted(items.items())
+    ]
+    columns = ["dyad_id", "modality", "rater_type", "difficulty", "truth"]
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    out = pd.concat(parts, ignore_index=True)
+    out["truth"] = out["dyad_id"].map(mapping).fillna("") if mapping else ""
+    return out[columns]
+
+
+def _scatter(ax, x: pd.Series, y: pd.Series, truth: pd.Series | None, value: str, labelled: set) -> None:
+    joined = pd.concat({"x": x, "y": y}, axis=1, join="inner").dropna()
+    if len(joined) == 0:
+        empty_panel(ax, "no dyads in common")
+        return
+    if value == "accuracy":
+        chance_line(ax, "h")
+        chance_line(ax, "v")
+    lo = float(min(joined["x"].min(), joined["y"].min()))
+    hi = float(max(joined["x"].max(), joined["y"].max()))
+    pad = 0.05 * (hi - lo) if hi > lo else 0.1
+    ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="#BBBBBB", linewidth=0.8, zorder=0)
+    classes = truth.reindex(joined.index) if truth is not None else pd.Series("", index=joined.index)
+    for label in sorted(classes.unique()):
+        own = joined[classes == label]
+        color = CLASS_COLORS.get(label, "#555555")
+        name = label if label and label not in labelled else None
+        labelled.add(label)
+        ax.scatter(own["x"], own["y"], s=12, color=color, alpha=0.7, lw=0, label=name)
+    text = f"n = {len(joined)}"
+    if len(joined) >= 3 and np.ptp(joined["x"]) > 0 and np.ptp(joined["y"]) > 0:
+        text = f"r = {stats.pearsonr(joined['x'], joined['y']).statistic:.2f}, " + text
+    ax.text(
+        0.03,
+        0.97,
+        text,
+        transform=ax.transAxes,
+        ha="left",
+        va="top",
+        fontsize=7.5,
+        bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1.5},
+    )
+    ax.set_xlim(lo - pad, hi + pad)
+    ax.set_ylim(lo - pad, hi + pad)
+    ax.set_aspect("equal", adjustable="box")
+
+
+def difficulty_figure(
+    dyads: pd.DataFrame,
+    path_stem,
+    *,
+    value: str = "accuracy",
+    value_label: str | None = None,
+    title: str = "Dyad difficulty across modalities and rater types",
+    subtitle: str = "",
+    caption: str = "",
+    simulated: bool | None = None,
+):
+    """Draw and save; returns [png, pdf]. dyads: [dyad_id, modality, rater_type, value, truth?]."""
+    label = value_label or f"per-dyad {value}"
+    modalities = ordered_modalities(dyads["modality"])
+    table = dyads.pivot_table(
+        index="dyad_id", columns=["rater_type", "modality"], values=value, aggfunc="first"
+    )
+    truth = (
+        dyads.drop_duplicates("dyad_id").set_index("dyad_id")["truth"] if "truth" in dyads.columns else None
+    )
+    pairs = list(itertools.combinations(modalities, 2))
+    ncols = max(len(pairs), len(modalities), 1)
+    with styled():
+        fig, axes = new_figure(
+            2,
+            ncols,
+            panel_size=(2.4, 2.4),
+            title=title,
+            subtitle=full_subtitle(
+                " | ".join(p for p in (f"both axes: {label}", subtitle) if p), simulated, dyads
+            ),
+            caption=caption,
+            right_in=1.2,
+            hspace_in=0.75,
+        )
+        labelled: set = set()
+
+        def column(kind, modality):
+            key = (kind, modality)
+            return table[key] if key in table.columns else pd.Series(dtype=float)
+
+        for ax in axes.ravel():
+            ax.set_visible(False)
+        for ax, (first, second) in zip(axes[0], pairs, strict=False):
+            ax.set_visible(True)
+            _scatter(ax, column("human", first), column("human", second), truth, value, labelled)
+            ax.set_xlabel(f"humans, {first}")
+            ax.set_ylabel(f"humans, {second}")
+            ax.set_title(f"{first} vs {second}")
+        for ax, modality in zip(axes[1], modalities, strict=False):
+            ax.set_visible(True)
+            _scatter(ax, column("human", modality), column("model", modality), truth, value, labelled)
+            ax.set_xlabel(f"humans, {modality}")
+            ax.set_ylabel(f"models, {modality}")
+            ax.set_title(f"humans vs models: {modality}")
+        anchor = axes[0, -1] if axes[0, -1].get_visible() else axes[0, 0]
+        gathered_legend(axes, anchor, title="true class")
+        return save_figure(fig, path_stem)

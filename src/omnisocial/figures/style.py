@@ -1,0 +1,248 @@
+"""Shared style and the deterministic save of every figure.
+
+- Figures are `matplotlib.figure.Figure` objects drawn on an Agg canvas; pyplot's global
+  state is never touched (no open-figure registry, no interactive backend).
+- `RC` fixes every rcParam the figures depend on (font, sizes, DPI, hash salt, PDF font
+  type), and figure functions run inside `styled()` so the user's matplotlibrc cannot change
+  the output.
+- `save_figure` writes `<stem>.png` and `<stem>.pdf` atomically (omnisocial.io.atomic_path)
+  without time stamps or software versions in the metadata, so the same inputs give the same
+  bytes (PNG certainly; PDF too with a fixed matplotlib version).
+- `new_figure` lays out a grid of panels in inches with room for a title, a subtitle and a
+  wrapped caption. A subtitle flags simulated data (`simulated_note`): figure functions take
+  `simulated=None` and look for "simulated" in the `source` column of their input tables.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from omnisocial.io import atomic_path
+
+MODALITIES = ("text", "audio", "video")
+MODALITY_COLORS = {"text": "#4C72B0", "audio": "#DD8452", "video": "#55A868"}
+CLASS_COLORS = {"familiar": "#8172B3", "stranger": "#C44E52"}
+HUMAN_COLOR = "#7F7F7F"
+CROWD_COLOR = "#222222"
+MODEL_COLORS = (
+    "#1F77B4",
+    "#FF7F0E",
+    "#2CA02C",
+    "#D62728",
+    "#9467BD",
+    "#8C564B",
+    "#E377C2",
+    "#17BECF",
+    "#BCBD22",
+)
+MODEL_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">")
+DPI = 200
+SIMULATED_WORD = "simulated"
+
+RC = {
+    "font.family": "DejaVu Sans",
+    "font.size": 8.5,
+    "axes.titlesize": 9.5,
+    "axes.labelsize": 8.5,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 7.5,
+    "legend.frameon": False,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": False,
+    "axes.unicode_minus": True,
+    "lines.linewidth": 1.4,
+    "lines.markersize": 5,
+    "figure.dpi": 100,
+    "savefig.dpi": DPI,
+    "savefig.facecolor": "white",
+    "figure.facecolor": "white",
+    "text.usetex": False,
+    "svg.hashsalt": "omnisocial",
+    "svg.fonttype": "path",
+    "pdf.fonttype": 42,
+    "pdf.compression": 6,
+    "path.simplify": True,
+    "image.interpolation": "nearest",
+    "hatch.linewidth": 0.8,
+}
+PNG_METADATA = {"Software": None}
+PDF_METADATA = {"CreationDate": None, "ModDate": None, "Creator": None, "Producer": None}
+
+_TITLE_IN = 0.32
+_SUBTITLE_IN = 0.2
+_LINE_IN = 0.15
+_TOP_PAD_IN = 0.12
+
+
+@contextlib.contextmanager
+def styled() -> Iterator[None]:
+    """The project's fixed rcParams, on top of matplotlib's defaults (not the user's rc file)."""
+    with matplotlib.rc_context():
+        matplotlib.rcdefaults()
+        matplotlib.rcParams.update(RC)
+        yield
+
+
+def is_simulated(*tables) -> bool:
+    """True when any table's `source` column mentions 'simulated' (case-insensitive)."""
+    for table in tables:
+        if (
+            isinstance(table, pd.DataFrame)
+            and "source" in table.columns
+            and table["source"].astype(str).str.contains(SIMULATED_WORD, case=False).any()
+        ):
+            return True
+    return False
+
+
+def simulated_note(simulated: bool | None, *tables) -> str:
+    """'' for real data; else the demo label the subtitle must carry."""
+    from omnisocial.ratings import SIMULATED_LABEL
+
+    flag = is_simulated(*tables) if simulated is None else bool(simulated)
+    return f"SIMULATED DATA: {SIMULATED_LABEL}, not real ratings" if flag else ""
+
+
+def full_subtitle(subtitle: str, simulated: bool | None, *tables) -> str:
+    note = simulated_note(simulated, *tables)
+    return " | ".join(part for part in (note, subtitle) if part)
+
+
+def _wrap(text: str, width_in: float) -> list[str]:
+    if not text:
+        return []
+    chars = max(20, int(width_in * 17))
+    return [line for paragraph in text.splitlines() for line in (textwrap.wrap(paragraph, chars) or [""])]
+
+
+def new_figure(
+    nrows: int = 1,
+    ncols: int = 1,
+    *,
+    panel_size: tuple[float, float] = (3.2, 2.6),
+    title: str = "",
+    subtitle: str = "",
+    caption: str = "",
+    sharex: bool = False,
+    sharey: bool = False,
+    left_in: float = 0.6,
+    right_in: float = 0.15,
+    bottom_in: float = 0.5,
+    wspace_in: float = 0.55,
+    hspace_in: float = 0.6,
+) -> tuple[Figure, np.ndarray]:
+    """A Figure on an Agg canvas with an nrows x ncols grid of axes (2-D array, always)."""
+    panel_w, panel_h = panel_size
+    width = left_in + ncols * panel_w + (ncols - 1) * wspace_in + right_in
+    subtitle_lines = _wrap(subtitle, width)
+    caption_lines = _wrap(caption, width)
+    # + room for the panels' own titles
+    top = _TOP_PAD_IN + (_TITLE_IN if title else 0.0) + _SUBTITLE_IN * len(subtitle_lines) + 0.3
+    bottom = bottom_in + (_LINE_IN * len(caption_lines) + 0.15 if caption_lines else 0.0)
+    height = top + nrows * panel_h + (nrows - 1) * hspace_in + bottom
+    fig = Figure(figsize=(width, height))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, sharex=sharex, sharey=sharey, squeeze=False)
+    fig.subplots_adjust(
+        left=left_in / width,
+        right=1 - right_in / width,
+        top=1 - top / height,
+        bottom=bottom / height,
+        wspace=wspace_in / panel_w,
+        hspace=hspace_in / panel_h,
+    )
+    y = 1 - _TOP_PAD_IN / height
+    if title:
+        fig.text(left_in / width, y, title, ha="left", va="top", fontsize=11, fontweight="bold")
+        y -= _TITLE_IN / height
+    for line in subtitle_lines:
+        color = "#B00020" if line.startswith("SIMULATED") else "#444444"
+        fig.text(left_in / width, y, line, ha="left", va="top", fontsize=8.5, color=color)
+        y -= _SUBTITLE_IN / height
+    for i, line in enumerate(caption_lines):
+        fig.text(
+            left_in / width,
+            (0.1 + _LINE_IN * (len(caption_lines) - 1 - i)) / height,
+            line,
+            ha="left",
+            va="bottom",
+            fontsize=7.5,
+            color="#333333",
+        )
+    return fig, axes
+
+
+def save_figure(fig: Figure, path_stem) -> list[Path]:
+    """Write `<path_stem>.png` and `<path_stem>.pdf` atomically and reproducibly; return both paths.
+
+    A `.png` or `.pdf` suffix on `path_stem` is dropped (any other dot stays part of the name).
+    """
+    stem = Path(path_stem)
+    if stem.suffix.lower() in (".png", ".pdf"):
+        stem = stem.with_suffix("")
+    paths = []
+    with styled():
+        for extension, metadata in (("png", PNG_METADATA), ("pdf", PDF_METADATA)):
+            target = stem.with_name(f"{stem.name}.{extension}")
+            with atomic_path(target) as tmp:
+                # tight bbox: a long legend or label is never cut off (and stays deterministic)
+                fig.savefig(
+                    tmp, format=extension, dpi=DPI, metadata=metadata, bbox_inches="tight", pad_inches=0.1
+                )
+            paths.append(target)
+    return paths
+
+
+def model_styles(names) -> dict[str, tuple[str, str]]:
+    """name -> (color, marker), assigned in sorted name order so it does not depend on row order."""
+    return {
+        name: (
+            MODEL_COLORS[i % len(MODEL_COLORS)],
+            MODEL_MARKERS[(i // len(MODEL_COLORS)) % len(MODEL_MARKERS)],
+        )
+        for i, name in enumerate(sorted(set(names)))
+    }
+
+
+def ordered_modalities(values) -> list[str]:
+    """The modalities present, in text/audio/video order, others after in sorted order."""
+    present = set(values)
+    return [m for m in MODALITIES if m in present] + sorted(present - set(MODALITIES))
+
+
+def chance_line(ax, orientation: str = "h", value: float = 0.5) -> None:
+    kwargs = {"color": "#999999", "linestyle": ":", "linewidth": 0.9, "zorder": 0}
+    (ax.axhline if orientation == "h" else ax.axvline)(value, **kwargs)
+
+
+def empty_panel(ax, message: str) -> None:
+    ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, color="#666666")
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def gathered_legend(axes, anchor, **kwargs):
+    """One legend on `anchor` with every distinct label of `axes`, in first-seen order."""
+    handles, labels = [], []
+    for ax in np.ravel(axes):
+        if not ax.get_visible():
+            continue
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            if label not in labels:
+                handles.append(handle)
+                labels.append(label)
+    if not handles:
+        return None
+    options = {"loc": "upper left", "bbox_to_anchor": (1.04, 1.0), "borderaxespad": 0.0, **kwargs}
+    return anchor.legend(handles, labels, **options)

@@ -1,0 +1,262 @@
+"""Figures: every family writes a PNG and a PDF, byte-identical when rendered twice."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from omnisocial import figures
+from omnisocial.figures import style
+from omnisocial.figures.glmm import pretty_contrast
+from omnisocial.ratings import SIMULATED_LABEL, block_design, rater_assignments, simulate_panel
+from omnisocial.stats.crowds import crowd_curve, per_rater_sdt
+from omnisocial.stats.sdt import majority_vote, score_predictions, truth_map
+from omnisocial.stats.tests import power_table
+from omnisocial.tables import DESIGN
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def make_design(n_per_cell: int) -> pd.DataFrame:
+    """2 sites x 2 relationships x 2 gender mixes x n_per_cell dyads."""
+    rows = []
+    for cell in (
+        "s1|familiar|ff",
+        "s1|familiar|mm",
+        "s1|stranger|ff",
+        "s1|stranger|mm",
+        "s2|familiar|ff",
+        "s2|familiar|mm",
+        "s2|stranger|ff",
+        "s2|stranger|mm",
+    ):
+        site, relationship, gender = cell.split("|")
+        for j in range(n_per_cell):
+            i = len(rows) + 1
+            rows.append(
+                {
+                    "dyad_id": f"D{i:03d}",
+                    "interaction_id": f"I{i}",
+                    "cell": cell,
+                    "site": site,
+                    "relationship": relationship,
+                    "gender_mix": gender,
+                    "position": ("early", "late")[j % 2],
+                    "clip_start": 0.0,
+                    "clip_end": 20.0,
+                    "n_turns": 5,
+                    "participant_a": f"P{i}a",
+                    "participant_b": f"P{i}b",
+                }
+            )
+    return DESIGN.validate(pd.DataFrame(rows))
+
+
+@pytest.fixture(scope="module")
+def inputs():
+    design = make_design(6)  # 48 dyads
+    blocks = block_design(design, n_blocks=6, seed=0)
+    assignments = {
+        m: rater_assignments(blocks, 24, seed=i, prefix=m[0].upper()) for i, m in enumerate(style.MODALITIES)
+    }
+    trials, _ = simulate_panel(design, assignments, None, seed=1, blocks=blocks)
+    truth = truth_map(design)
+    rng = np.random.default_rng(0)
+    rows = []
+    for model, skill, has_confidence in (
+        ("model-a", 0.7, True),
+        ("model-b", 0.55, True),
+        ("model-c", 0.5, False),
+    ):
+        for modality in style.MODALITIES:
+            for dyad, label in truth.items():
+                right = rng.random() < skill
+                answer = label if right else ("stranger" if label == "familiar" else "familiar")
+                confidence = (
+                    float(np.clip(rng.normal(0.55 + 0.2 * right, 0.1), 0, 1)) if has_confidence else np.nan
+                )
+                rows.append(
+                    {
+                        "model": model,
+                        "modality": modality,
+                        "item_id": dyad,
+                        "truth": label,
+                        "label": "" if rng.random() < 0.05 else answer,
+                        "confidence": confidence,
+                    }
+                )
+    predictions = pd.DataFrame(rows)
+    metrics = pd.concat(
+        [score_predictions(predictions), score_predictions(majority_vote(trials, truth, seed=0))],
+        ignore_index=True,
+    )
+    rater_sdt = per_rater_sdt(trials, truth).assign(source=SIMULATED_LABEL)
+    contrasts = pd.DataFrame(
+        {
+            "contrast": [
+                "modality[audio] - modality[text]",
+                "modality[audio] - modality[video]",
+                "modality[text] - modality[video]",
+            ],
+            "mean": [0.21, -0.08, -0.29],
+            "hdi_low": [0.04, -0.25, -0.47],
+            "hdi_high": [0.38, 0.09, -0.12],
+            "p_gt_0": [0.992, 0.17, 0.0],
+        }
+    )
+    return {
+        "accuracy": lambda stem: figures.accuracy_figure(rater_sdt, metrics, stem, seed=3, caption="Demo."),
+        "sdt": lambda stem: figures.sdt_figure(rater_sdt, metrics, stem),
+        "crowds": lambda stem: figures.crowd_figure(
+            crowd_curve(trials, truth, ks=[1, 3, 5, 7], n_resamples=40, seed=0).assign(
+                source=SIMULATED_LABEL
+            ),
+            stem,
+            models=metrics,
+        ),
+        "difficulty": lambda stem: figures.difficulty_figure(
+            figures.dyad_accuracy(trials, predictions, truth).assign(source=SIMULATED_LABEL), stem
+        ),
+        "glmm": lambda stem: figures.glmm_contrast_figure(contrasts, stem, simulated=True),
+        "calibration": lambda stem: figures.calibration_figure(figures.reliability_table(predictions), stem),
+        "power": lambda stem: figures.power_figure(
+            power_table([0.0, 0.05, 0.1, 0.15, 0.2], [0.05, 0.1]), stem, n_dyads=96, caption="Power."
+        ),
+    }
+
+
+FAMILIES = ["accuracy", "sdt", "crowds", "difficulty", "glmm", "calibration", "power"]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_figure_writes_png_and_pdf_reproducibly(tmp_path, inputs, family):
+    first = inputs[family](tmp_path / "one" / family)
+    second = inputs[family](tmp_path / "two" / f"{family}.png")  # a suffix on the stem is dropped
+    assert [p.name for p in first] == [f"{family}.png", f"{family}.pdf"] == [p.name for p in second]
+    png, pdf = (p.read_bytes() for p in first)
+    assert png.startswith(PNG_MAGIC) and pdf.startswith(b"%PDF")
+    assert len(png) > 10_000  # something was drawn
+    assert png == second[0].read_bytes()
+    assert pdf == second[1].read_bytes()
+    assert b"CreationDate" not in pdf
+    # atomic writes leave no temporary files behind
+    assert sorted(p.name for p in (tmp_path / "one").iterdir()) == [f"{family}.pdf", f"{family}.png"]
+
+
+def test_figure_is_independent_of_user_rcparams(tmp_path, inputs):
+    import matplotlib
+
+    reference = inputs["glmm"](tmp_path / "a" / "glmm")[0].read_bytes()
+    with matplotlib.rc_context({"font.size": 20, "lines.linewidth": 5, "axes.spines.top": True}):
+        changed = inputs["glmm"](tmp_path / "b" / "glmm")[0].read_bytes()
+    assert reference == changed
+
+
+def test_simulated_inputs_are_flagged_in_the_subtitle():
+    simulated = pd.DataFrame({"source": [SIMULATED_LABEL]})
+    real = pd.DataFrame({"source": ["survey export 2025-03"]})
+    assert style.is_simulated(real, simulated) and not style.is_simulated(real, None)
+    assert SIMULATED_LABEL in style.full_subtitle("k = 1..25", None, simulated)
+    assert style.full_subtitle("k = 1..25", None, real) == "k = 1..25"
+    assert SIMULATED_LABEL in style.full_subtitle("", True, real)
+    assert style.full_subtitle("", False, simulated) == ""
+
+
+def test_simulated_note_changes_the_rendered_figure(tmp_path):
+    contrasts = pd.DataFrame(
+        {"contrast": ["video - text"], "mean": [0.3], "hdi_low": [0.1], "hdi_high": [0.5], "p_gt_0": [0.99]}
+    )
+    real = figures.glmm_contrast_figure(contrasts, tmp_path / "real")[0].read_bytes()
+    demo = figures.glmm_contrast_figure(contrasts, tmp_path / "demo", simulated=True)[0].read_bytes()
+    assert real != demo
+
+
+def test_pretty_contrast_labels():
+    assert pretty_contrast("modality[audio] - modality[text]") == "audio \u2212 text"
+    assert pretty_contrast("video - text") == "video \u2212 text"
+
+
+def test_reliability_table_bins_and_scores_per_model(inputs):
+    rows = [
+        {
+            "model": "m",
+            "modality": "text",
+            "item_id": f"D{i}",
+            "truth": "familiar" if i < 4 else "stranger",
+            "label": "familiar",
+            "confidence": c,
+        }
+        for i, c in enumerate([0.9, 0.9, 0.6, 0.6, 0.9, 0.6, 0.6, 0.6])
+    ] + [
+        {
+            "model": "silent",
+            "modality": "text",
+            "item_id": "D0",
+            "truth": "familiar",
+            "label": "familiar",
+            "confidence": np.nan,
+        }
+    ]
+    table = figures.reliability_table(pd.DataFrame(rows), n_bins=10)
+    own = table[table["model"] == "m"]
+    filled = own[own["n"] > 0].set_index("bin_low")
+    # confidence 0.6 bin: D2, D3 right, D5-D7 wrong -> 2/5; 0.9 bin: D0, D1 right, D4 wrong -> 2/3
+    assert filled.loc[0.6, "n"] == 5 and filled.loc[0.6, "accuracy"] == pytest.approx(0.4)
+    assert filled.loc[0.9, "n"] == 3 and filled.loc[0.9, "accuracy"] == pytest.approx(2 / 3)
+    assert own["ece"].iloc[0] == pytest.approx(5 / 8 * 0.2 + 3 / 8 * (0.9 - 2 / 3))
+    assert table.loc[table["model"] == "silent", "n_items"].tolist() == [0]
+
+
+def test_dyad_accuracy_per_rater_type():
+    truth = {"D1": "familiar", "D2": "stranger"}
+    trials = pd.DataFrame(
+        {
+            "rater_id": ["a", "b", "a"],
+            "dyad_id": ["D1", "D1", "D2"],
+            "modality": "text",
+            "response": ["familiar", "stranger", "stranger"],
+            "correct": [True, False, True],
+        }
+    )
+    predictions = pd.DataFrame(
+        {
+            "model": ["m1", "m2", "m1", "human_majority"],
+            "modality": "text",
+            "item_id": ["D1", "D1", "D2", "D2"],
+            "truth": ["familiar", "familiar", "stranger", "stranger"],
+            "label": ["familiar", "", "familiar", "stranger"],
+            "confidence": np.nan,
+        }
+    )
+    table = figures.dyad_accuracy(trials, predictions, truth).set_index(["rater_type", "dyad_id"])
+    assert table.loc[("human", "D1"), "accuracy"] == 0.5 and table.loc[("human", "D1"), "n"] == 2
+    assert table.loc[("model", "D1"), "n"] == 1  # the non-answer is left out
+    assert table.loc[("model", "D2"), "accuracy"] == 0.0  # human_majority is not a model
+
+
+def test_from_rasch_feeds_the_difficulty_figure(tmp_path):
+    truth = {f"D{i}": ("familiar", "stranger")[i % 2] for i in range(6)}
+    items = {
+        (modality, kind): pd.DataFrame(
+            {
+                "item": list(truth),
+                "difficulty": np.linspace(-1, 1, 6) * (1 + 0.2 * k),
+                "sd": 0.1,
+                "hdi_low": -2.0,
+                "hdi_high": 2.0,
+            }
+        )
+        for k, (modality, kind) in enumerate(itertools.product(("text", "audio"), ("human", "model")))
+    }
+    table = figures.from_rasch(items, truth)
+    assert len(table) == 24 and set(table["truth"]) == {"familiar", "stranger"}
+    audio_human = table[(table["modality"] == "audio") & (table["rater_type"] == "human")]
+    assert audio_human["dyad_id"].tolist() == list(truth)
+    assert audio_human["difficulty"].iloc[-1] == pytest.approx(1.4)  # k = 2: (audio, human)
+    paths = figures.difficulty_figure(
+        table, tmp_path / "rasch", value="difficulty", value_label="Rasch difficulty"
+    )
+    assert all(path.stat().st_size > 0 for path in paths)
