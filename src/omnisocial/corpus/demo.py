@@ -70,6 +70,7 @@ import pandas as pd
 from scipy.signal import resample_poly
 
 from omnisocial.io import atomic_path, write_csv, write_json, write_text
+from omnisocial.sampling import clip_candidates
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +107,8 @@ FAILURES = (
 # (turn_gap_s 0.3, min_turns 4, min_speaker 3 s, min_total_speech 90 s) with a margin.
 WINDOW_S = 20.0
 WINDOW_STEP_S = 0.5
-END_SNAP_MARGIN_S = 3.0  # how much a clip's snapped end may shorten it, in practice
+# The workflow's default clip settings (config `clips:`), used to check good conversations.
+DEFAULT_CLIPS = {"duration_s": 20.0, "early_start_s": 5.0, "late_end_margin_s": 5.0, "snap_tolerance_s": 4.0}
 TURN_GAP_S = 0.3
 SPEECH_TARGET_S = 91.0
 MIN_TURNS = 4
@@ -725,9 +727,7 @@ def timeline_stats(pieces: list[Piece], duration: float, window: float = WINDOW_
     inside = np.clip(np.minimum(te, hi) - np.maximum(ts, lo), 0.0, None)
     counts = (inside > 0.1).sum(axis=1)
     anchors = ts[ts + window <= duration]
-    # A clip starts at a turn onset and its end may snap back off a cut segment, so count
-    # onsets in the window less that margin: what a snapped clip is sure to hold.
-    onsets = [int(((ts >= a) & (ts < a + window - END_SNAP_MARGIN_S)).sum()) for a in anchors]
+    onsets = [int(((ts >= a) & (ts < a + window)).sum()) for a in anchors]
     per_speaker = []
     for who in range(2):
         own = [p for p in pieces if p.speaker == who and not p.backchannel]
@@ -743,6 +743,34 @@ def timeline_stats(pieces: list[Piece], duration: float, window: float = WINDOW_
         max_turns=int(counts.max()),
         min_onsets=min(onsets) if onsets else 0,
         min_speaker_s=min(per_speaker),
+    )
+
+
+def clips_pass(pieces: list[Piece], duration: float) -> bool:
+    """Whether the workflow's own clip selection finds F2/F3-passing early and late clips.
+
+    The sliding-window statistics above cannot see how a clip's start and end snap to turn
+    edges, so a good conversation is also checked with `sampling.clip_candidates` at the
+    default clip settings, exactly as the workflow will cut it.
+    """
+    segments = pd.DataFrame(
+        {
+            "interaction_id": "x",
+            "speaker": ["a" if p.speaker == 0 else "b" for p in pieces],
+            "start": [p.start for p in pieces],
+            "end": [p.end for p in pieces],
+        }
+    )
+    signals = pd.DataFrame(
+        {"interaction_id": ["x"], "duration_audio_a": [duration], "duration_audio_b": [duration]}
+    )
+    clips = clip_candidates(
+        pd.DataFrame({"interaction_id": ["x"]}), segments, None, signals, DEFAULT_CLIPS, TURN_GAP_S
+    )
+    return (
+        len(clips) == 2
+        and bool((clips["n_turns"] >= MIN_TURNS).all())
+        and bool((clips[["speech_s_a", "speech_s_b"]].min(axis=1) >= MIN_SPEAKER_S).all())
     )
 
 
@@ -940,7 +968,7 @@ def build_timeline(
         line = _Timeline(duration, sample_rate)
         LAYOUTS[mode](rng, supply, style, line)
         stats = timeline_stats(line.pieces, duration)
-        if accept(mode, stats, duration):
+        if accept(mode, stats, duration) and (mode != "dialogue" or clips_pass(line.pieces, duration)):
             if attempt:
                 log.debug("%s: %s timeline accepted at try %d", label, mode, attempt + 1)
             return line.pieces, stats
