@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from omnisocial.corpus.demo import FAILURES, gender_mix, generate_demo_corpus
+from omnisocial.corpus.demo import FAILURES, LITTLE_SPEECH_S, gender_mix, generate_demo_corpus
 
 pytestmark = pytest.mark.skipif(
     shutil.which("espeak-ng") is None or shutil.which("ffmpeg") is None or shutil.which("ffprobe") is None,
@@ -474,7 +474,7 @@ def test_same_seed_same_bytes_and_root_replaced(tmp_path):
     counts, _ = _window_measures(_dialogue(root, silent), params["duration_s"])
     assert min(counts) >= 4
     little = _vad_union(root, _failure(root, "too_little_speech"))
-    assert demo.LITTLE_SPEECH_S[0] <= little <= demo.LITTLE_SPEECH_S[1]  # far below the 90 s of F5
+    assert LITTLE_SPEECH_S[0] <= little <= LITTLE_SPEECH_S[1]  # far below the 90 s of F5
 
     other = {**params, "seed": params["seed"] + 1}
     generate_demo_corpus(root, other)
