@@ -16,9 +16,11 @@ include: "workflow/rules/signals.smk"
 include: "workflow/rules/filters.smk"
 include: "workflow/rules/sampling.smk"
 include: "workflow/rules/stimuli.smk"
+include: "workflow/rules/social.smk"
 
 
 rule all:
     default_target: True
     input:
         final_outputs(),
+        social_outputs(),

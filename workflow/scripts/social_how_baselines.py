@@ -1,0 +1,15 @@
+"""Rule social_how_baselines: previous-utterance and random-utterance candidates for the how items."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
+
+from omnisocial.social.contracts import WHEN_ITEMS
+from omnisocial.social.pipeline import REPLIES, how_baseline_replies
+from omnisocial.workflow import start
+
+log = start(snakemake)
+replies = how_baseline_replies(WHEN_ITEMS.read(snakemake.input.when_items), snakemake.params.seed)
+log.info("%d how candidates", len(replies))
+REPLIES.write(snakemake.output.replies, replies)
