@@ -9,6 +9,7 @@ bytes; a malformed config fails before any job, naming the key.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,7 @@ def small_config() -> dict:
     config["demo"].update(sites=["V00"], candidates_per_cell=2, duration_s=110, failures=FAILURES)
     config["sampling"]["n_per_cell"] = 1
     config["corpus"]["missing_transcript"] = "exclude"
+    config["social"]["enabled"] = False  # the social benchmarks have their own workflow test
     return config
 
 
@@ -169,3 +171,26 @@ def test_malformed_config_fails_before_any_job(tmp_path):
     assert result.returncode != 0
     assert "filters.min_turns: 'four' is not of type 'integer'" in result.stdout + result.stderr
     assert not (tmp_path / "data").exists() and not (tmp_path / "results").exists()
+
+
+def test_missing_transcripts_route_to_the_asr_rule(study, tmp_path):
+    """With `missing_transcript: asr` the transcribe_missing rule runs (on a tiny model)."""
+    from test_asr import build_tiny_whisper
+
+    shutil.copytree(study / "data", tmp_path / "data")  # the same corpus, a fresh study
+    config = small_config()
+    config["corpus"]["missing_transcript"] = "asr"
+    model = build_tiny_whisper(tmp_path / "tiny-whisper")
+    config["asr"].update(engine="faster-whisper", model=str(model), local_files_only=True, device="cpu")
+    write_config(tmp_path, config)
+    assert "transcribe_missing" in planned_jobs(tmp_path)
+    target = "results/familiarity/corpus/asr_segments.csv"
+    snakemake(tmp_path, "--cores", "2", target)
+    truth = pd.read_csv(tmp_path / "data" / "demo" / "seamless" / "_demo_truth.csv", dtype=str)
+    missing = truth.loc[truth["expected"] == "missing_transcript", "interaction_id"].item()
+    segments = pd.read_csv(tmp_path / target, dtype=str)
+    failures = pd.read_csv(tmp_path / "results/familiarity/corpus/asr_failures.csv", dtype=str)
+    # A random-weight model transcribes garbage, or nothing: either way the interaction is
+    # accounted for, as segments or as a recorded failure, never silently dropped.
+    assert missing in set(segments["interaction_id"]) | set(failures["interaction_id"])
+    assert set(segments["interaction_id"]) <= {missing}
