@@ -34,8 +34,27 @@ _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG_SQRT_2_OVER_PI = 0.5 * math.log(2.0 / math.pi)
 
 
-def logp_grad(theta, grad, mod, lev, k, n, const, prior_mu, prior_sd, sig_prior_sd, centered, pos_ls,
-              blk_factor, blk_first, blk_size, blk_eta_pos, blk_w_pos, mod_block, n_levels):
+def logp_grad(
+    theta,
+    grad,
+    mod,
+    lev,
+    k,
+    n,
+    const,
+    prior_mu,
+    prior_sd,
+    sig_prior_sd,
+    centered,
+    pos_ls,
+    blk_factor,
+    blk_first,
+    blk_size,
+    blk_eta_pos,
+    blk_w_pos,
+    mod_block,
+    n_levels,
+):
     """Return log p(theta | data) (all constants included); write its gradient into `grad`.
 
     Two numba loops around numpy's SIMD `exp`/`log1p` (numba's scalar libm calls would take
@@ -45,23 +64,72 @@ def logp_grad(theta, grad, mod, lev, k, n, const, prior_mu, prior_sd, sig_prior_
     eta = np.empty(k.shape[0])
     u = np.empty(n_levels)
     logp = _prior_and_eta(
-        theta, grad, eta, u, mod, lev, const, prior_mu, prior_sd, sig_prior_sd, centered, pos_ls,
-        blk_factor, blk_first, blk_size, blk_eta_pos, blk_w_pos, mod_block,
+        theta,
+        grad,
+        eta,
+        u,
+        mod,
+        lev,
+        const,
+        prior_mu,
+        prior_sd,
+        sig_prior_sd,
+        centered,
+        pos_ls,
+        blk_factor,
+        blk_first,
+        blk_size,
+        blk_eta_pos,
+        blk_w_pos,
+        mod_block,
     )
     small = np.abs(eta)
     np.negative(small, out=small)
     np.exp(small, out=small)  # exp(-|eta|), in (0, 1]
     log_term = np.log1p(small)
     logp += _likelihood_and_backprop(
-        theta, grad, eta, small, log_term, u, mod, lev, k, n, centered, pos_ls,
-        blk_factor, blk_first, blk_size, blk_w_pos, prior_mu.shape[0],
+        theta,
+        grad,
+        eta,
+        small,
+        log_term,
+        u,
+        mod,
+        lev,
+        k,
+        n,
+        centered,
+        pos_ls,
+        blk_factor,
+        blk_first,
+        blk_size,
+        blk_w_pos,
+        prior_mu.shape[0],
     )
     return logp
 
 
-@numba.njit(cache=True, nogil=True)
-def _prior_and_eta(theta, grad, eta, u, mod, lev, const, prior_mu, prior_sd, sig_prior_sd, centered, pos_ls,
-                   blk_factor, blk_first, blk_size, blk_eta_pos, blk_w_pos, mod_block):
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _prior_and_eta(
+    theta,
+    grad,
+    eta,
+    u,
+    mod,
+    lev,
+    const,
+    prior_mu,
+    prior_sd,
+    sig_prior_sd,
+    centered,
+    pos_ls,
+    blk_factor,
+    blk_first,
+    blk_size,
+    blk_eta_pos,
+    blk_w_pos,
+    mod_block,
+):
     n_mod = prior_mu.shape[0]
     n_fac = sig_prior_sd.shape[0]
     n_blk = blk_size.shape[0]
@@ -139,7 +207,7 @@ def _prior_and_eta(theta, grad, eta, u, mod, lev, const, prior_mu, prior_sd, sig
     return logp
 
 
-@numba.njit(cache=True, nogil=True, fastmath={"nsz", "arcp", "contract", "reassoc"})
+@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"nsz", "arcp", "contract", "reassoc"})
 def _binomial_terms(eta, small, log_term, k, n, resid):
     """Sum of k*eta - n*log(1 + exp(eta)) from exp(-|eta|) and its log1p; resid = d/d eta."""
     logp = 0.0
@@ -152,9 +220,26 @@ def _binomial_terms(eta, small, log_term, k, n, resid):
     return logp
 
 
-@numba.njit(cache=True, nogil=True)
-def _likelihood_and_backprop(theta, grad, eta, small, log_term, u, mod, lev, k, n, centered, pos_ls,
-                             blk_factor, blk_first, blk_size, blk_w_pos, n_mod):
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _likelihood_and_backprop(
+    theta,
+    grad,
+    eta,
+    small,
+    log_term,
+    u,
+    mod,
+    lev,
+    k,
+    n,
+    centered,
+    pos_ls,
+    blk_factor,
+    blk_first,
+    blk_size,
+    blk_w_pos,
+    n_mod,
+):
     """Binomial log likelihood from exp(-|eta|) and log1p of it; gradient through the zero-sum parts."""
     n_fac = pos_ls.shape[0]
     n_blk = blk_size.shape[0]

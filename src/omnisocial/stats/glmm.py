@@ -25,8 +25,9 @@ priors read from the bambi model object, but
    variables is linear with unit Jacobian, so the posterior is bambi's posterior;
    `tests/test_glmm_rasch.py` checks the log density against PyMC and the posterior means
    against an out-of-the-box bambi fit;
-3. samples zero-sum parts centred (w ~ N(0, sigma_g)) for factors whose levels carry many
-   trials (median >= `CENTER_MIN_TRIALS`, the dyads) and non-centred for sparse ones (raters);
+3. samples a factor's zero-sum part centred (w ~ N(0, sigma_g)) when the data inform its
+   levels more than the prior does (median trials per level x p(1-p) x a moment estimate of
+   sigma_g^2 > 1, e.g. dyads rated ~90 times), else non-centred (w ~ N(0, 1), scaled by sigma_g);
 4. evaluates the log density and its gradient with a hand-written numba kernel
    (`_glmm_kernel.py`, compiled once and cached on disk) and samples it with nutpie's NUTS.
    Compiling the same model from PyMC with nutpie (`sampler="pymc"`, kept as a reference
@@ -43,12 +44,14 @@ import itertools
 import json
 import logging
 import math
+import os
 import re
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy.special import gammaln
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +60,6 @@ SAMPLERS = ("auto", "fast", "pymc", "bambi", "bambi-nutpie")
 RHAT_MAX = 1.01
 ESS_MIN = 400
 HDI_PROB = 0.95
-CENTER_MIN_TRIALS = 50
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_.]*"
 _GROUP_TERM = re.compile(rf"^\(\s*1\s*\|\s*({_NAME})\s*\)$")
@@ -147,13 +149,10 @@ def _formula_columns(formula: str, data: pd.DataFrame) -> list[str]:
     return [column for column in data.columns if column in tokens]
 
 
-def _prepare(data: pd.DataFrame, formula: str, standard: StandardFormula | None) -> pd.DataFrame:
-    """Keep the formula's columns, drop incomplete rows (with a warning), coerce the response."""
-    response = formula.split("~")[0].strip()
-    if response not in data.columns:
-        raise ValueError(f"data lacks the response column {response!r}")
+def _prepare(data: pd.DataFrame, formula: str, standard: StandardFormula | None, family: str) -> pd.DataFrame:
+    """Keep the formula's columns, drop incomplete rows (with a warning), coerce a 0/1 response."""
     if standard is not None:
-        missing = [c for c in (standard.fixed, *standard.groups) if c not in data.columns]
+        missing = [c for c in (standard.response, standard.fixed, *standard.groups) if c not in data.columns]
         if missing:
             raise ValueError(f"data lacks column(s) {', '.join(missing)}")
     frame = data[_formula_columns(formula, data)].copy()
@@ -163,7 +162,11 @@ def _prepare(data: pd.DataFrame, formula: str, standard: StandardFormula | None)
         frame = frame.loc[~incomplete].reset_index(drop=True)
     if frame.empty:
         raise ValueError("no complete rows to fit")
-    frame[response] = coerce_binary(frame[response], response)
+    response = formula.split("~")[0].strip()
+    if family == "bernoulli":
+        if response not in frame.columns:
+            raise ValueError(f"data lacks the response column {response!r}")
+        frame[response] = coerce_binary(frame[response], response)
     if standard is not None:
         for column in (standard.fixed, *standard.groups):
             frame[column] = frame[column].astype(str)
@@ -288,7 +291,9 @@ class FastModel:
         rng = np.random.default_rng(seed)
         theta = rng.uniform(-1.0, 1.0, self.ndim)
         rate = np.bincount(self.mod, weights=self.k, minlength=len(self.fixed_levels))
-        rate = np.clip(rate / np.bincount(self.mod, weights=self.n, minlength=len(self.fixed_levels)), 0.05, 0.95)
+        rate = np.clip(
+            rate / np.bincount(self.mod, weights=self.n, minlength=len(self.fixed_levels)), 0.05, 0.95
+        )
         theta[: len(self.fixed_levels)] = np.log(rate / (1 - rate)) + rng.uniform(-0.3, 0.3, len(rate))
         for factor in self.factors:
             theta[factor.pos_ls] = math.log(0.5) + rng.uniform(-0.5, 0.5)
@@ -298,14 +303,14 @@ class FastModel:
         return theta
 
     def expand(self, theta: np.ndarray) -> dict[str, np.ndarray]:
-        """Map unconstrained draws (..., ndim) to bambi's variables (..., levels)."""
+        """Map unconstrained draws (..., ndim) to bambi's variables (..., levels), in bambi's order."""
         theta = np.asarray(theta, dtype=np.float64)
         lead = theta.shape[:-1]
-        out = {}
+        sigmas, out = {}, {}
         fixed = theta[..., : len(self.fixed_levels)].copy()
         for factor in self.factors:
             sigma = np.exp(theta[..., factor.pos_ls])
-            out[f"{factor.term}_sigma"] = sigma
+            sigmas[f"{factor.term}_sigma"] = sigma
             effects = np.empty((*lead, len(factor.levels)))
             for b, block in enumerate(factor.blocks):
                 mean = sigma * theta[..., factor.eta_pos[b]] / math.sqrt(len(block))
@@ -319,7 +324,7 @@ class FastModel:
                     zs = np.zeros((*lead, 1))
                 effects[..., block] = mean[..., None] + zs
             out[factor.term] = effects
-        return {self.fixed_term: fixed, **out}
+        return {self.fixed_term: fixed, **sigmas, **out}  # bambi's order
 
 
 def _zerosum_extend(w: np.ndarray) -> np.ndarray:
@@ -340,12 +345,23 @@ class _NotFast(Exception):
     """The bambi model has a feature the fast path does not implement."""
 
 
-def build_fast_model(bambi_model, frame: pd.DataFrame, standard: StandardFormula, centered="auto") -> FastModel:
+@dataclass(frozen=True)
+class GroupSpec:
+    """One random-intercept factor of the fast path: its column, bambi term, levels and SD prior."""
+
+    column: str
+    term: str
+    levels: list[str]
+    prior_sd: float
+
+
+def build_fast_model(
+    bambi_model, frame: pd.DataFrame, standard: StandardFormula, centered="auto"
+) -> FastModel:
     """Read bambi's terms, level order and priors and lay out the reparameterized model."""
-    component = bambi_model.components[bambi_model.family.likelihood.parent]
-    if bambi_model.family.name != "bernoulli" or bambi_model.family.link[
-        bambi_model.family.likelihood.parent
-    ].name not in ("logit",):
+    parent = bambi_model.family.likelihood.parent
+    component = bambi_model.components[parent]
+    if bambi_model.family.name != "bernoulli" or bambi_model.family.link[parent].name != "logit":
         raise _NotFast("family is not bernoulli with a logit link")
     if set(component.common_terms) != {standard.fixed} or component.intercept_term is not None:
         raise _NotFast("common terms are not a single factor without intercept")
@@ -354,50 +370,95 @@ def build_fast_model(bambi_model, frame: pd.DataFrame, standard: StandardFormula
         raise _NotFast(f"{standard.fixed} is not categorical")
     fixed_levels = [str(level) for level in fixed.levels]
     args = _prior_args(fixed.prior, standard.fixed)
-    prior_mu = np.broadcast_to(np.asarray(args["mu"], dtype=float), (len(fixed_levels),)).copy()
-    prior_sd = np.broadcast_to(np.asarray(args["sigma"], dtype=float), (len(fixed_levels),)).copy()
     if set(component.group_specific_terms) != set(standard.group_terms):
         raise _NotFast("group-specific terms differ from the formula's intercepts")
-
-    cells = (
-        frame.groupby([standard.fixed, *standard.groups], sort=True, observed=True)[standard.response]
-        .agg(["sum", "count"])
-        .reset_index()
-    )
-    fixed_index = {level: i for i, level in enumerate(fixed_levels)}
-    mod = cells[standard.fixed].map(fixed_index).to_numpy(dtype=np.int64)
-
-    factors = []
-    level_codes = []
-    position = len(fixed_levels)
+    groups = []
     for column, term in zip(standard.groups, standard.group_terms, strict=True):
         group = component.group_specific_terms[term]
         gargs = _prior_args(group.prior, term)
         if float(np.asarray(gargs["mu"])) != 0.0 or getattr(gargs["sigma"], "name", None) != "HalfNormal":
             raise _NotFast(f"{term} prior is not Normal(0, HalfNormal)")
         levels = [str(level) for level in group.groups]
-        index = {level: i for i, level in enumerate(levels)}
-        codes = cells[column].map(index).to_numpy(dtype=np.int64)
-        fixed_per_level = cells.groupby(column, sort=False)[standard.fixed].nunique()
-        nested = bool(fixed_per_level.max() == 1)
+        groups.append(GroupSpec(column, term, levels, float(np.asarray(gargs["sigma"].args["sigma"]))))
+    return make_fast_model(
+        frame,
+        standard.response,
+        standard.fixed,
+        fixed_levels,
+        np.asarray(args["mu"], dtype=float),
+        np.asarray(args["sigma"], dtype=float),
+        groups,
+        centered=centered,
+    )
+
+
+def _information_ratio(cells: pd.DataFrame, column: str, codes: np.ndarray, trials: np.ndarray) -> float:
+    """Median over levels of (Fisher information of a level's effect) * (a rough sigma^2).
+
+    sigma^2 is a moment estimate: the variance of the levels' empirical logits minus their mean
+    sampling variance (at least 0.05). Above 1 the data dominate the prior of a level's effect,
+    and the centred parameterization mixes better than the non-centred one.
+    """
+    successes = np.bincount(codes, weights=cells["sum"].to_numpy(), minlength=len(trials))
+    rate = successes.sum() / trials.sum()
+    info = np.median(trials) * rate * (1.0 - rate)
+    logits = np.log((successes + 0.5) / (trials - successes + 0.5))
+    noise = np.mean((trials + 1.0) / ((successes + 0.5) * (trials - successes + 0.5)))
+    sigma2 = max(float(np.var(logits)) - float(noise), 0.05)
+    return float(info * sigma2)
+
+
+def make_fast_model(
+    frame: pd.DataFrame,
+    response: str,
+    fixed: str,
+    fixed_levels: list[str],
+    prior_mu,
+    prior_sd,
+    groups: list[GroupSpec],
+    centered="auto",
+) -> FastModel:
+    """Lay out `logit p = b[fixed] + sum_g u_g[group g]` with b ~ Normal(prior_mu, prior_sd).
+
+    `frame[response]` holds 0/1 integers; `fixed` and the group columns hold strings among the
+    given levels. `centered`: "auto", a bool, or {column: bool} (see the module docstring).
+    """
+    n_fixed = len(fixed_levels)
+    prior_mu = np.broadcast_to(np.asarray(prior_mu, dtype=float), (n_fixed,)).copy()
+    prior_sd = np.broadcast_to(np.asarray(prior_sd, dtype=float), (n_fixed,)).copy()
+    columns = [fixed, *[group.column for group in groups]]
+    cells = frame.groupby(columns, sort=True, observed=True)[response].agg(["sum", "count"]).reset_index()
+    fixed_index = {level: i for i, level in enumerate(fixed_levels)}
+    mod = cells[fixed].map(fixed_index).to_numpy(dtype=np.int64)
+
+    factors = []
+    level_codes = []
+    position = n_fixed
+    for spec in groups:
+        index = {level: i for i, level in enumerate(spec.levels)}
+        codes = cells[spec.column].map(index).to_numpy(dtype=np.int64)
+        nested = bool(cells.groupby(spec.column, sort=False)[fixed].nunique().max() == 1)
         if nested:
-            owner = cells.drop_duplicates(column).set_index(column)[standard.fixed].map(fixed_index)
-            owner = owner.reindex(levels).to_numpy(dtype=np.int64)
-            blocks = [np.flatnonzero(owner == m) for m in range(len(fixed_levels))]
-            block_of_fixed = np.arange(len(fixed_levels))
+            owner = cells.drop_duplicates(spec.column).set_index(spec.column)[fixed].map(fixed_index)
+            owner = owner.reindex(spec.levels).to_numpy(dtype=np.int64)
+            blocks = [np.flatnonzero(owner == m) for m in range(n_fixed)]
+            block_of_fixed = np.arange(n_fixed)
         else:
-            blocks = [np.arange(len(levels))]
-            block_of_fixed = np.zeros(len(fixed_levels), dtype=np.int64)
-        trials = np.bincount(codes, weights=cells["count"].to_numpy(), minlength=len(levels))
-        is_centered = bool(np.median(trials) >= CENTER_MIN_TRIALS) if centered == "auto" else bool(
-            centered[column] if isinstance(centered, dict) else centered
-        )
+            blocks = [np.arange(len(spec.levels))]
+            block_of_fixed = np.zeros(n_fixed, dtype=np.int64)
+        trials = np.bincount(codes, weights=cells["count"].to_numpy(), minlength=len(spec.levels))
+        if centered == "auto":
+            is_centered = bool(_information_ratio(cells, spec.column, codes, trials) > 1.0)
+        elif isinstance(centered, dict):
+            is_centered = bool(centered.get(spec.column, False))
+        else:
+            is_centered = bool(centered)
         factor = _Factor(
-            term=term,
-            column=column,
-            dim=f"{column}__factor_dim",
-            levels=levels,
-            prior_sd=float(np.asarray(gargs["sigma"].args["sigma"])),
+            term=spec.term,
+            column=spec.column,
+            dim=f"{spec.column}__factor_dim",
+            levels=list(spec.levels),
+            prior_sd=spec.prior_sd,
             centered=is_centered,
             nested=nested,
             blocks=blocks,
@@ -416,7 +477,7 @@ def build_fast_model(bambi_model, frame: pd.DataFrame, standard: StandardFormula
 
     # Internal level numbering: all factors' levels in one space, each block contiguous.
     blk_factor, blk_first, blk_size, blk_eta, blk_w = [], [], [], [], []
-    mod_block = np.zeros((len(factors), len(fixed_levels)), dtype=np.int64)
+    mod_block = np.zeros((len(factors), n_fixed), dtype=np.int64)
     internal_of, lev = [], []
     offset = 0
     for g, (factor, codes) in enumerate(zip(factors, level_codes, strict=True)):
@@ -436,14 +497,12 @@ def build_fast_model(bambi_model, frame: pd.DataFrame, standard: StandardFormula
 
     k = cells["sum"].to_numpy(dtype=np.float64)
     n = cells["count"].to_numpy(dtype=np.float64)
-    from scipy.special import gammaln
-
     const = float(np.sum(gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)))
     model = FastModel(
-        response=standard.response,
-        fixed_term=standard.fixed,
-        fixed_dim=f"{standard.fixed}_dim",
-        fixed_levels=fixed_levels,
+        response=response,
+        fixed_term=fixed,
+        fixed_dim=f"{fixed}_dim",
+        fixed_levels=list(fixed_levels),
         prior_mu=prior_mu,
         prior_sd=prior_sd,
         factors=factors,
@@ -565,8 +624,8 @@ def fit_glmm(
     data: pd.DataFrame,
     formula: str = DEFAULT_FORMULA,
     family: str = "bernoulli",
-    draws: int = 1000,
-    tune: int = 1000,
+    draws: int = 2000,
+    tune: int = 500,
     chains: int = 2,
     seed: int = 0,
     sampler: str = "auto",
@@ -591,9 +650,9 @@ def fit_glmm(
         raise ValueError("draws and chains must be positive, tune non-negative")
     started = time.perf_counter()
     standard = parse_standard_formula(formula)
-    frame = _prepare(data, formula, standard)
+    frame = _prepare(data, formula, standard, family)
     model = bmb.Model(formula, frame, family=family, priors=priors)
-    cores = min(chains, cores or chains)
+    cores = min(chains, cores or os.cpu_count() or 1)
 
     fast = None
     chosen = sampler
@@ -611,7 +670,7 @@ def fit_glmm(
             chosen = "fast" if sampler == "auto" else sampler
 
     if chosen == "fast":
-        idata = _sample_fast(fast, draws, tune, chains, cores, seed, sampler_kwargs)
+        idata = sample_fast_model(fast, draws, tune, chains, cores, seed, sampler_kwargs)
     elif chosen == "pymc":
         idata = _sample_pymc(fast, draws, tune, chains, cores, seed, sampler_kwargs)
     else:
@@ -637,7 +696,9 @@ def fit_glmm(
     if hasattr(idata, "sample_stats") and "diverging" in idata.sample_stats:
         divergences = int(idata.sample_stats["diverging"].sum())
     if divergences:
-        log.warning("%d divergent transitions in %d draws: treat the fit with caution", divergences, draws * chains)
+        log.warning(
+            "%d divergent transitions in %d draws: treat the fit with caution", divergences, draws * chains
+        )
     result = GLMMResult(
         formula=formula,
         family=family,
@@ -672,7 +733,7 @@ def _nutpie_settings(draws, tune, chains, cores, seed, extra) -> dict:
     }
 
 
-def _sample_fast(fast: FastModel, draws, tune, chains, cores, seed, extra=None):
+def sample_fast_model(fast: FastModel, draws, tune, chains, cores, seed, extra=None):
     import arviz as az
     import nutpie
     from nutpie.compiled_pyfunc import from_pyfunc
@@ -731,16 +792,25 @@ def _sample_pymc(fast: FastModel, draws, tune, chains, cores, seed, extra=None):
 # --- summaries --------------------------------------------------------------------------
 
 
+def convergence_problems(r_hat: float, ess_bulk: float) -> list[str]:
+    """Why a quantity does not count as converged (R-hat > 1.01, bulk ESS < 400, or undefined)."""
+    why = []
+    if not np.isfinite(r_hat):
+        why.append("r_hat undefined (one chain or constant draws)")
+    elif r_hat > RHAT_MAX:
+        why.append(f"r_hat {r_hat:.3f} > {RHAT_MAX}")
+    if not np.isfinite(ess_bulk):
+        why.append("ess_bulk undefined")
+    elif ess_bulk < ESS_MIN:
+        why.append(f"ess_bulk {ess_bulk:.0f} < {ESS_MIN}")
+    return why
+
+
 def _flags(frame: pd.DataFrame, label: str) -> pd.DataFrame:
     """Add `converged` and `flag`; log a WARNING for every flagged row."""
-    reasons = []
-    for row in frame.itertuples(index=False):
-        why = []
-        if not np.isfinite(row.r_hat) or row.r_hat > RHAT_MAX:
-            why.append(f"r_hat {row.r_hat:.3f} > {RHAT_MAX}")
-        if not np.isfinite(row.ess_bulk) or row.ess_bulk < ESS_MIN:
-            why.append(f"ess_bulk {row.ess_bulk:.0f} < {ESS_MIN}")
-        reasons.append("; ".join(why))
+    reasons = [
+        "; ".join(convergence_problems(row.r_hat, row.ess_bulk)) for row in frame.itertuples(index=False)
+    ]
     frame = frame.copy()
     frame["converged"] = [not reason for reason in reasons]
     frame["flag"] = [f"not converged: {reason}" if reason else "" for reason in reasons]
@@ -751,68 +821,79 @@ def _flags(frame: pd.DataFrame, label: str) -> pd.DataFrame:
 
 
 def _reported_vars(result: GLMMResult, levels: bool) -> list[str]:
-    names = list(result.idata.posterior.data_vars)
+    # PyMC names transformed (sampler-space) copies `<name>_log__` etc.: not reported.
+    names = [name for name in result.idata.posterior.data_vars if not str(name).endswith("__")]
     if not levels:
         names = [name for name in names if name not in result.group_terms]
     return names
+
+
+def posterior_matrix(idata, var_names: list[str]) -> tuple[list[str], np.ndarray]:
+    """Labels (arviz style: `var[level]`) and draws (chain, draw, quantity) of the variables."""
+    labels, blocks = [], []
+    posterior = idata.posterior
+    for name in var_names:
+        array = posterior[name]
+        extra = [dim for dim in array.dims if dim not in ("chain", "draw")]
+        values = array.transpose("chain", "draw", *extra).to_numpy()
+        blocks.append(values.reshape(values.shape[0], values.shape[1], -1))
+        if not extra:
+            labels.append(name)
+            continue
+        coords = [
+            array.coords[dim].to_numpy() if dim in array.coords else range(array.sizes[dim]) for dim in extra
+        ]
+        labels.extend(f"{name}[{', '.join(str(v) for v in combo)}]" for combo in itertools.product(*coords))
+    return labels, np.concatenate(blocks, axis=2)
+
+
+def summary_frame(labels: list[str], draws: np.ndarray, label: str) -> pd.DataFrame:
+    from omnisocial.stats import _mcmc
+
+    rhat, ess = _mcmc.diagnostics(draws)
+    low, high = _mcmc.hdi(draws, HDI_PROB)
+    return pd.DataFrame(
+        {
+            label: labels,
+            "mean": draws.mean(axis=(0, 1)),
+            "sd": draws.reshape(-1, draws.shape[-1]).std(axis=0, ddof=1),
+            "hdi_low": low,
+            "hdi_high": high,
+            "r_hat": rhat,
+            "ess_bulk": ess,
+        }
+    )
 
 
 def summarize(result: GLMMResult, levels: bool = True) -> pd.DataFrame:
     """One row per parameter: term, mean, sd, hdi_low, hdi_high (95%), r_hat, ess_bulk, converged, flag.
 
     Terms are named as bambi names them (`modality[audio]`, `1|rater_id_sigma`,
-    `1|dyad_id[d007]`); `levels=False` leaves out the group-level effects.
+    `1|dyad_id[d007]`); `levels=False` leaves out the group-level effects. r_hat is the
+    rank-normalized split R-hat and ess_bulk the bulk ESS, as `arviz.summary` computes them.
     """
-    import arviz as az
-
-    table = az.summary(
-        result.idata, var_names=_reported_vars(result, levels), hdi_prob=HDI_PROB, kind="all", round_to="none"
-    )
-    low, high = (f"hdi_{100 * (1 - HDI_PROB) / 2:g}%", f"hdi_{100 * (1 + HDI_PROB) / 2:g}%")
-    frame = pd.DataFrame(
-        {
-            "term": table.index.astype(str),
-            "mean": table["mean"].to_numpy(),
-            "sd": table["sd"].to_numpy(),
-            "hdi_low": table[low].to_numpy(),
-            "hdi_high": table[high].to_numpy(),
-            "r_hat": table["r_hat"].to_numpy(),
-            "ess_bulk": table["ess_bulk"].to_numpy(),
-        }
-    )
-    return _flags(frame, "term")
-
-
-def _draw_stats(draws: np.ndarray) -> dict:
-    """Mean, sd, 95% HDI, P(> 0), r_hat and bulk ESS of one quantity's (chain, draw) array."""
-    import arviz as az
-
-    low, high = az.hdi(draws.ravel(), hdi_prob=HDI_PROB)
-    return {
-        "mean": float(draws.mean()),
-        "sd": float(draws.std(ddof=1)) if draws.size > 1 else math.nan,
-        "hdi_low": float(low),
-        "hdi_high": float(high),
-        "p_gt_0": float((draws > 0).mean()),
-        "r_hat": float(az.rhat(draws)),
-        "ess_bulk": float(az.ess(draws, method="bulk")),
-    }
+    labels, draws = posterior_matrix(result.idata, _reported_vars(result, levels))
+    return _flags(summary_frame(labels, draws, "term"), "term")
 
 
 def contrasts(result: GLMMResult) -> pd.DataFrame:
     """Every pairwise difference of the fixed levels on the logit scale.
 
     Rows `modality[audio] - modality[text]` (first level minus second, in bambi's level
-    order) with contrast, mean, sd, hdi_low, hdi_high, p_gt_0, r_hat, ess_bulk, converged, flag.
+    order) with contrast, mean, sd, hdi_low, hdi_high, p_gt_0 (posterior probability that
+    the difference is positive), r_hat, ess_bulk, converged, flag.
     """
     if result.fixed_term is None:
         raise ValueError("contrasts need a formula of the form `y ~ 0 + factor + ...`")
-    values = result.idata.posterior[result.fixed_term].to_numpy()
-    rows = []
-    for (i, first), (j, second) in itertools.combinations(enumerate(result.fixed_levels), 2):
-        name = f"{result.fixed_term}[{first}] - {result.fixed_term}[{second}]"
-        rows.append({"contrast": name, **_draw_stats(values[..., i] - values[..., j])})
-    frame = pd.DataFrame(rows, columns=["contrast", "mean", "sd", "hdi_low", "hdi_high", "p_gt_0", "r_hat", "ess_bulk"])
+    values = result.idata.posterior[result.fixed_term].transpose("chain", "draw", ...).to_numpy()
+    pairs = list(itertools.combinations(range(len(result.fixed_levels)), 2))
+    if not pairs:
+        raise ValueError(f"{result.fixed_term} has a single level: nothing to contrast")
+    term, levels = result.fixed_term, result.fixed_levels
+    labels = [f"{term}[{levels[i]}] - {term}[{levels[j]}]" for i, j in pairs]
+    diffs = np.stack([values[..., i] - values[..., j] for i, j in pairs], axis=-1)
+    frame = summary_frame(labels, diffs, "contrast")
+    frame.insert(5, "p_gt_0", (diffs > 0).mean(axis=(0, 1)))
     return _flags(frame, "contrast")
 
 
@@ -823,32 +904,31 @@ def variance_components(result: GLMMResult) -> pd.DataFrame:
     variance due to the factor. Columns term, group, sd_mean, sd_hdi_low, sd_hdi_high,
     var_mean, icc_mean, icc_hdi_low, icc_hdi_high, r_hat, ess_bulk (of the SD), converged, flag.
     """
-    import arviz as az
+    from omnisocial.stats import _mcmc
 
-    posterior = result.idata.posterior
-    sigmas = {term: posterior[f"{term}_sigma"].to_numpy() for term in result.group_terms}
-    total = sum(value**2 for value in sigmas.values()) + math.pi**2 / 3
-    rows = []
-    for term, sigma in sigmas.items():
-        stats = _draw_stats(sigma)
-        icc = sigma**2 / total
-        icc_low, icc_high = az.hdi(icc.ravel(), hdi_prob=HDI_PROB)
-        rows.append(
-            {
-                "term": f"{term}_sigma",
-                "group": term.split("|", 1)[1],
-                "sd_mean": stats["mean"],
-                "sd_hdi_low": stats["hdi_low"],
-                "sd_hdi_high": stats["hdi_high"],
-                "var_mean": float((sigma**2).mean()),
-                "icc_mean": float(icc.mean()),
-                "icc_hdi_low": float(icc_low),
-                "icc_hdi_high": float(icc_high),
-                "r_hat": stats["r_hat"],
-                "ess_bulk": stats["ess_bulk"],
-            }
-        )
-    return _flags(pd.DataFrame(rows), "term")
+    terms = [term for term in result.group_terms if f"{term}_sigma" in result.idata.posterior]
+    if not terms:
+        raise ValueError("the model has no random intercepts")
+    labels, sigma = posterior_matrix(result.idata, [f"{term}_sigma" for term in terms])
+    stats = summary_frame(labels, sigma, "term")
+    icc = sigma**2 / ((sigma**2).sum(axis=-1, keepdims=True) + math.pi**2 / 3)
+    icc_low, icc_high = _mcmc.hdi(icc, HDI_PROB)
+    frame = pd.DataFrame(
+        {
+            "term": labels,
+            "group": [term.split("|", 1)[1] for term in terms],
+            "sd_mean": stats["mean"].to_numpy(),
+            "sd_hdi_low": stats["hdi_low"].to_numpy(),
+            "sd_hdi_high": stats["hdi_high"].to_numpy(),
+            "var_mean": (sigma**2).mean(axis=(0, 1)),
+            "icc_mean": icc.mean(axis=(0, 1)),
+            "icc_hdi_low": icc_low,
+            "icc_hdi_high": icc_high,
+            "r_hat": stats["r_hat"].to_numpy(),
+            "ess_bulk": stats["ess_bulk"].to_numpy(),
+        }
+    )
+    return _flags(frame, "term")
 
 
 # --- command line -----------------------------------------------------------------------
@@ -867,11 +947,13 @@ def add_cli(subparsers) -> None:
         ),
     )
     parser.add_argument("data", help="trial-level CSV (e.g. a TRIALS table)")
-    parser.add_argument("--formula", default=DEFAULT_FORMULA, help=f"bambi formula (default: {DEFAULT_FORMULA!r})")
+    parser.add_argument(
+        "--formula", default=DEFAULT_FORMULA, help=f"bambi formula (default: {DEFAULT_FORMULA!r})"
+    )
     parser.add_argument("--family", default="bernoulli")
     parser.add_argument("-o", "--output", required=True, help="summary CSV to write")
-    parser.add_argument("--draws", type=int, default=1000)
-    parser.add_argument("--tune", type=int, default=1000)
+    parser.add_argument("--draws", type=int, default=2000)
+    parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--chains", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sampler", choices=SAMPLERS, default="auto")
@@ -927,5 +1009,7 @@ def run_cli(args: argparse.Namespace) -> int:
         write_csv(f"{stem}_variance.csv", variance_components(result))
     bad = int((~summary["converged"]).sum())
     log.info("glmm: %s sampler %s, %d rows, %d flagged", args.data, result.sampler, len(summary), bad)
-    print(json.dumps({"output": args.output, "sampler": result.sampler, "rows": len(summary), "flagged": bad}))
+    print(
+        json.dumps({"output": args.output, "sampler": result.sampler, "rows": len(summary), "flagged": bad})
+    )
     return 0
