@@ -114,3 +114,19 @@ def test_config_errors_name_every_key():
     assert "filters.min_turns: 0 is less than the minimum of 1" in text
     assert "sampling.seed: 'forty-two' is not of type 'integer'" in text
     assert "clips: Additional properties are not allowed ('lenght_s' was unexpected)" in text
+
+
+def test_union_seconds_counts_overlaps_once_and_clips_to_a_window():
+    from omnisocial.intervals import union_seconds
+
+    intervals = [(0.0, 2.0), (1.0, 3.0), (5.0, 6.0), (7.0, 7.0), (9.0, 8.0)]
+    assert union_seconds(intervals) == 4.0  # [0, 3] + [5, 6]; empty and reversed add 0
+    assert union_seconds(intervals, lo=2.5, hi=5.5) == 1.0  # [2.5, 3] + [5, 5.5]
+    assert union_seconds([]) == 0.0
+
+
+def test_is_true_reads_flags_from_csv_and_python():
+    from omnisocial.tables import is_true
+
+    assert [is_true(v) for v in (True, "True", "yes", "1", 1)] == [True] * 5
+    assert [is_true(v) for v in (False, "false", "0", "", None, float("nan"))] == [False] * 6

@@ -42,7 +42,7 @@ import re
 
 import pandas as pd
 
-from omnisocial.tables import FILTER_REPORT
+from omnisocial.tables import FILTER_REPORT, is_true
 
 EPS = 1e-9
 REQUIRED_PARAMS = (
@@ -59,14 +59,6 @@ REQUIRED_PARAMS = (
     "audit_keywords",
     "audit_min_hits",
 )
-
-
-def _truthy(value) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "1", "yes")
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return False
-    return bool(value)
 
 
 def _number(value) -> float | None:
@@ -166,7 +158,7 @@ def _f4(signal: dict, params: dict) -> tuple[bool, str, list[str]]:
             reasons.append(
                 f"F4 tracks: desynced tracks (b lags a by {lag:+.2f} s, |lag| > {_fmt(max_lag)} s)"
             )
-    if _truthy(params["measure_av_sync"]):
+    if is_true(params["measure_av_sync"]):
         max_av = float(params["max_av_lag_s"])
         for speaker in ("a", "b"):
             av = _number(signal.get(f"av_lag_{speaker}_s"))
@@ -245,11 +237,11 @@ def apply_filters(
             "audit_value": "",
         }
         reasons: list[str] = []
-        ingested = _truthy(row.get("ingest_ok"))
+        ingested = is_true(row.get("ingest_ok"))
         record["ingest_pass"] = ingested
         signal_rows = signals_by_id.get(interaction_id)
         signal = signal_rows.iloc[0].to_dict() if signal_rows is not None and len(signal_rows) else None
-        measured = signal is not None and _truthy(signal.get("measure_ok"))
+        measured = signal is not None and is_true(signal.get("measure_ok"))
         if not ingested:
             reasons.append(f"ingest: {str(row.get('ingest_reason') or '').strip() or 'failed'}")
             not_ingested = "not evaluated: not ingested"

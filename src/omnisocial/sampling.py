@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from omnisocial.intervals import union_seconds
 from omnisocial.tables import CLIP_CANDIDATES, DESIGN, POSITIONS, RELATIONSHIPS
 from omnisocial.turns import merge_turns, timeline
 
@@ -105,22 +106,7 @@ def snap_start_backward(target: float, onsets: np.ndarray, tolerance_s: float) -
 
 def _union_seconds(rows: pd.DataFrame, lo: float, hi: float) -> float:
     """Seconds of [lo, hi] covered by the union of the intervals in `rows`."""
-    pieces = sorted(
-        (max(start, lo), min(end, hi))
-        for start, end in zip(rows["start"].tolist(), rows["end"].tolist(), strict=True)
-        if min(end, hi) > max(start, lo)
-    )
-    total, current_start, current_end = 0.0, None, None
-    for start, end in pieces:
-        if current_end is None or start > current_end:
-            if current_end is not None:
-                total += current_end - current_start
-            current_start, current_end = start, end
-        else:
-            current_end = max(current_end, end)
-    if current_end is not None:
-        total += current_end - current_start
-    return total
+    return union_seconds(zip(rows["start"].tolist(), rows["end"].tolist(), strict=True), lo, hi)
 
 
 def count_turns(turns: pd.DataFrame, clip_start: float, clip_end: float) -> int:

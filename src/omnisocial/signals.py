@@ -26,17 +26,17 @@ Parameters (`params`) are read from a flat dict, or from nested `vad:` / `filter
 
 from __future__ import annotations
 
-import math
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_all_start_methods, get_context
 
 import numpy as np
 import pandas as pd
 
+from omnisocial.intervals import union_seconds
 from omnisocial.media.audio import MediaError, envelope, load_audio, probe
 from omnisocial.media.sync import av_lag, track_similarity, video_motion
 from omnisocial.media.vad import speech_segments, suppress_crosstalk
-from omnisocial.tables import SIGNALS, SPEAKERS, SPEECH
+from omnisocial.tables import SIGNALS, SPEAKERS, SPEECH, is_true
 
 DEFAULTS = {
     "threshold": 0.5,
@@ -64,30 +64,6 @@ def measure_params(params: dict | None) -> dict:
             merged.update({k: v for k, v in params[block].items() if k in DEFAULTS})
     merged.update({k: v for k, v in params.items() if k in DEFAULTS})
     return merged
-
-
-def union_seconds(intervals) -> float:
-    """Total length of the union of (start, end) intervals, overlaps counted once."""
-    total = 0.0
-    current_start = current_end = None
-    for start, end in sorted((float(s), float(e)) for s, e in intervals if float(e) > float(s)):
-        if current_end is None or start > current_end:
-            if current_end is not None:
-                total += current_end - current_start
-            current_start, current_end = start, end
-        else:
-            current_end = max(current_end, end)
-    if current_end is not None:
-        total += current_end - current_start
-    return total
-
-
-def _truthy(value) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "1", "yes")
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return False
-    return bool(value)
 
 
 def _finite_or_none(value) -> float | None:
@@ -124,7 +100,7 @@ def measure_interaction(
     p = measure_params(params)
     interaction_id = str(row["interaction_id"])
     out = _empty_row(interaction_id)
-    if not _truthy(row.get("ingest_ok")):
+    if not is_true(row.get("ingest_ok")):
         out["measure_reason"] = "not ingested"
         return out, []
     sr = int(p["sample_rate"])
@@ -197,7 +173,7 @@ def measure_interaction(
         out["track_similarity"] = _finite_or_none(similarity)
         out["track_lag_s"] = _finite_or_none(lag)
 
-        if _truthy(p["measure_av_sync"]):
+        if is_true(p["measure_av_sync"]):
             for speaker in SPEAKERS:
                 stage = f"video_{speaker}"
                 fps = float(p["motion_fps"])

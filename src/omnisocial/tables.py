@@ -109,6 +109,15 @@ def _coerce(series: pd.Series, column: Column, source: str, table: str) -> pd.Se
     return pd.Series([np.nan if v is None else v for v in values], index=series.index, dtype="float64")
 
 
+def is_true(value) -> bool:
+    """Truth of a flag that may arrive as bool, number, string ('true'/'1'/'yes') or missing."""
+    if isinstance(value, str):
+        return value.strip().lower() in _TRUE
+    if _is_missing(value):
+        return False
+    return bool(value)
+
+
 def _convert(value, kind: str):
     if kind == "str":
         return str(value)

@@ -69,6 +69,7 @@ import numpy as np
 import pandas as pd
 from scipy.signal import resample_poly
 
+from omnisocial.intervals import union_seconds
 from omnisocial.io import atomic_path, write_csv, write_json, write_text
 from omnisocial.sampling import clip_candidates
 
@@ -700,23 +701,9 @@ def merged_turns(pieces: list[Piece], gap: float = TURN_GAP_S) -> list[tuple[int
     return [(s, a, b) for s, a, b in turns]
 
 
-def _union_length(intervals: list[tuple[float, float]]) -> float:
-    total, current_start, current_end = 0.0, None, None
-    for start, end in sorted(intervals):
-        if current_end is None or start > current_end:
-            if current_end is not None:
-                total += current_end - current_start
-            current_start, current_end = start, end
-        else:
-            current_end = max(current_end, end)
-    if current_end is not None:
-        total += current_end - current_start
-    return total
-
-
 def timeline_stats(pieces: list[Piece], duration: float, window: float = WINDOW_S) -> TimelineStats:
     """Measure a timeline the way the quality filters will (turns, speech per window, total)."""
-    speech = _union_length([(p.start, p.end) for p in pieces])
+    speech = union_seconds([(p.start, p.end) for p in pieces])
     turns = merged_turns(pieces)
     starts = np.arange(0.0, duration - window + 1e-9, WINDOW_STEP_S)
     if not turns or starts.size == 0:
