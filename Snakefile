@@ -17,6 +17,10 @@ include: "workflow/rules/filters.smk"
 include: "workflow/rules/sampling.smk"
 include: "workflow/rules/stimuli.smk"
 include: "workflow/rules/social.smk"
+include: "workflow/rules/inference.smk"
+include: "workflow/rules/ratings.smk"
+include: "workflow/rules/analysis.smk"
+include: "workflow/rules/figures.smk"
 
 
 rule all:

@@ -39,4 +39,6 @@ def final_outputs():
         out("filters", "filter_report.csv"),
         out("design", "design.csv"),
         out("stimuli", "manifest.csv"),
+        # familiarity study: models, ratings, statistics, figures (familiarity_common.smk)
+        *familiarity_outputs(),
     ]

@@ -1,0 +1,435 @@
+"""Data contracts of the tables the familiarity stages write (besides those in `omnisocial.tables`).
+
+Tables that hold human responses carry a `source` column saying where they came from: the
+survey exports, or `ratings.SIMULATED_LABEL` for the demo's simulated rater panel. Model rows
+say `MODEL_SOURCE`. The figures read that column and flag simulated data in their subtitles.
+
+This module imports only `omnisocial.tables`, so the inference env need not carry the
+statistics stack.
+"""
+
+from __future__ import annotations
+
+from omnisocial.tables import METRICS, RELATIONSHIPS, TRIALS, Column, Contract
+
+MODALITIES = ("text", "audio", "video")
+
+MODEL_SOURCE = "model inference"
+SURVEY_SOURCE = "survey exports"
+RATER_TYPES = ("model", "human", "crowd")
+STATUSES = ("answered", "unparsed", "failed")
+SOURCE = Column("source", doc="where the responses came from (simulated panel, survey exports, models)")
+
+
+def variant_name(name: str, variant: str) -> str:
+    """The model name in PREDICTIONS and METRICS: one 'model' per prompt variant."""
+    return f"{name}@{variant}"
+
+
+def split_variant(model: str) -> tuple[str, str]:
+    """(registry name, prompt variant) of a `variant_name`; (model, '') for other models."""
+    name, _, variant = str(model).rpartition("@")
+    return (name, variant) if name else (str(model), "")
+
+
+def _with(contract: Contract, name: str, *extra: Column, key: tuple[str, ...] | None = None) -> Contract:
+    return Contract(name, (*contract.columns, *extra), key=contract.key if key is None else key)
+
+
+# --- inference ----------------------------------------------------------------------------
+
+RESPONSES = Contract(
+    "responses",
+    (
+        Column("model", doc="{registry name}@{prompt variant}"),
+        Column("name", doc="registry name"),
+        Column("modality", allowed=MODALITIES),
+        Column("prompt_variant"),
+        Column("item_id", doc="the dyad id"),
+        Column("truth", allowed=RELATIONSHIPS),
+        Column("prompt_hash", doc="sha256 of the rendered system + user prompt"),
+        Column("template_sha256", doc="sha256 of the prompt template file"),
+        Column("media_hashes", doc="JSON {modality: sha256} of the media sent"),
+        Column("model_fingerprint", doc="weights hash, API model id or baseline identity"),
+        Column("model_version", doc="what the server said it ran, when it said"),
+        Column("settings", doc="JSON of the effective decoding settings"),
+        Column("cache_key", doc="the call's key in the resumable result store"),
+        Column("status", allowed=STATUSES, doc="answered / unparsed (reply without a valid label) / failed"),
+        Column("raw_reply", doc="the model's text, empty when the call failed"),
+        Column("label", allowed=("", *RELATIONSHIPS), doc="parsed label; empty = non-answer"),
+        Column("confidence", "float", nullable=True),
+        Column("rationale"),
+        Column("parse_error", doc="why no label was read, or what was ignored"),
+        Column("error", doc="why the call failed (empty when it returned text)"),
+        Column("attempts", "int", doc="calls made for this record (retries included)"),
+    ),
+    key=("model", "modality", "item_id"),
+)
+
+FEATURES_TABLE = Contract(
+    "behavioural_features",
+    (
+        Column("item_id", doc="the dyad id"),
+        Column("modality", allowed=MODALITIES),
+        Column("truth", allowed=RELATIONSHIPS),
+        Column("stimulus", doc="the audio file the prosody came from (relative to the manifest)"),
+        Column("n_segments", "int", doc="transcript segments inside the clip window"),
+        Column("gap_mean_s", "float", nullable=True),
+        Column("gap_median_s", "float", nullable=True),
+        Column("fto_mean_s", "float", nullable=True),
+        Column("overlap_rate", "float", nullable=True),
+        Column("overlap_mean_s", "float", nullable=True),
+        Column("turn_mean_s", "float", nullable=True),
+        Column("turns_per_min", "float", nullable=True),
+        Column("speech_rate_wps", "float", nullable=True),
+        Column("f0_mean_hz", "float", nullable=True),
+        Column("f0_sd_hz", "float", nullable=True),
+        Column("energy_mean_db", "float", nullable=True),
+        Column("energy_sd_db", "float", nullable=True),
+    ),
+    key=("item_id",),
+)
+
+# --- ratings ------------------------------------------------------------------------------
+
+MODALITY_ASSIGNMENTS = Contract(
+    "modality_assignments",
+    (Column("modality", allowed=MODALITIES), Column("rater_id"), Column("block", "int")),
+    key=("modality", "rater_id", "block"),
+)
+RATED_TRIALS = _with(TRIALS, "rated_trials", SOURCE)
+# the import report with its source: `ratings.IMPORT_REPORT` plus SOURCE (see familiarity.ratings)
+
+# --- analysis -----------------------------------------------------------------------------
+
+FAM_METRICS = _with(
+    METRICS,
+    "familiarity_metrics",
+    Column("rater_type", allowed=RATER_TYPES, doc="model, human (one rater) or crowd (majority vote)"),
+    SOURCE,
+)
+
+NONANSWER = Contract(
+    "nonanswer_accuracy",
+    (
+        Column("model"),
+        Column("modality"),
+        Column("accuracy_answered", "float", nullable=True),
+        Column("accuracy_nonanswer_wrong", "float", nullable=True),
+        Column("accuracy_nonanswer_coinflip", "float", nullable=True),
+        Column("rater_type", allowed=RATER_TYPES),
+        SOURCE,
+    ),
+    key=("model", "modality"),
+)
+
+PER_RATER = Contract(
+    "per_rater_sdt",
+    (
+        Column("rater_id"),
+        Column("modality", allowed=MODALITIES),
+        Column("n", "int"),
+        Column("n_familiar", "int"),
+        Column("n_stranger", "int"),
+        Column("accuracy", "float", nullable=True),
+        Column("familiar_recall", "float", nullable=True),
+        Column("stranger_recall", "float", nullable=True),
+        Column("d_prime", "float", nullable=True),
+        Column("criterion", "float", nullable=True),
+        SOURCE,
+    ),
+    key=("rater_id", "modality"),
+)
+
+CROWD_CURVES = Contract(
+    "crowd_curves",
+    (
+        Column("modality", allowed=MODALITIES),
+        Column("k", "int"),
+        Column("accuracy_mean", "float", nullable=True),
+        Column("accuracy_sd", "float", nullable=True),
+        Column("ci_low", "float", nullable=True, doc="2.5th percentile over resamples"),
+        Column("ci_high", "float", nullable=True, doc="97.5th percentile over resamples"),
+        Column("accuracy_expected", "float", nullable=True, doc="exact hypergeometric expectation"),
+        Column("n_dyads", "int"),
+        SOURCE,
+    ),
+    key=("modality", "k"),
+)
+
+MAJORITY_VOTES = Contract(
+    "majority_votes",
+    (
+        Column("modality", allowed=MODALITIES),
+        Column("item_id"),
+        Column("truth", allowed=RELATIONSHIPS),
+        Column("n_raters", "int"),
+        Column("n_familiar", "int"),
+        Column("n_stranger", "int"),
+        Column("tie", "bool", doc="a tie, broken by a seeded coin"),
+        Column("label", allowed=RELATIONSHIPS),
+        Column("vote_share", "float"),
+        SOURCE,
+    ),
+    key=("modality", "item_id"),
+)
+
+CALIBRATION = Contract(
+    "calibration",
+    (
+        Column("model"),
+        Column("modality"),
+        Column("bin_low", "float", nullable=True),
+        Column("bin_high", "float", nullable=True),
+        Column("n", "int", nullable=True, doc="answered items with a confidence in the bin"),
+        Column("mean_confidence", "float", nullable=True),
+        Column("accuracy", "float", nullable=True),
+        Column("ece", "float", nullable=True, doc="expected calibration error of the (model, modality)"),
+        Column("auroc", "float", nullable=True, doc="AUROC of the confidence that a dyad is familiar"),
+        Column("n_items", "int", doc="answered items with a confidence; 0 = the model gave none"),
+    ),
+)
+
+PROMPT_SENSITIVITY = Contract(
+    "prompt_sensitivity",
+    (
+        Column("name", doc="registry name"),
+        Column("modality", allowed=MODALITIES),
+        Column("variant_a"),
+        Column("variant_b", doc="empty when only one variant ran"),
+        Column("n_items", "int"),
+        Column("accuracy_a", "float", nullable=True),
+        Column("accuracy_b", "float", nullable=True),
+        Column("coverage_a", "float", nullable=True),
+        Column("coverage_b", "float", nullable=True),
+        Column("difference", "float", nullable=True, doc="accuracy_a - accuracy_b"),
+        Column("accuracy_range", "float", nullable=True, doc="max - min accuracy over every variant"),
+        Column("agreement", "float", nullable=True, doc="share of items answered alike by both"),
+        Column("n_paired", "int", doc="items both variants answered (McNemar's items)"),
+        Column("mcnemar_b", "int", doc="a right, b wrong"),
+        Column("mcnemar_c", "int", doc="a wrong, b right"),
+        Column("mcnemar_p", "float", nullable=True, doc="exact two-sided"),
+    ),
+    key=("name", "modality", "variant_a", "variant_b"),
+)
+
+COMPARISONS = ("best_model_vs_crowd", "modality_pair")
+MCNEMAR = Contract(
+    "mcnemar",
+    (
+        Column("comparison", allowed=COMPARISONS),
+        Column("model_a"),
+        Column("modality_a", allowed=MODALITIES),
+        Column("model_b"),
+        Column("modality_b", allowed=MODALITIES),
+        Column("accuracy_a", "float", nullable=True, doc="on the paired items"),
+        Column("accuracy_b", "float", nullable=True),
+        Column("n_items", "int", doc="dyads both answered"),
+        Column("b", "int", doc="a right, b wrong"),
+        Column("c", "int", doc="a wrong, b right"),
+        Column("statistic", "float", nullable=True),
+        Column("p_value", "float", nullable=True, doc="exact two-sided"),
+        SOURCE,
+    ),
+    key=("comparison", "model_a", "modality_a", "model_b", "modality_b"),
+)
+
+TOST = Contract(
+    "tost",
+    (
+        Column("comparison", allowed=COMPARISONS),
+        Column("model_a"),
+        Column("modality_a", allowed=MODALITIES),
+        Column("model_b"),
+        Column("modality_b", allowed=MODALITIES),
+        Column("n_items", "int"),
+        Column("diff", "float", nullable=True, doc="accuracy_a - accuracy_b on the paired dyads"),
+        Column("se", "float", nullable=True),
+        Column("ci_low", "float", nullable=True, doc="(1 - 2 alpha) interval"),
+        Column("ci_high", "float", nullable=True),
+        Column("p_lower", "float", nullable=True),
+        Column("p_upper", "float", nullable=True),
+        Column("p_tost", "float", nullable=True),
+        Column("equivalent", "bool"),
+        Column("margin", "float"),
+        Column("alpha", "float"),
+        Column("method", doc="standard error of the paired difference"),
+        SOURCE,
+    ),
+    key=("comparison", "model_a", "modality_a", "model_b", "modality_b"),
+)
+
+POWER = Contract(
+    "power",
+    (
+        Column("effect_size", "float"),
+        Column("margin", "float"),
+        Column("alpha", "float"),
+        Column("power", "float"),
+        Column("baseline_accuracy", "float"),
+        Column("discordance", "float"),
+        Column("n_mcnemar", "int", nullable=True, doc="paired dyads to detect the effect"),
+        Column("n_tost", "int", nullable=True, doc="paired dyads to show equivalence within the margin"),
+        Column("n_dyads_design", "int", doc="dyads in this study's design"),
+    ),
+    key=("effect_size", "margin"),
+)
+
+INDIVIDUAL_DIFFERENCES = Contract(
+    "individual_differences",
+    (
+        Column("analysis", allowed=("correlation", "ols")),
+        Column("modality"),
+        Column("outcome"),
+        Column("covariate"),
+        Column("n", "int"),
+        Column("pearson_r", "float", nullable=True),
+        Column("pearson_p", "float", nullable=True),
+        Column("spearman_r", "float", nullable=True),
+        Column("spearman_p", "float", nullable=True),
+        Column("estimate", "float", nullable=True),
+        Column("std_error", "float", nullable=True),
+        Column("ci_low", "float", nullable=True),
+        Column("ci_high", "float", nullable=True),
+        Column("p_value", "float", nullable=True),
+        Column("r_squared", "float", nullable=True),
+        Column("se_type"),
+        SOURCE,
+    ),
+    key=("analysis", "modality", "outcome", "covariate"),
+)
+
+_DIAGNOSTICS = (
+    Column("r_hat", "float", nullable=True),
+    Column("ess_bulk", "float", nullable=True),
+    Column("converged", "bool"),
+    Column("flag", doc="why it does not count as converged; empty when it does"),
+)
+
+GLMM_SUMMARY = Contract(
+    "glmm_summary",
+    (
+        Column("term", doc="bambi's name: modality[audio], 1|rater_id_sigma, ..."),
+        Column("mean", "float"),
+        Column("sd", "float"),
+        Column("hdi_low", "float", nullable=True, doc="95% HDI"),
+        Column("hdi_high", "float", nullable=True),
+        *_DIAGNOSTICS,
+        Column("formula"),
+        Column("sampler"),
+        Column("n_obs", "int"),
+        Column("draws", "int"),
+        Column("tune", "int"),
+        Column("chains", "int"),
+        Column("divergences", "int"),
+        SOURCE,
+    ),
+    key=("term",),
+)
+
+GLMM_CONTRASTS = Contract(
+    "glmm_contrasts",
+    (
+        Column("contrast", doc="modality[a] - modality[b], logit scale"),
+        Column("mean", "float"),
+        Column("sd", "float"),
+        Column("hdi_low", "float", nullable=True),
+        Column("hdi_high", "float", nullable=True),
+        Column("p_gt_0", "float", doc="posterior probability that the contrast is positive"),
+        *_DIAGNOSTICS,
+        SOURCE,
+    ),
+    key=("contrast",),
+)
+
+RASCH_DIFFICULTY = Contract(
+    "rasch_difficulty",
+    (
+        Column("modality", allowed=MODALITIES),
+        Column("rater_type", allowed=("human", "model")),
+        Column("dyad_id"),
+        Column("truth", allowed=RELATIONSHIPS),
+        Column("difficulty", "float", doc="posterior mean; larger = harder"),
+        Column("sd", "float"),
+        Column("hdi_low", "float", nullable=True),
+        Column("hdi_high", "float", nullable=True),
+        Column("accuracy", "float", nullable=True, doc="share of correct answers to the dyad"),
+        Column("n_responses", "int"),
+        SOURCE,
+    ),
+    key=("modality", "rater_type", "dyad_id"),
+)
+
+RASCH_FITS = Contract(
+    "rasch_fits",
+    (
+        Column("modality", allowed=MODALITIES),
+        Column("rater_type", allowed=("human", "model")),
+        Column("fitted", "bool"),
+        Column("reason", doc="why no fit was made (too few raters or dyads)"),
+        Column("n_persons", "int"),
+        Column("n_items", "int"),
+        Column("n_responses", "int"),
+        Column("person_sd_mean", "float", nullable=True),
+        Column("person_sd_hdi_low", "float", nullable=True),
+        Column("person_sd_hdi_high", "float", nullable=True),
+        Column("r_hat_max", "float", nullable=True),
+        Column("ess_bulk_min", "float", nullable=True),
+        Column("converged", "bool"),
+        Column("flag"),
+        Column("divergences", "int"),
+        SOURCE,
+    ),
+    key=("modality", "rater_type"),
+)
+
+RASCH_CORRELATIONS = Contract(
+    "rasch_correlations",
+    (
+        Column("rater_type", allowed=("human", "model")),
+        Column("modality_a", allowed=MODALITIES),
+        Column("modality_b", allowed=MODALITIES),
+        Column("n", "int", doc="dyads with a difficulty in both"),
+        Column("pearson_r", "float", nullable=True),
+        Column("pearson_p", "float", nullable=True),
+        Column("spearman_r", "float", nullable=True),
+        Column("spearman_p", "float", nullable=True),
+        SOURCE,
+    ),
+    key=("rater_type", "modality_a", "modality_b"),
+)
+
+RASCH_PARTIAL = Contract(
+    "rasch_partial",
+    (
+        Column("modality", allowed=MODALITIES),
+        Column("measure", allowed=("accuracy", "difficulty")),
+        Column("n", "int", doc="dyads with both a human and a model value"),
+        Column("r", "float", nullable=True, doc="Pearson r, humans vs models"),
+        Column("partial_r", "float", nullable=True, doc="controlling for the true class"),
+        Column("partial_p", "float", nullable=True, doc="two-sided, n - 3 degrees of freedom"),
+        SOURCE,
+    ),
+    key=("modality", "measure"),
+)
+
+# every analysis table by the name of its file (without .csv), as the scripts write them
+ANALYSIS_TABLES = {
+    "metrics": FAM_METRICS,
+    "nonanswer_accuracy": NONANSWER,
+    "per_rater_sdt": PER_RATER,
+    "majority_votes": MAJORITY_VOTES,
+    "crowd_curves": CROWD_CURVES,
+    "calibration": CALIBRATION,
+    "prompt_sensitivity": PROMPT_SENSITIVITY,
+    "mcnemar": MCNEMAR,
+    "tost": TOST,
+    "power": POWER,
+    "individual_differences": INDIVIDUAL_DIFFERENCES,
+    "glmm_summary": GLMM_SUMMARY,
+    "glmm_contrasts": GLMM_CONTRASTS,
+    "rasch_difficulty": RASCH_DIFFICULTY,
+    "rasch_fits": RASCH_FITS,
+    "rasch_correlations": RASCH_CORRELATIONS,
+    "rasch_partial": RASCH_PARTIAL,
+}
