@@ -82,7 +82,16 @@ def test_contract_rejects_missing_columns_and_duplicate_keys():
 def test_nullable_float_and_empty_label():
     frame = PREDICTIONS.validate(
         pd.DataFrame(
-            [{"model": "m", "modality": "audio", "item_id": "D1", "truth": "familiar", "label": "", "confidence": ""}]
+            [
+                {
+                    "model": "m",
+                    "modality": "audio",
+                    "item_id": "D1",
+                    "truth": "familiar",
+                    "label": "",
+                    "confidence": "",
+                }
+            ]
         )
     )
     assert frame.loc[0, "label"] == ""

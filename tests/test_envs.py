@@ -129,7 +129,9 @@ def _env_packages(env_file: Path) -> tuple[dict[str, str], dict[str, str]]:
                 pip[_normalise(name)] = version
         else:
             name, _, version = dep.partition("=")
-            assert version and not version.startswith(("=", "<", ">")), f"{env_file.name}: {dep!r} needs an exact pin"
+            assert version and not version.startswith(("=", "<", ">")), (
+                f"{env_file.name}: {dep!r} needs an exact pin"
+            )
             conda[_normalise(name)] = version
     return conda, pip
 
@@ -173,4 +175,6 @@ def test_env_pins_match_the_test_venv_where_both_use_pypi():
                 installed = importlib.metadata.version(name)
             except importlib.metadata.PackageNotFoundError:
                 continue  # e.g. whisperx lives in envs/asr.yaml only
-            assert installed.split("+")[0] == version, f"{env_file.name}: {name}=={version}, venv has {installed}"
+            assert installed.split("+")[0] == version, (
+                f"{env_file.name}: {name}=={version}, venv has {installed}"
+            )
