@@ -33,7 +33,7 @@ TARGETS = {"full_run_s": 300.0, "noop_s": 3.0, "max_rss_mb": 4096.0}
 
 def snakemake(workdir: Path, *args: str) -> float:
     command = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile")]
-    command += ["--directory", str(workdir), "--configfile", "config.yaml", *args]
+    command += ["--directory", str(workdir), "--configfile", str(workdir / "config.yaml"), *args]
     started = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
