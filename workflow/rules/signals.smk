@@ -14,7 +14,7 @@ rule measure_signals:
         out("benchmarks", "measure_signals.tsv")
     conda:
         "../../envs/media.yaml"
-    threads: workflow.cores
+    threads: 8  # Snakemake lowers this to --cores on a smaller machine
     resources:
         mem_mb=3000,
     params:

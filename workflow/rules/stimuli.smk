@@ -17,7 +17,7 @@ rule render_stimuli:
         out("benchmarks", "render_stimuli.tsv")
     conda:
         "../../envs/media.yaml"
-    threads: workflow.cores
+    threads: 8  # Snakemake lowers this to --cores on a smaller machine
     resources:
         mem_mb=2000,
     params:
