@@ -23,6 +23,11 @@ def test_atomic_write_leaves_nothing_when_interrupted(tmp_path):
     assert list(tmp_path.iterdir()) == [target]
 
 
+def test_csv_writes_no_negative_zero(tmp_path):
+    write_csv(tmp_path / "z.csv", pd.DataFrame({"c": [-0.0, -1.5], "n": ["x", "y"]}))
+    assert (tmp_path / "z.csv").read_text() == "c,n\n0,x\n-1.5,y\n"
+
+
 def test_csv_roundtrip_keeps_leading_zeros_and_is_byte_stable(tmp_path):
     frame = pd.DataFrame({"session_id": ["0894", "0007"], "x": [0.1 + 0.2, 1 / 3]})
     write_csv(tmp_path / "a.csv", frame)

@@ -44,6 +44,10 @@ def write_json(path: str | os.PathLike, data) -> None:
 
 def write_csv(path: str | os.PathLike, frame: pd.DataFrame) -> None:
     """Write a CSV atomically with fixed float formatting and Unix line endings."""
+    floats = frame.select_dtypes("float").columns
+    if len(floats):
+        frame = frame.copy()
+        frame[floats] = frame[floats] + 0.0  # -0.0 + 0.0 == 0.0: no "-0" in tables
     with atomic_path(path) as tmp:
         frame.to_csv(tmp, index=False, lineterminator="\n", float_format="%.10g")
 
