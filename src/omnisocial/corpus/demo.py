@@ -71,6 +71,7 @@ from scipy.signal import resample_poly
 
 from omnisocial.intervals import union_seconds
 from omnisocial.io import atomic_path, write_csv, write_json, write_text
+from omnisocial.media.pipe import run_with_stdin
 from omnisocial.sampling import clip_candidates
 
 log = logging.getLogger(__name__)
@@ -1084,18 +1085,7 @@ def _encode_mp4(path: Path, frames: bytes, pcm: bytes, video: dict, sample_rate:
             "-fflags", "+bitexact", "-flags:v", "+bitexact", "-flags:a", "+bitexact",
             "-map_metadata", "-1", str(tmp),
         ]  # fmt: skip
-        # Write stdin ourselves: communicate() would feed the frames in 512-byte pieces.
-        with open(errors, "wb") as log_file:
-            process = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log_file
-            )
-            try:
-                process.stdin.write(frames)
-            except BrokenPipeError:
-                pass
-            finally:
-                process.stdin.close()
-            code = process.wait()
+        code = run_with_stdin(command, frames, errors)
         if code:
             message = errors.read_text(errors="replace")[-500:]
             raise RuntimeError(f"ffmpeg failed for {path.name}: {message}")

@@ -82,6 +82,7 @@ import pandas as pd
 from scipy.signal import resample_poly
 
 from omnisocial.io import atomic_path, sha256_file, write_csv, write_json
+from omnisocial.media.pipe import run_with_stdin
 from omnisocial.social.contracts import LETTERS
 from omnisocial.social.importers import format_clock
 from omnisocial.social.who import build_who_items
@@ -581,17 +582,7 @@ def encode_mp4(
             "-threads", "1", "-pix_fmt", "yuv420p", "-fflags", "+bitexact", "-flags:v", "+bitexact",
             "-map_metadata", "-1", "-f", "mp4", str(tmp),
         ]  # fmt: skip
-        with open(errors, "wb") as log_file:
-            process = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log_file
-            )
-            try:
-                process.stdin.write(frames)
-            except BrokenPipeError:
-                pass
-            finally:
-                process.stdin.close()
-            code = process.wait()
+        code = run_with_stdin(command, frames, errors)
         if code:
             raise RuntimeError(f"ffmpeg failed for {path.name}: {errors.read_text(errors='replace')[-500:]}")
 
