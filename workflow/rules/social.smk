@@ -143,7 +143,7 @@ rule social_model_replies:
     wildcard_constraints:
         model=SOCIAL_MODEL_PATTERN,
     conda:
-        "../../envs/social_inference.yaml"
+        "../../envs/inference.yaml"
     resources:
         mem_mb=8000,
     params:
@@ -241,7 +241,7 @@ rule social_judge_how:
     benchmark:
         sout("benchmarks", "social_judge_how.tsv")
     conda:
-        "../../envs/social_judge.yaml"
+        "../../envs/judge.yaml"
     resources:
         mem_mb=3000,
     params:
@@ -301,7 +301,7 @@ rule social_score_streaming:
     benchmark:
         sout("benchmarks", "social_score_streaming.tsv")
     conda:
-        "../../envs/social_judge.yaml"
+        "../../envs/judge.yaml"
     resources:
         mem_mb=3000,
     params:
@@ -372,7 +372,7 @@ rule social_figures:
     log:
         sout("logs", "social_figures.log"),
     conda:
-        "../../envs/social_figures.yaml"
+        "../../envs/figures.yaml"
     params:
         thresholds=SOCIAL["when"]["thresholds"],
     script:
