@@ -38,6 +38,9 @@ format: setup
 
 benchmark: setup
 	$(BIN)/python benchmarks/bench_pipeline.py
+	OMP_NUM_THREADS=1 $(BIN)/python benchmarks/bench_vad_filters.py
+	$(BIN)/python benchmarks/bench_inference.py
+	$(BIN)/python benchmarks/bench_glmm.py
 
 report: setup
 	$(BIN)/snakemake --cores $(CORES) --report results/report.html
