@@ -270,11 +270,13 @@ def infer_model(
     variants: Sequence[str],
     cache_path: str | os.PathLike,
     backend: Backend | None = None,
+    progress: bool = True,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run one registry entry on every stimulus it supports: (PREDICTIONS, RESPONSES).
 
     `backend` defaults to `models.registry.build_backend(entry)` (closed afterwards); the
-    resumable result store lives at `cache_path` and is kept between runs.
+    resumable result store lives at `cache_path` and is kept between runs. `progress` draws
+    a progress bar with rate and ETA on stderr (the rule's log in the workflow).
     """
     if not variants:
         raise ValueError("inference.prompt_variants is empty")
@@ -290,7 +292,7 @@ def infer_model(
     backend = build_backend(entry) if own else backend
     try:
         results = run_inference(
-            backend, [request for _, request in planned_requests], cache_path, progress=False
+            backend, [request for _, request in planned_requests], cache_path, progress=progress
         )
     finally:
         if own:
