@@ -314,6 +314,28 @@ rule social_score_streaming:
         "../scripts/social_score_streaming.py"
 
 
+if SOCIAL["human_scores"]:
+
+    rule social_judge_calibration:
+        """Spearman between the automatic judges and human scores of the same answers."""
+        input:
+            human=SOCIAL["human_scores"],
+            how=sout("scores", "how_judgements.csv"),
+            rtd=sout("scores", "rtd_scores.csv"),
+        output:
+            calibration=report(
+                sout("metrics", "judge_calibration.csv"),
+                caption="../report/social_judge_calibration.rst",
+                category="3. Who / when / how",
+            ),
+        log:
+            sout("logs", "social_judge_calibration.log"),
+        conda:
+            "../../envs/media.yaml"
+        script:
+            "../scripts/social_judge_calibration.py"
+
+
 rule social_profile:
     """One row per model: who accuracy, when accuracy and timing, how score, perception and generation ranks."""
     input:

@@ -77,6 +77,8 @@ def social_outputs():
         "streaming_metrics.csv",
         "social_profile.csv",
     ]
+    if SOCIAL["human_scores"]:
+        metrics.append("judge_calibration.csv")
     figures = ["profile", "timing", "rank_scatter", "streaming"]
     return [sout("metrics", name) for name in metrics] + [
         sout("figures", f"{name}.{ext}") for name in figures for ext in ("png", "pdf")

@@ -1,0 +1,57 @@
+"""Judge calibration against human scores (benchmarks.md 3.3)."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from omnisocial.social.calibration import calibrate_judges
+from omnisocial.tables import TableError
+
+HOW = pd.DataFrame(
+    {
+        "model": ["m"] * 4 + ["m"] * 4,
+        "item_id": ["i1", "i2", "i3", "i4"] * 2,
+        "judge": ["embedding"] * 4 + ["lexical"] * 4,
+        "score": ["0", "25", "50", "100", "100", "75", "50", ""],  # lexical: reversed, one unscored
+    }
+)
+RTD = pd.DataFrame(
+    {
+        "model": ["m"] * 4,
+        "item_id": ["r1", "r2", "r3", "r4"],
+        "temporal_score": ["0", "1", "2", "3"],
+        "content_score": ["3", "3", "3", "3"],  # constant: rho undefined
+    }
+)
+
+
+def human(rows):
+    return pd.DataFrame(rows, columns=["task", "model", "item_id", "human_score"])
+
+
+def test_spearman_per_task_and_judge_with_known_answers():
+    scores = human(
+        [("how", "m", f"i{k}", str(k)) for k in (1, 2, 3, 4)]
+        + [("rtd_temporal", "m", f"r{k}", str(10 * k)) for k in (1, 2, 3, 4)]
+        + [("rtd_content", "m", f"r{k}", str(k)) for k in (1, 2, 3, 4)]
+    )
+    table = calibrate_judges(scores, HOW, RTD).set_index(["task", "judge"])
+    assert table.loc[("how", "embedding"), "spearman_rho"] == pytest.approx(1.0)
+    assert table.loc[("how", "embedding"), "n_pairs"] == 4
+    # the lexical judge ranks the answers backwards; its unscored answer is left out
+    assert table.loc[("how", "lexical"), "spearman_rho"] == pytest.approx(-1.0)
+    assert table.loc[("how", "lexical"), "n_pairs"] == 3
+    assert table.loc[("rtd_temporal", "streaming"), "spearman_rho"] == pytest.approx(1.0)
+    assert math.isnan(table.loc[("rtd_content", "streaming"), "spearman_rho"])
+
+
+def test_only_tasks_with_human_scores_are_reported():
+    table = calibrate_judges(human([("how", "m", "i1", "1"), ("how", "m", "i2", "2")]), HOW, RTD)
+    assert set(table["task"]) == {"how"}
+    assert table["spearman_rho"].isna().all()  # two pairs are too few for a rank correlation
+
+
+def test_unknown_task_names_the_row_and_column():
+    with pytest.raises(TableError, match="row 2 column task"):
+        calibrate_judges(human([("timing", "m", "i1", "1")]), HOW, RTD)
