@@ -46,7 +46,8 @@ _RTD_COLUMNS = {"rtd_temporal": "temporal_score", "rtd_content": "content_score"
 
 def automatic_scores(how_judgements: pd.DataFrame, rtd_scores: pd.DataFrame) -> pd.DataFrame:
     """Long table `task, judge, model, item_id, auto_score` of every automatic score."""
-    how = how_judgements.assign(task="how", auto_score=pd.to_numeric(how_judgements["score"], errors="coerce"))
+    score = pd.to_numeric(how_judgements["score"], errors="coerce")
+    how = how_judgements.assign(task="how", auto_score=score)
     parts = [how[["task", "judge", "model", "item_id", "auto_score"]]]
     for task, column in _RTD_COLUMNS.items():
         rtd = rtd_scores.assign(
