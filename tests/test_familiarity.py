@@ -5,7 +5,6 @@ Small hand-built frames throughout; the MCMC tests use tiny sampler settings and
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 from pathlib import Path
@@ -15,6 +14,8 @@ import pandas as pd
 import pytest
 import soundfile as sf
 from scipy import stats
+from test_ratings import GENDERS, SITES
+from test_ratings import make_design as ratings_design
 
 from omnisocial.familiarity import analysis, inference
 from omnisocial.familiarity import figures as fam_figures
@@ -34,35 +35,14 @@ from omnisocial.models.registry import RegistryError
 from omnisocial.prompt_templates import load_template
 from omnisocial.ratings import SIMULATED_LABEL
 from omnisocial.stats.sdt import MAJORITY_MODEL, score_predictions
-from omnisocial.tables import DESIGN, PREDICTIONS, STIMULI_MANIFEST
+from omnisocial.tables import PREDICTIONS, STIMULI_MANIFEST
 
 ROOT = Path(__file__).resolve().parents[1]
-SITES = ("s1", "s2", "s3")
-GENDERS = ("ff", "mm")
 
 
 def make_design(n_per_cell: int = 1, sites=SITES, genders=GENDERS) -> pd.DataFrame:
-    rows = []
-    for site, relationship, gender in itertools.product(sites, ("familiar", "stranger"), genders):
-        for j in range(n_per_cell):
-            i = len(rows) + 1
-            rows.append(
-                {
-                    "dyad_id": f"D{i:03d}",
-                    "interaction_id": f"I{i:03d}",
-                    "cell": f"{site}|{relationship}|{gender}",
-                    "site": site,
-                    "relationship": relationship,
-                    "gender_mix": gender,
-                    "position": "early" if j % 2 == 0 else "late",
-                    "clip_start": 10.0,
-                    "clip_end": 12.0,
-                    "n_turns": 6,
-                    "participant_a": f"P{i}a",
-                    "participant_b": f"P{i}b",
-                }
-            )
-    return DESIGN.validate(pd.DataFrame(rows))
+    """The ratings tests' design, with 2 s clips (short stimuli keep these tests fast)."""
+    return ratings_design(n_per_cell, sites, genders, clip_end=12.0)
 
 
 def write_stimuli(folder: Path, design: pd.DataFrame, sr: int = 8000) -> pd.DataFrame:

@@ -35,7 +35,7 @@ SITES = ("s1", "s2", "s3")
 GENDERS = ("ff", "mm")
 
 
-def make_design(n_per_cell: int = 8, sites=SITES, genders=GENDERS) -> pd.DataFrame:
+def make_design(n_per_cell: int = 8, sites=SITES, genders=GENDERS, clip_end: float = 30.0) -> pd.DataFrame:
     rows = []
     for site, relationship, gender in itertools.product(sites, ("familiar", "stranger"), genders):
         for j in range(n_per_cell):
@@ -50,7 +50,7 @@ def make_design(n_per_cell: int = 8, sites=SITES, genders=GENDERS) -> pd.DataFra
                     "gender_mix": gender,
                     "position": "early" if j % 2 == 0 else "late",
                     "clip_start": 10.0,
-                    "clip_end": 30.0,
+                    "clip_end": clip_end,
                     "n_turns": 6,
                     "participant_a": f"P{i}a",
                     "participant_b": f"P{i}b",

@@ -71,7 +71,7 @@ from scipy.signal import resample_poly
 
 from omnisocial.intervals import union_seconds
 from omnisocial.io import atomic_path, write_csv, write_json, write_text
-from omnisocial.media.pipe import run_with_stdin
+from omnisocial.media.pipe import run_with_stdin, yuv420p
 from omnisocial.sampling import clip_candidates
 
 log = logging.getLogger(__name__)
@@ -1044,26 +1044,11 @@ def _face(person: Person, width: int, height: int, half: int) -> np.ndarray:
     return frame
 
 
-def _yuv420p(rgb: np.ndarray) -> bytes:
-    """An RGB frame as planar yuv420p bytes (BT.601, limited range), the way ffmpeg stores it."""
-    height, width = rgb.shape[:2]
-    r, g, b = (rgb[..., k].astype(np.float64) for k in range(3))
-    y = 16.0 + (65.481 * r + 128.553 * g + 24.966 * b) / 255.0
-    cb = 128.0 + (-37.797 * r - 74.203 * g + 112.0 * b) / 255.0
-    cr = 128.0 + (112.0 * r - 93.786 * g - 18.214 * b) / 255.0
-
-    def half_size(plane: np.ndarray) -> np.ndarray:
-        return plane.reshape(height // 2, 2, width // 2, 2).mean(axis=(1, 3))
-
-    planes = [y.ravel(), half_size(cb).ravel(), half_size(cr).ravel()]
-    return np.clip(np.round(np.concatenate(planes)), 0, 255).astype(np.uint8).tobytes()
-
-
 def video_frames(speech: np.ndarray, person: Person, video: dict, sample_rate: int, n_frames: int) -> bytes:
     """The camera as raw yuv420p: the mouth of each frame follows the owner's own speech."""
     width, height, fps = int(video["width"]), int(video["height"]), float(video["fps"])
     openings = mouth_openings(speech, sample_rate, fps, n_frames, height)
-    looks = {int(h): _yuv420p(_face(person, width, height, int(h))) for h in np.unique(openings)}
+    looks = {int(h): yuv420p(_face(person, width, height, int(h))) for h in np.unique(openings)}
     return b"".join(looks[int(h)] for h in openings)
 
 

@@ -82,7 +82,7 @@ import pandas as pd
 from scipy.signal import resample_poly
 
 from omnisocial.io import atomic_path, sha256_file, write_csv, write_json
-from omnisocial.media.pipe import run_with_stdin
+from omnisocial.media.pipe import run_with_stdin, yuv420p
 from omnisocial.social.contracts import LETTERS
 from omnisocial.social.importers import format_clock
 from omnisocial.social.who import build_who_items
@@ -534,21 +534,6 @@ def write_wav(path: Path, signal: np.ndarray, sample_rate: int) -> None:
         handle.setsampwidth(2)
         handle.setframerate(sample_rate)
         handle.writeframes(_pcm(signal))
-
-
-def yuv420p(rgb: np.ndarray) -> bytes:
-    """An RGB frame as planar yuv420p bytes (BT.601, limited range)."""
-    height, width = rgb.shape[:2]
-    r, g, b = (rgb[..., k].astype(np.float64) for k in range(3))
-    y = 16.0 + (65.481 * r + 128.553 * g + 24.966 * b) / 255.0
-    cb = 128.0 + (-37.797 * r - 74.203 * g + 112.0 * b) / 255.0
-    cr = 128.0 + (112.0 * r - 93.786 * g - 18.214 * b) / 255.0
-
-    def half(plane: np.ndarray) -> np.ndarray:
-        return plane.reshape(height // 2, 2, width // 2, 2).mean(axis=(1, 3))
-
-    planes = [y.ravel(), half(cb).ravel(), half(cr).ravel()]
-    return np.clip(np.round(np.concatenate(planes)), 0, 255).astype(np.uint8).tobytes()
 
 
 def encode_mp4(
