@@ -106,7 +106,27 @@ def test_importing_registry_imports_no_backend():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     loaded = json.loads(out)
-    assert loaded == ["omnisocial.models.base", "omnisocial.models.registry"], loaded
+    assert loaded == ["omnisocial.models.base", "omnisocial.models.entries", "omnisocial.models.registry"], (
+        loaded
+    )
+
+
+@pytest.mark.parametrize(
+    "module", sorted({target.partition(":")[0] for target in registry.BACKEND_FACTORIES.values()})
+)
+def test_backend_module_alone_does_not_import_the_registry(module):
+    code = f"import sys, {module}; print('omnisocial.models.registry' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False", module
+
+
+def test_backend_table_matches_the_schema_and_resolves():
+    import importlib
+
+    assert list(registry.BACKENDS) == registry.entry_schema()["properties"]["backend"]["enum"]
+    for target in registry.BACKEND_FACTORIES.values():
+        module, _, attribute = target.partition(":")
+        assert callable(getattr(importlib.import_module(module), attribute)), target
 
 
 def test_build_backend_dispatches_by_name(monkeypatch):

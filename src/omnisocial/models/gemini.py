@@ -23,8 +23,8 @@ import httpx
 
 from omnisocial.models import media_io
 from omnisocial.models.base import Reply, Request
+from omnisocial.models.entries import RegistryError, config_hash, generation_settings, validate_entry
 from omnisocial.models.openai_compat import api_key_from_env
-from omnisocial.models.registry import RegistryError, config_hash, generation_settings, validate_entry
 from omnisocial.models.transport import (
     Attempt,
     CallReply,

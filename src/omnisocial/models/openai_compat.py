@@ -25,7 +25,7 @@ import httpx
 
 from omnisocial.models import media_io
 from omnisocial.models.base import Reply, Request
-from omnisocial.models.registry import RegistryError, config_hash, generation_settings, validate_entry
+from omnisocial.models.entries import RegistryError, config_hash, generation_settings, validate_entry
 from omnisocial.models.transport import (
     Attempt,
     CallReply,
