@@ -102,6 +102,58 @@ def test_mcmc_diagnostics_match_arviz():
     assert np.isnan(one_chain_rhat).all()  # never reported as clean
 
 
+def test_mcmc_summaries_keep_the_hand_written_numbers():
+    """arviz-stats gives the numbers of the former hand-written port (pinned here) and of short
+    independent formulas: split R-hat on rank-normalized draws, and the brute-force narrowest interval."""
+    from scipy import special, stats
+
+    rng = np.random.default_rng(42)
+    draws = rng.normal(size=(3, 60, 4))
+    draws[:, 1:] += np.array([0.0, 0.3, 0.6, 0.9]) * draws[:, :-1]
+    draws[2] += 0.4
+    rhat, ess = _mcmc.diagnostics(draws)
+    low, high = _mcmc.hdi(draws, 0.9)
+    # values of the hand-written implementation (git show 57c5a6c:src/omnisocial/stats/_mcmc.py)
+    np.testing.assert_allclose(
+        rhat, [1.0043203977228254, 1.0599419851240075, 1.0104497166790263, 1.0096007551704296], rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        ess, [195.82966516526042, 77.63473026424546, 96.3379833701784, 117.54995188238142], rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        low, [-1.5815943994539423, -1.7889516905526377, -1.7760158284518455, -1.8250533901148351], rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        high, [1.8206461576468016, 1.6835128459265052, 1.941836726318106, 1.7057630521535925], rtol=1e-12
+    )
+
+    split = np.concatenate([draws[:, :30], draws[:, 30:]], axis=0)  # 6 chains of 30
+
+    def gelman(x):
+        n = x.shape[1]
+        within = x.var(axis=1, ddof=1).mean(axis=0)
+        return np.sqrt(((n - 1) / n * within + x.mean(axis=1).var(axis=0, ddof=1)) / within)
+
+    def z(x):
+        ranks = stats.rankdata(x.reshape(-1, x.shape[-1]), axis=0)
+        return special.ndtri((ranks - 0.375) / (ranks.shape[0] + 0.25)).reshape(x.shape)
+
+    folded = np.abs(split - np.median(split.reshape(-1, 4), axis=0))
+    np.testing.assert_allclose(rhat, np.maximum(gelman(z(split)), gelman(z(folded))), rtol=1e-12)
+    flat = draws.reshape(-1, 4)
+    for j in range(4):
+        values = np.sort(flat[:, j])
+        inc = int(0.9 * len(values))
+        start = min(range(len(values) - inc), key=lambda i: values[i + inc] - values[i])
+        assert (low[j], high[j]) == (values[start], values[start + inc])
+
+    draws[..., 1] = 3.0  # constant: no R-hat, ESS = all draws
+    draws[0, 0, 2] = np.inf  # non-finite: neither
+    rhat, ess = _mcmc.diagnostics(draws)
+    assert np.isnan(rhat[1]) and ess[1] == 180 and np.isnan(rhat[2]) and np.isnan(ess[2])
+    assert np.isnan(_mcmc.diagnostics(draws[:, :3])[1]).all()  # fewer than 4 draws
+
+
 def test_kernel_gradient_matches_finite_differences():
     fast = _fast_model(_small_trials(), centered={"rater_id": False, "dyad_id": True})
     rng = np.random.default_rng(1)

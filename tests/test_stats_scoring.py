@@ -469,6 +469,29 @@ def test_auroc_from_confidence():
     keep = ~np.isnan(score)
     expected = roc_auc_score(np.array(truth)[keep] == "familiar", score[keep])
     assert auroc_from_confidence(labels, confidence, truth) == pytest.approx(expected)
+    # only one class left once the non-answers are dropped
+    assert np.isnan(auroc_from_confidence(["familiar", ""], [0.9, 0.5], ["familiar", "stranger"]))
+
+
+def test_auroc_is_the_mann_whitney_statistic_with_ties_half():
+    from scipy import stats
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(2, 60))
+        truth = np.where(rng.random(n) < 0.4, "familiar", "stranger")
+        if len(set(truth)) < 2:
+            continue
+        labels = np.where(rng.random(n) < 0.5, "familiar", "stranger")
+        confidence = np.round(rng.random(n), 1)  # many ties
+        score = confidence_familiar(labels, confidence)
+        positive = truth == "familiar"
+        n_pos, n_neg = positive.sum(), (~positive).sum()
+        ranks = stats.rankdata(score)
+        expected = (ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+        assert auroc_from_confidence(labels, confidence, truth) == pytest.approx(
+            expected, rel=1e-12, abs=1e-15
+        )
 
 
 # --- cli.py ------------------------------------------------------------------------------------

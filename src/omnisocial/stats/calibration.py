@@ -7,8 +7,10 @@
   nothing).
 - AUROC: the model's confidence that an item is familiar is `confidence` when it said
   "familiar" and 1 - confidence when it said "stranger"; the AUROC of that score against
-  the true class ("familiar" positive) is the Mann-Whitney rank formula
-  (sum of the positives' mid-ranks - n_pos (n_pos + 1) / 2) / (n_pos n_neg), ties counting 1/2.
+  the true class ("familiar" positive), by `sklearn.metrics.roc_auc_score` (the trapezoidal
+  ROC area, equal to the Mann-Whitney rank formula (sum of the positives' mid-ranks
+  - n_pos (n_pos + 1) / 2) / (n_pos n_neg) with ties counting 1/2, up to float rounding);
+  NaN when the kept items hold one class only.
 
 Items without a confidence (NaN) or without a label (non-answers) are left out; both
 functions report how many items they used.
@@ -20,7 +22,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from omnisocial.stats.sdt import NOISE, SIGNAL
 
@@ -86,5 +87,6 @@ def auroc_from_confidence(labels, confidence, truth) -> float:
     n_pos, n_neg = int(positive.sum()), int((~positive).sum())
     if n_pos == 0 or n_neg == 0:
         return math.nan
-    ranks = stats.rankdata(score)
-    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+    from sklearn.metrics import roc_auc_score  # imported here: scikit-learn takes a while to import
+
+    return float(roc_auc_score(positive, score))
