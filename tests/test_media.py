@@ -352,3 +352,112 @@ def test_av_lag_is_nan_when_the_picture_does_not_follow_the_voice():
     unrelated_motion = rng.random(300)  # 30 s of video whose motion is noise
     assert np.isfinite(av_lag(audio_env, hop_s, unrelated_motion, fps, 2.0))  # some peak always exists
     assert np.isnan(av_lag(audio_env, hop_s, unrelated_motion, fps, 2.0, min_correlation=0.3))
+
+
+# --- ffmpeg-python commands: the same options as the former hand-written lists --------------
+
+
+def _pairs(argv: list[str]) -> tuple[list[str], list[str], list[tuple[str, ...]]]:
+    """(command and input part up to the file, output file, output options as a sorted list)."""
+    cut = argv.index("-i") + 2
+    options, i = [], cut
+    while i < len(argv) - 1:
+        takes_value = argv[i + 1] != argv[-1] and not argv[i + 1].startswith("-") or argv[i] == "-map"
+        options.append(tuple(argv[i : i + 2]) if takes_value else (argv[i],))
+        i += 2 if takes_value else 1
+    return argv[:cut], argv[-1:], sorted(options)
+
+
+def test_ffmpeg_python_commands_match_the_former_argument_lists(small_mp4, tmp_path):
+    from omnisocial.media import audio, ffmpeg_run, sync
+    from omnisocial.models import media_io, transformers_backend
+
+    f = str(small_mp4)
+    head = ["ffmpeg", "-nostdin", "-v", "error", "-i", f]
+    former = {
+        "audio": [*head, "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000", "-f", "f32le", "-"],
+        "motion": [
+            *head, "-map", "0:v:0", "-an", "-vf", "fps=10,scale=32:24:flags=area,format=gray",
+            "-f", "rawvideo", "-pix_fmt", "gray", "-",
+        ],
+        "wav": [*head, "-vn", "-ar", "16000", "-acodec", "pcm_s16le", "-f", "wav", "pipe:1"],
+        "jpeg": [
+            *head, "-vf", "fps=1.000000,scale=768:-2", "-frames:v", "32", "-q:v", "4",
+            str(tmp_path / "frame_%05d.jpg"),
+        ],
+        "rgb": [
+            *head, "-map", "0:v:0", "-vf", "fps=2.0", "-frames:v", "8",
+            "-f", "rawvideo", "-pix_fmt", "rgb24", "-",
+        ],
+    }  # fmt: skip
+    graphs = {
+        "audio": audio._audio_stream(small_mp4, 16000),
+        "motion": sync._motion_stream(small_mp4, 10, 32, 24),
+        "wav": media_io._wav_stream(small_mp4, 16000),
+        "jpeg": media_io._frames_stream(small_mp4, str(tmp_path / "frame_%05d.jpg"), 1.0, 32, 768, 4),
+        "rgb": transformers_backend._frames_stream(small_mp4, 2.0, 8),
+    }
+    for name, graph in graphs.items():
+        argv = ffmpeg_run.compile_args(graph)
+        assert _pairs(argv) == _pairs(former[name]), name
+        if name == "jpeg":  # same frames written
+            ffmpeg_run.run_ffmpeg(graph, file=small_mp4, what="decode")
+            new = [p.read_bytes() for p in sorted(tmp_path.glob("frame_*.jpg"))]
+            for p in tmp_path.glob("frame_*.jpg"):
+                p.unlink()
+            subprocess.run(former[name], capture_output=True, check=True)
+            assert new and new == [p.read_bytes() for p in sorted(tmp_path.glob("frame_*.jpg"))]
+        else:  # same bytes out
+            assert (
+                ffmpeg_run.run_ffmpeg(graph, file=small_mp4, what="decode")
+                == subprocess.run(former[name], capture_output=True, check=True).stdout
+            ), name
+    assert ffmpeg_run.ffprobe_args(f, v="error") == [
+        "ffprobe", "-show_format", "-show_streams", "-of", "json", "-v", "error", f
+    ]  # fmt: skip
+    import json
+
+    former_probe = ["ffprobe", "-v", "error", "-print_format", "json", "-show_format", "-show_streams", f]
+    assert ffmpeg_run.probe_json(small_mp4, v="error") == json.loads(
+        subprocess.run(former_probe, capture_output=True).stdout
+    )
+
+
+def test_ffmpeg_run_errors_name_the_file(media_dir):
+    import ffmpeg
+
+    from omnisocial.media import ffmpeg_run
+
+    garbage = media_dir / "not_media.mp4"
+    garbage.write_bytes(b"not a video" * 10)
+    graph = ffmpeg.input(str(garbage), nostdin=None, v="error").output("-", format="f32le")
+    with pytest.raises(MediaError, match=r"^cannot decode .*not_media\.mp4: "):
+        ffmpeg_run.run_ffmpeg(graph, file=garbage, what="decode")
+    with pytest.raises(MediaError, match="ffmpeg-missing is not installed"):
+        ffmpeg_run.run_command(["ffmpeg-missing", "-i", str(garbage)], file=garbage, what="decode")
+    slow = ["sh", "-c", "sleep 5", "-"]
+    with pytest.raises(MediaError, match=r"^sh took over 0.2 s to decode "):
+        ffmpeg_run.run_command(slow, file=garbage, what="decode", timeout_s=0.2)
+
+
+def test_pipe_frames_encodes_raw_frames_like_the_former_command(tmp_path):
+    import ffmpeg
+
+    from omnisocial.media import ffmpeg_run
+    from omnisocial.media.pipe import run_with_stdin, yuv420p
+
+    rng = np.random.default_rng(0)
+    frames = b"".join(yuv420p(rng.integers(0, 256, size=(48, 64, 3)).astype(np.uint8)) for _ in range(5))
+    graph = ffmpeg.input("pipe:", format="rawvideo", pix_fmt="yuv420p", s="64x48", r=10).output(
+        str(tmp_path / "new.y4m"), format="yuv4mpegpipe"
+    )
+    assert ffmpeg_run.pipe_frames(graph, frames, tmp_path / "new.log") == 0
+    former = ["ffmpeg", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-r", "10", "-s", "64x48", "-i", "pipe:"]
+    assert (
+        run_with_stdin(
+            [*former, "-f", "yuv4mpegpipe", str(tmp_path / "old.y4m")], frames, tmp_path / "old.log"
+        )
+        == 0
+    )
+    assert (tmp_path / "new.y4m").read_bytes() == (tmp_path / "old.y4m").read_bytes()
+    assert run_with_stdin(["false"], frames, tmp_path / "false.log") == 1

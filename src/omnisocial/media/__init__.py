@@ -8,5 +8,10 @@
 - `sync`: duplicate/desync detection between the two participants' tracks, video motion
   energy, and the audio-video lag.
 
-All external decoding goes through the `ffmpeg`/`ffprobe` command-line tools.
+- `ffmpeg_run`: the one route to the `ffmpeg`/`ffprobe` executables. Commands are
+  ffmpeg-python graphs (`import ffmpeg`), run with a timeout by `run_ffmpeg`, `probe_json`
+  and `pipe_frames` (raw frames on an encoder's stdin); `MediaError` lives there.
+- `pipe`: raw-frame helpers for encoders (`yuv420p`, `run_with_stdin`).
+
+All external decoding goes through `ffmpeg_run`.
 """

@@ -1,29 +1,29 @@
 """Probing, decoding and envelopes.
 
 `probe` asks ffprobe for per-stream durations; `load_audio` decodes to mono float32 at a
-chosen rate (soundfile for WAV, the ffmpeg CLI for everything else); `envelope` turns
+chosen rate (soundfile for WAV, ffmpeg through ffmpeg-python for everything else); `envelope` turns
 samples into an RMS value per hop. Every failure to read a file, whatever the cause,
 surfaces as `MediaError` with a one-line reason that names the file.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import subprocess
 from pathlib import Path
 
+import ffmpeg
 import numpy as np
 import soundfile as sf
 from scipy.signal import resample_poly
 
+from omnisocial.media.ffmpeg_run import TIMEOUT_S, MediaError, probe_json, run_ffmpeg
+from omnisocial.media.ffmpeg_run import last_line as _last_line
+
+__all__ = ["MediaError", "envelope", "load_audio", "probe", "resample"]
+
 WAV_SUFFIXES = (".wav", ".wave")
-_TIMEOUT_S = 600
-
-
-class MediaError(Exception):
-    """A media file is missing, empty, corrupt or unreadable; the message says which and why."""
+_TIMEOUT_S = TIMEOUT_S
 
 
 def _existing_file(path: str | os.PathLike, empty_reason: str = "empty file (0 bytes)") -> Path:
@@ -37,27 +37,6 @@ def _existing_file(path: str | os.PathLike, empty_reason: str = "empty file (0 b
     if file.stat().st_size == 0:
         raise MediaError(f"{empty_reason}: {file}")
     return file
-
-
-def _last_line(text: bytes | str) -> str:
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", errors="replace")
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "no message"
-
-
-def _run(command: list[str], file: Path, what: str) -> subprocess.CompletedProcess:
-    try:
-        result = subprocess.run(command, capture_output=True, timeout=_TIMEOUT_S, check=False)
-    except FileNotFoundError:
-        raise MediaError(f"{command[0]} is not installed (needed to {what} {file})") from None
-    except subprocess.TimeoutExpired:
-        raise MediaError(f"{command[0]} took over {_TIMEOUT_S} s to {what} {file}") from None
-    if result.returncode != 0:
-        message = _last_line(result.stderr)
-        message = message.removeprefix(f"{file}: ").removeprefix(f"{command[-1]}: ")
-        raise MediaError(f"cannot {what} {file}: {message}")
-    return result
 
 
 def _stream_duration(stream: dict) -> float | None:
@@ -96,12 +75,7 @@ def probe(path: str | os.PathLike) -> dict:
     or video stream.
     """
     file = _existing_file(path)
-    command = ["ffprobe", "-v", "error", "-print_format", "json", "-show_format", "-show_streams", str(file)]
-    result = _run(command, file, "probe")
-    try:
-        info = json.loads(result.stdout.decode("utf-8", errors="replace") or "{}")
-    except json.JSONDecodeError as error:
-        raise MediaError(f"ffprobe gave unreadable output for {file}: {error}") from None
+    info = probe_json(file, timeout_s=_TIMEOUT_S, v="error")
     streams = info.get("streams") or []
     fmt = info.get("format") or {}
     format_duration = _stream_duration(fmt)
@@ -156,12 +130,16 @@ def _load_wav(file: Path) -> tuple[np.ndarray, int]:
 
 
 def _load_ffmpeg(file: Path, sample_rate: int) -> np.ndarray:
-    command = [
-        "ffmpeg", "-nostdin", "-v", "error", "-i", str(file),
-        "-map", "0:a:0", "-vn", "-ac", "1", "-ar", str(sample_rate), "-f", "f32le", "-",
-    ]  # fmt: skip
-    result = _run(command, file, "decode audio from")
-    return np.frombuffer(result.stdout, dtype="<f4").astype(np.float32)
+    stdout = run_ffmpeg(
+        _audio_stream(file, sample_rate), file=file, what="decode audio from", timeout_s=_TIMEOUT_S
+    )
+    return np.frombuffer(stdout, dtype="<f4").astype(np.float32)
+
+
+def _audio_stream(file: Path, sample_rate: int):
+    """ffmpeg -nostdin -v error -i FILE -map 0:a:0 -f f32le -ac 1 -ar RATE -vn -"""
+    source = ffmpeg.input(str(file), nostdin=None, v="error")
+    return source["a:0"].output("-", format="f32le", ac=1, ar=sample_rate, vn=None)
 
 
 def load_audio(path: str | os.PathLike, sample_rate: int = 16000) -> np.ndarray:
@@ -169,7 +147,7 @@ def load_audio(path: str | os.PathLike, sample_rate: int = 16000) -> np.ndarray:
 
     WAV files are read with soundfile (channels averaged) and resampled with
     `scipy.signal.resample_poly` when their rate differs; any other container is decoded
-    and resampled by the ffmpeg CLI. Raises MediaError when the file is missing,
+    and resampled by ffmpeg. Raises MediaError when the file is missing,
     unreadable, has no audio stream, or holds no samples ("no audio samples").
     """
     file = _existing_file(path, empty_reason="no audio samples (empty file)")

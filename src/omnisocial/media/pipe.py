@@ -1,28 +1,24 @@
-"""Raw video frames for an external encoder (ffmpeg): pixel format and standard input."""
+"""Raw video frames for an external encoder (ffmpeg): pixel format and standard input.
+
+The encoder runs through `ffmpeg_run.pipe_frames`; `run_with_stdin` is its former name.
+"""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import numpy as np
 
+from omnisocial.media.ffmpeg_run import pipe_frames
 
-def run_with_stdin(command: list[str], data: bytes, stderr_path: Path) -> int:
+
+def run_with_stdin(command, data: bytes, stderr_path: Path) -> int:
     """Run `command` with `data` on its stdin and stderr in `stderr_path`; return its exit code.
 
-    Writes stdin in one call (communicate() would feed large frame buffers in small
-    pieces); a process that exits early (broken pipe) is reported by its exit code.
+    `command` is an argument list or an ffmpeg-python graph; kept for the demo generators,
+    new code calls `ffmpeg_run.pipe_frames` (which this is).
     """
-    with open(stderr_path, "wb") as log_file:
-        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log_file)
-        try:
-            process.stdin.write(data)
-        except BrokenPipeError:
-            pass
-        finally:
-            process.stdin.close()
-        return process.wait()
+    return pipe_frames(command, data, stderr_path)
 
 
 def yuv420p(rgb: np.ndarray) -> bytes:

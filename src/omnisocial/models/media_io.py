@@ -1,17 +1,21 @@
 """Turning stimulus files into what model APIs accept: WAV bytes, sampled JPEG frames, MIME types.
 
-All decoding goes through the ffmpeg / ffprobe executables (as the rest of the workflow
-does), so results do not depend on a Python media stack. Errors raise `MediaError` with
+All decoding goes through the ffmpeg / ffprobe executables, driven by ffmpeg-python
+(`ffmpeg.input(...).output(...).run(...)`, `ffmpeg.probe`) as the rest of the workflow
+(`omnisocial.media.ffmpeg_run`), so results do not depend on a Python media stack. These
+calls run without a timeout (as they always have: a model call has its own), hence
+ffmpeg-python's `run` rather than `media.ffmpeg_run.run_ffmpeg`, and this module keeps its
+own `MediaError` (a RuntimeError the backends catch). Errors raise `MediaError` with
 the file and ffmpeg's own message; backends turn that into a failed `Reply`.
 """
 
 from __future__ import annotations
 
-import json
 import mimetypes
-import subprocess
 import tempfile
 from pathlib import Path
+
+import ffmpeg
 
 FFMPEG = "ffmpeg"
 FFPROBE = "ffprobe"
@@ -45,15 +49,20 @@ def mime_type(path: str | Path) -> str:
     return _MIME.get(suffix) or mimetypes.guess_type(str(path))[0] or "application/octet-stream"
 
 
-def _run(args: list[str], path: Path) -> bytes:
+def _run(stream, path: Path, cmd: str = FFMPEG) -> bytes:
+    """Run an ffmpeg-python graph; its stdout. No timeout here (as before), so ffmpeg-python's own `run`."""
     try:
-        done = subprocess.run(args, capture_output=True, check=False)
+        out, _ = stream.run(cmd=cmd, capture_stdout=True, capture_stderr=True)
     except FileNotFoundError as exc:
-        raise MediaError(f"{args[0]} not found on PATH") from exc
-    if done.returncode != 0:
-        tail = done.stderr.decode("utf-8", errors="replace").strip().splitlines()[-3:]
-        raise MediaError(f"{path}: {args[0]} failed: {' | '.join(tail)}")
-    return done.stdout
+        raise MediaError(f"{cmd} not found on PATH") from exc
+    except ffmpeg.Error as exc:
+        raise MediaError(_failed(path, cmd, exc.stderr)) from None
+    return out
+
+
+def _failed(path: Path, cmd: str, stderr: bytes | None) -> str:
+    tail = (stderr or b"").decode("utf-8", errors="replace").strip().splitlines()[-3:]
+    return f"{path}: {cmd} failed: {' | '.join(tail)}"
 
 
 def probe(path: str | Path) -> dict:
@@ -61,20 +70,14 @@ def probe(path: str | Path) -> dict:
     path = Path(path)
     if not path.is_file():
         raise MediaError(f"{path}: no such file")
-    out = _run(
-        [
-            FFPROBE,
-            "-v",
-            "error",
-            "-show_entries",
-            "format=duration:stream=codec_type",
-            "-of",
-            "json",
-            str(path),
-        ],
-        path,
-    )
-    info = json.loads(out or b"{}")
+    try:  # ffmpeg.probe adds -show_format -show_streams: a superset of the entries read here
+        info = ffmpeg.probe(
+            str(path), cmd=FFPROBE, v="error", show_entries="format=duration:stream=codec_type"
+        )
+    except FileNotFoundError as exc:
+        raise MediaError(f"{FFPROBE} not found on PATH") from exc
+    except ffmpeg.Error as exc:
+        raise MediaError(_failed(path, FFPROBE, exc.stderr)) from None
     kinds = {stream.get("codec_type") for stream in info.get("streams", [])}
     try:
         duration = float(info.get("format", {}).get("duration"))
@@ -91,8 +94,13 @@ def audio_wav(path: str | Path, sample_rate: int | None = None) -> bytes:
     if sample_rate is None and path.suffix.lower() == ".wav":
         return path.read_bytes()
     rate = sample_rate or DEFAULT_TRACK_RATE
-    args = [FFMPEG, "-nostdin", "-v", "error", "-i", str(path), "-vn", "-ar", str(rate)]
-    return _run([*args, "-acodec", "pcm_s16le", "-f", "wav", "pipe:1"], path)
+    return _run(_wav_stream(path, rate), path)
+
+
+def _wav_stream(path: Path, rate: int):
+    """ffmpeg -nostdin -v error -i PATH -f wav -acodec pcm_s16le -ar RATE -vn pipe:1"""
+    source = ffmpeg.input(str(path), nostdin=None, v="error")
+    return source.output("pipe:1", format="wav", acodec="pcm_s16le", ar=rate, vn=None)
 
 
 def video_audio_track(path: str | Path, sample_rate: int | None = None) -> bytes | None:
@@ -100,6 +108,13 @@ def video_audio_track(path: str | Path, sample_rate: int | None = None) -> bytes
     if not probe(path)["has_audio"]:
         return None
     return audio_wav(path, sample_rate or DEFAULT_TRACK_RATE)
+
+
+def _frames_stream(path: Path, pattern: str, rate: float, max_frames: int, width: int, quality: int):
+    """ffmpeg -nostdin -v error -i PATH -frames:v N -q:v Q -vf fps=R,scale=W:-2 PATTERN"""
+    source = ffmpeg.input(str(path), nostdin=None, v="error")
+    options = {"frames:v": max_frames, "q:v": quality, "vf": f"fps={rate:.6f},scale={width}:-2"}
+    return source.output(pattern, **options)
 
 
 def sample_frames(
@@ -114,14 +129,7 @@ def sample_frames(
     rate = min(fps, max_frames / duration) if duration and duration > 0 else fps
     with tempfile.TemporaryDirectory(prefix="omni-frames-") as folder:
         pattern = str(Path(folder) / "frame_%05d.jpg")
-        _run(
-            [
-                FFMPEG, "-nostdin", "-v", "error", "-i", str(path),
-                "-vf", f"fps={rate:.6f},scale={width}:-2",
-                "-frames:v", str(max_frames), "-q:v", str(quality), pattern,
-            ],
-            path,
-        )  # fmt: skip
+        _run(_frames_stream(path, pattern, rate, max_frames, width, quality), path)
         frames = [frame.read_bytes() for frame in sorted(Path(folder).glob("frame_*.jpg"))]
     if not frames:
         raise MediaError(f"{path}: ffmpeg produced no frames")

@@ -23,7 +23,8 @@ and the ``accelerate`` package installed it is instead sharded with ``device_map
 (transformers requires accelerate for any device_map).
 
 Audio is decoded at the processor's sampling rate, mono: a WAV/FLAC with soundfile (a
-stereo stimulus is averaged to mono), anything else (the mp4's audio track) with ffmpeg.
+stereo stimulus is averaged to mono), anything else (the mp4's audio track) with ffmpeg,
+through ffmpeg-python (no timeout, as before: `ffmpeg.run` and `ffmpeg.probe` themselves).
 A request that fails (bad media, out of memory, a model error) comes back as a `Reply`
 with `error` set; the rest of its batch is retried one item at a time.
 """
@@ -36,12 +37,12 @@ import io
 import json
 import os
 import shutil
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import ffmpeg
 import numpy as np
 
 from omnisocial.io import sha256_file
@@ -150,15 +151,25 @@ def load_audio(path: str | os.PathLike, sampling_rate: int) -> np.ndarray:
         data, rate = sf.read(str(path), dtype="float32", always_2d=True)
         signal = _resample(data.mean(axis=1).astype(np.float32), int(rate), int(sampling_rate))
     else:
-        command = [_ffmpeg(), "-nostdin", "-v", "error", "-i", str(path), "-map", "0:a:0", "-vn"]
-        command += ["-ac", "1", "-ar", str(int(sampling_rate)), "-f", "f32le", "-"]
-        result = subprocess.run(command, capture_output=True, check=False)
-        if result.returncode != 0:
-            raise RuntimeError(f"ffmpeg could not decode audio of {path}: {result.stderr.decode()[-400:]}")
-        signal = np.frombuffer(result.stdout, dtype="<f4").astype(np.float32)
+        source = ffmpeg.input(str(path), nostdin=None, v="error")
+        stream = source["a:0"].output("-", format="f32le", ac=1, ar=int(sampling_rate), vn=None)
+        try:  # no timeout, as before: ffmpeg-python's own run
+            stdout, _ = stream.run(cmd=_ffmpeg(), capture_stdout=True, capture_stderr=True)
+        except ffmpeg.Error as error:
+            raise RuntimeError(
+                f"ffmpeg could not decode audio of {path}: {error.stderr.decode()[-400:]}"
+            ) from None
+        signal = np.frombuffer(stdout, dtype="<f4").astype(np.float32)
     if signal.size == 0:
         raise ValueError(f"no audio samples in {path}")
     return np.ascontiguousarray(signal)
+
+
+def _frames_stream(path: Path, fps: float, max_frames: int):
+    """ffmpeg -nostdin -v error -i PATH -map 0:v:0 -f rawvideo -frames:v N -pix_fmt rgb24 -vf fps=F -"""
+    source = ffmpeg.input(str(path), nostdin=None, v="error")
+    options = {"frames:v": int(max_frames), "pix_fmt": "rgb24", "vf": f"fps={fps}"}
+    return source["v:0"].output("-", format="rawvideo", **options)
 
 
 def load_video_frames(
@@ -168,40 +179,32 @@ def load_video_frames(
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"media file not found: {path}")
-    probe = subprocess.run(
-        [
-            shutil.which("ffprobe") or "ffprobe",
-            "-v",
-            "error",
-            "-select_streams",
-            "v:0",
-            "-show_entries",
-            "stream=width,height",
-            "-of",
-            "json",
+    try:
+        info = ffmpeg.probe(
             str(path),
-        ],
-        capture_output=True,
-        check=False,
-    )
-    if probe.returncode != 0:
-        raise RuntimeError(f"ffprobe could not read {path}: {probe.stderr.decode()[-400:]}")
-    streams = json.loads(probe.stdout or b"{}").get("streams", [])
+            cmd=shutil.which("ffprobe") or "ffprobe",
+            v="error",
+            select_streams="v:0",
+            show_entries="stream=width,height",
+        )
+    except ffmpeg.Error as error:
+        raise RuntimeError(f"ffprobe could not read {path}: {error.stderr.decode()[-400:]}") from None
+    streams = info.get("streams", [])
     if not streams:
         raise ValueError(f"no video stream in {path}")
     width, height = int(streams[0]["width"]), int(streams[0]["height"])
-    command = [_ffmpeg(), "-nostdin", "-v", "error", "-i", str(path), "-map", "0:v:0", "-vf", f"fps={fps}"]
-    command += ["-frames:v", str(int(max_frames)), "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]
-    result = subprocess.run(command, capture_output=True, check=False)
-    if result.returncode != 0:
-        raise RuntimeError(f"ffmpeg could not decode video of {path}: {result.stderr.decode()[-400:]}")
+    stream = _frames_stream(path, fps, max_frames)
+    try:  # no timeout, as before: ffmpeg-python's own run
+        stdout, _ = stream.run(cmd=_ffmpeg(), capture_stdout=True, capture_stderr=True)
+    except ffmpeg.Error as error:
+        raise RuntimeError(
+            f"ffmpeg could not decode video of {path}: {error.stderr.decode()[-400:]}"
+        ) from None
     frame_bytes = width * height * 3
-    count = len(result.stdout) // frame_bytes
+    count = len(stdout) // frame_bytes
     if count == 0:
         raise ValueError(f"no video frames decoded from {path}")
-    frames = np.frombuffer(result.stdout[: count * frame_bytes], dtype=np.uint8).reshape(
-        count, height, width, 3
-    )
+    frames = np.frombuffer(stdout[: count * frame_bytes], dtype=np.uint8).reshape(count, height, width, 3)
     if count % 2:
         frames = np.concatenate([frames, frames[-1:]], axis=0)
     return frames
