@@ -243,3 +243,60 @@ def test_failures_under_the_share_let_the_job_succeed_with_them_recorded(tmp_pat
             )
         assert server.requests == 60
     assert int((~frame["ok"]).sum()) == 1 and frame.loc[~frame["ok"], "item_id"].tolist() == ["d05"]
+
+
+# --- omnisocial score: every bad row is one clear line -------------------------------------
+
+from omnisocial import cli  # noqa: E402
+
+HEADER = "model,modality,item_id,truth,label,confidence\n"
+
+
+def score(tmp_path, text: str, *options: str) -> tuple[int, str]:
+    source = tmp_path / "p.csv"
+    source.write_text(text)
+    code = cli.main(["score", str(source), "-o", str(tmp_path / "m.csv"), *options])
+    return code, ""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (HEADER + "m,text,d1,familiar,familiar,1.7\n", "row 2 column confidence: '1.7' is outside [0, 1]"),
+        (HEADER + "m,text,,familiar,familiar,0.5\n", "row 2 column item_id: empty value"),
+        (HEADER + ",text,d1,familiar,familiar,0.5\n", "row 2 column model: empty value"),
+        (HEADER, "no prediction rows (only a header)"),
+        (
+            HEADER + "m,text,d1,familiar,familiar,0.5\nm,text,d2,stranger,familiar,\nm,text,d1,familiar,,\n",
+            "row 4: duplicate key (model=m, modality=text, item_id=d1) of row 2",
+        ),
+    ],
+)
+def test_score_rejects_bad_rows_in_one_line(tmp_path, capsys, text, expected):
+    code, _ = score(tmp_path, text)
+    error = capsys.readouterr().err.strip()
+    assert code == 2 and len(error.splitlines()) == 1
+    assert expected in error
+    assert not (tmp_path / "m.csv").exists()
+
+
+def test_score_takes_a_table_without_confidence(tmp_path, capsys):
+    text = "model,modality,item_id,truth,label\nm,text,d1,familiar,familiar\nm,text,d2,stranger,familiar\n"
+    code, _ = score(tmp_path, text)
+    assert code == 0, capsys.readouterr().err
+    metrics = cli.METRICS.read(tmp_path / "m.csv")
+    assert metrics.iloc[0]["n_items"] == 2 and metrics.iloc[0]["accuracy"] == 0.5
+
+
+def test_score_takes_other_label_and_modality_vocabularies(tmp_path, capsys):
+    text = (
+        "model,modality,item_id,truth,label,confidence\n"
+        "m,speech,q1,Yes,yes,0.9\nm,speech,q2,no,yes,0.6\nm,speech,q3,no,no,0.7\nm,speech,q4,yes,,\n"
+    )
+    code, _ = score(tmp_path, text, "--labels", "yes,no", "--modalities", "any")
+    assert code == 0, capsys.readouterr().err
+    row = cli.METRICS.read(tmp_path / "m.csv").iloc[0]
+    assert (row["modality"], row["n_items"], row["n_answered"]) == ("speech", 4, 3)
+    assert row["familiar_recall"] == 1.0 and row["stranger_recall"] == 0.5  # 'yes' is the signal class
+    code, _ = score(tmp_path, text)  # the default vocabulary names the offending value
+    assert code == 2 and "column modality: 'speech' not in {text, audio, video}" in capsys.readouterr().err
