@@ -102,6 +102,8 @@ class FakeChatServer:
         self.auth: list[str] = []
         self.prompts: Counter = Counter()
         self.paths: list[str] = []
+        self.get_status = 404  # what GET (a backend's probe of /models) answers; 401 = bad key
+        self.gets = 0
         self._httpd: ThreadingHTTPServer | None = None
         self._address: tuple = ()
         self._thread: threading.Thread | None = None
@@ -148,7 +150,9 @@ class FakeChatServer:
                 server._handle(self)
 
             def do_GET(self):  # noqa: N802
-                self.send_response(404)
+                with server._lock:
+                    server.gets += 1
+                self.send_response(server.get_status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 

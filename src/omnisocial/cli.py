@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 
 from omnisocial.io import read_csv_strings
-from omnisocial.tables import METRICS, PREDICTIONS, TableError
+from omnisocial.tables import METRICS, PREDICTIONS, RELATIONSHIPS, Contract, TableError
 
 EXIT_OK = 0
 EXIT_INPUT = 2
@@ -58,8 +59,36 @@ def _check_field_counts(path: str) -> None:
                 raise InputError(f"{path}: row {line}: {len(row)} fields, the header has {len(header)}")
 
 
-def read_predictions(path: str) -> pd.DataFrame:
-    """Read a predictions CSV: labels/truth case-insensitive, empty label = non-answer."""
+DEFAULT_MODALITIES = ("text", "audio", "video")
+
+
+def predictions_contract(labels: Sequence[str], modalities: Sequence[str] | None) -> Contract:
+    """PREDICTIONS with the given label vocabulary (signal class first) and modalities (None: any)."""
+    columns = []
+    for column in PREDICTIONS.columns:
+        if column.name == "truth":
+            column = dataclasses.replace(column, allowed=tuple(labels))
+        elif column.name == "label":
+            column = dataclasses.replace(column, allowed=("", *labels))
+        elif column.name == "modality":
+            allowed = tuple(modalities) if modalities else None
+            column = dataclasses.replace(column, allowed=allowed, blank=False)
+        columns.append(column)
+    return dataclasses.replace(PREDICTIONS, columns=tuple(columns))
+
+
+def read_predictions(
+    path: str, labels: Sequence[str] = RELATIONSHIPS, modalities: Sequence[str] | None = DEFAULT_MODALITIES
+) -> pd.DataFrame:
+    """Read a predictions CSV into PREDICTIONS (truth and label in the familiar/stranger vocabulary).
+
+    Labels and truth are case-insensitive; an empty label is a non-answer; `confidence` may
+    be left out (no confidence for any row). `labels` is the file's vocabulary, its signal
+    class first: the file's values are mapped onto familiar/stranger in that order.
+    """
+    labels = [label.strip().lower() for label in labels]
+    if len(labels) != 2 or len(set(labels)) != 2 or "" in labels:
+        raise InputError(f"--labels needs two distinct labels, signal class first (got {','.join(labels)})")
     try:
         _check_field_counts(path)
         frame = read_csv_strings(path)
@@ -70,17 +99,28 @@ def read_predictions(path: str) -> pd.DataFrame:
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, csv.Error) as error:
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InputError(f"{path}: not a readable CSV ({reason})") from None
+    if "confidence" not in frame.columns:
+        frame["confidence"] = ""
     for column in ("truth", "label"):
         if column in frame.columns:
             frame[column] = frame[column].astype(str).str.strip().str.lower()
-    return PREDICTIONS.validate(frame, source=str(path))
+    frame = predictions_contract(labels, modalities).validate(frame, source=str(path))
+    if frame.empty:
+        raise InputError(f"{path}: no prediction rows (only a header)")
+    to_relationship = {labels[0]: RELATIONSHIPS[0], labels[1]: RELATIONSHIPS[1], "": ""}
+    frame["truth"] = frame["truth"].map(to_relationship)
+    frame["label"] = frame["label"].map(to_relationship)
+    return frame
 
 
 def _run_score(args: argparse.Namespace) -> int:
     from omnisocial.stats.sdt import score_predictions
 
-    predictions = read_predictions(args.predictions)
-    METRICS.write(args.output, score_predictions(predictions))
+    modalities = None if args.modalities == "any" else args.modalities.split(",")
+    predictions = read_predictions(args.predictions, args.labels.split(","), modalities)
+    METRICS.write(
+        args.output, score_predictions(predictions, predictions_contract(RELATIONSHIPS, modalities))
+    )
     return EXIT_OK
 
 
@@ -89,10 +129,23 @@ def register_score(subparsers) -> None:
         "score",
         help="score a predictions table into a metrics table",
         description="Accuracy on answered items, coverage, Wilson 95%% CI, exact binomial p vs 0.5, "
-        "per-class recall, log-linear d' and c, one row per model x modality.",
+        "per-class recall, log-linear d' and c, one row per model x modality. The signal class "
+        "(the first of --labels) is reported as familiar_recall, the other as stranger_recall.",
     )
-    parser.add_argument("predictions", help="PREDICTIONS CSV (model,modality,item_id,truth,label,confidence)")
+    parser.add_argument(
+        "predictions", help="PREDICTIONS CSV: model,modality,item_id,truth,label[,confidence in 0..1]"
+    )
     parser.add_argument("-o", "--output", required=True, help="METRICS CSV to write")
+    parser.add_argument(
+        "--labels",
+        default=",".join(RELATIONSHIPS),
+        help="the two labels of truth and label, signal class first (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--modalities",
+        default=",".join(DEFAULT_MODALITIES),
+        help="allowed modality values, comma-separated, or 'any' (default: %(default)s)",
+    )
     parser.set_defaults(func=_run_score)
 
 

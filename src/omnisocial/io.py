@@ -16,6 +16,13 @@ from pathlib import Path
 
 import pandas as pd
 
+# mkstemp creates files owner-only (0600); a finished output gets the mode a plain open()
+# would give it, so collaborators on a shared folder can read results. Read once: the
+# umask can only be read by setting it, which is not thread-safe.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+FILE_MODE = 0o666 & ~_UMASK
+
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
@@ -27,6 +34,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        os.chmod(tmp_path, FILE_MODE)
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():

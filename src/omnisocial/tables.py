@@ -31,6 +31,8 @@ class Column:
     allowed: tuple[str, ...] | None = None
     nullable: bool = False
     doc: str = ""
+    blank: bool = True  # a str column may hold "" (False: every row needs a value)
+    bounds: tuple[float, float] | None = None  # inclusive range of a number column
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -56,11 +58,15 @@ class Contract:
         for column in self.columns:
             out[column.name] = _coerce(frame[column.name], column, source, self.name)
         if self.key:
-            duplicated = out.duplicated(list(self.key), keep=False)
-            if duplicated.any():
-                row = int(np.flatnonzero(duplicated.to_numpy())[0])
-                values = ", ".join(f"{k}={out.iloc[row][k]}" for k in self.key)
-                raise TableError(f"{source}: table {self.name} row {row + 2}: duplicate key ({values})")
+            repeats = out.duplicated(list(self.key), keep="first").to_numpy()
+            if repeats.any():
+                row = int(np.flatnonzero(repeats)[0])  # the repeat, not the row it repeats
+                key = out.iloc[row][list(self.key)]
+                first = int(np.flatnonzero((out[list(self.key)] == key).all(axis=1).to_numpy())[0])
+                values = ", ".join(f"{k}={key[k]}" for k in self.key)
+                raise TableError(
+                    f"{source}: table {self.name} row {row + 2}: duplicate key ({values}) of row {first + 2}"
+                )
         return out.reset_index(drop=True)
 
     def read(self, path: str | os.PathLike) -> pd.DataFrame:
@@ -88,7 +94,7 @@ def _coerce(series: pd.Series, column: Column, source: str, table: str) -> pd.Se
     values = []
     for position, value in enumerate(series.tolist()):
         if _is_missing(value):
-            if not column.nullable and column.kind != "str":
+            if (not column.nullable and column.kind != "str") or (column.kind == "str" and not column.blank):
                 raise _fail(source, table, position, column.name, "empty value")
             values.append(None if column.kind != "str" else "")
             continue
@@ -96,6 +102,9 @@ def _coerce(series: pd.Series, column: Column, source: str, table: str) -> pd.Se
             values.append(_convert(value, column.kind))
         except (TypeError, ValueError):
             raise _fail(source, table, position, column.name, f"{value!r} is not {column.kind}") from None
+        if column.bounds is not None and not column.bounds[0] <= values[-1] <= column.bounds[1]:
+            low, high = column.bounds
+            raise _fail(source, table, position, column.name, f"{value!r} is outside [{low:g}, {high:g}]")
         if column.allowed is not None and values[-1] not in column.allowed:
             raise _fail(
                 source, table, position, column.name, f"{value!r} not in {{{', '.join(column.allowed)}}}"
@@ -298,12 +307,18 @@ STIMULI_MANIFEST = Contract(
 PREDICTIONS = Contract(
     "predictions",
     (
-        Column("model", doc="model name, or a rater id / 'human_majority' for people"),
+        Column("model", blank=False, doc="model name, or a rater id / 'human_majority' for people"),
         Column("modality", allowed=("text", "audio", "video")),
-        Column("item_id", doc="the dyad id"),
+        Column("item_id", blank=False, doc="the dyad id"),
         Column("truth", allowed=RELATIONSHIPS),
         Column("label", allowed=("", *RELATIONSHIPS), doc="empty = non-answer"),
-        Column("confidence", "float", nullable=True, doc="0..1, the model's confidence in its label"),
+        Column(
+            "confidence",
+            "float",
+            nullable=True,
+            bounds=(0.0, 1.0),
+            doc="0..1, the model's confidence in its label",
+        ),
     ),
     key=("model", "modality", "item_id"),
 )

@@ -1,15 +1,50 @@
-"""What every workflow script shares: logging into the rule's log file."""
+"""What every workflow script shares: logging into the rule's log file.
+
+Snakemake deletes a job's declared log before each attempt, so a retried job would lose
+the failed attempt's traceback. Each attempt therefore writes, behind a header naming the
+attempt, both to the declared log and to `<log>.attempts` beside it, a file that no rule
+declares and that is only ever appended to: it keeps every attempt's log.
+"""
 
 from __future__ import annotations
 
+import io
 import logging
 import sys
+from datetime import UTC, datetime
+
+ATTEMPTS_SUFFIX = ".attempts"
+
+
+class _Tee(io.TextIOBase):
+    """A line-buffered text stream that writes to several files."""
+
+    def __init__(self, *streams):
+        self._streams = streams
+
+    def write(self, text: str) -> int:
+        for stream in self._streams:
+            stream.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        for stream in self._streams:
+            stream.flush()
+
+
+def attempt_header(rule: str, attempt: int) -> str:
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"===== rule {rule}, attempt {attempt}, started {stamp} =====\n"
 
 
 def start(smk) -> logging.Logger:
-    """Send logging and stderr to the rule's `log:` file and log the rule's params."""
+    """Send logging and stderr to the rule's `log:` file (appending) and log the rule's params."""
     log_path = smk.log[0]
-    stream = open(log_path, "w", buffering=1, encoding="utf-8")  # noqa: SIM115 - lives for the job
+    # Both live for the job; line buffering keeps a crash's last lines.
+    declared = open(log_path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115
+    history = open(log_path + ATTEMPTS_SUFFIX, "a", buffering=1, encoding="utf-8")  # noqa: SIM115
+    stream = _Tee(declared, history)
+    stream.write(attempt_header(smk.rule, int(getattr(smk, "attempt", 1) or 1)))
     sys.stderr = stream
     logging.basicConfig(
         stream=stream,

@@ -31,6 +31,7 @@ from omnisocial.models.transport import (
     Gate,
     Redactor,
     RetryPolicy,
+    body_text,
     call_with_retries,
     is_retryable_status,
     map_bounded,
@@ -52,6 +53,9 @@ except ImportError:  # pragma: no cover - older google-genai
 _TIMEOUTS = tuple(module.TimeoutException for module in _TRANSPORT)
 _NETWORK = tuple(module.TransportError for module in _TRANSPORT)
 _DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+
+
+PROBE_TIMEOUT_S = 10.0
 
 
 def retry_delay_from_error(exc) -> float | None:
@@ -84,7 +88,7 @@ def map_exception(exc: BaseException) -> Attempt:
         status = f" {exc.status}" if exc.status else ""
         message = exc.message or str(exc)
         return Attempt(
-            error=f"HTTP {code}{status}: {snippet(message)}",
+            error=f"HTTP {code}{status}: {body_text(message)}",
             retryable=is_retryable_status(code),
             retry_after=retry_delay_from_error(exc),
         )
@@ -155,6 +159,30 @@ class GeminiBackend:
 
     def generate(self, requests: list[Request]) -> list[Reply]:
         return map_bounded(self._generate_one, list(requests), self.concurrency)
+
+    def probe(self) -> str | None:
+        """One `models.get` of the entry's model: None when the endpoint answers and takes the key.
+
+        Only an unreachable endpoint, a timeout, or a refused key (HTTP 401/403, or 400 that
+        names the API key, as Gemini answers a bad key) count.
+        """
+        from google.genai import errors, types
+
+        options = types.HttpOptions(timeout=int(min(float(self.entry["timeout_s"]), PROBE_TIMEOUT_S) * 1000))
+        try:
+            self._client.models.get(
+                model=self.entry["model"], config=types.GetModelConfig(http_options=options)
+            )
+        except errors.APIError as exc:
+            code, message = int(exc.code or 0), str(exc.message or exc)
+            if code in (401, 403) or (code == 400 and "api key" in message.lower()):
+                return snippet(self.redact(f"probe: Gemini refused the credentials (HTTP {code}: {message})"))
+            return None
+        except Exception as exc:
+            attempt = map_exception(exc)
+            if attempt.retryable:
+                return snippet(self.redact(f"probe: the Gemini endpoint is unreachable ({attempt.error})"))
+        return None
 
     def close(self) -> None:
         for file in list(self._uploads.values()):

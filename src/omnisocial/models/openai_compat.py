@@ -32,6 +32,7 @@ from omnisocial.models.transport import (
     Gate,
     Redactor,
     RetryPolicy,
+    body_text,
     call_with_retries,
     is_retryable_status,
     map_bounded,
@@ -43,6 +44,9 @@ logger = logging.getLogger(__name__)
 
 # Entry keys that change what the model is sent or how it decodes (hence its answers).
 OUTPUT_KEYS = ("model", "generation", "media", "json_mode", "max_tokens_field", "extra_body")
+
+
+PROBE_TIMEOUT_S = 10.0
 
 
 def api_key_from_env(entry: Mapping) -> str | None:
@@ -112,6 +116,25 @@ class OpenAICompatBackend:
 
     def generate(self, requests: list[Request]) -> list[Reply]:
         return map_bounded(self._generate_one, list(requests), self.concurrency)
+
+    def probe(self) -> str | None:
+        """One GET of `{base_url}/models`: None when the server answers and takes the key, else why not.
+
+        Only an unreachable host, a timeout or HTTP 401/403 count: a server without a
+        models list (404) or with a passing error still serves chat completions.
+        """
+        url = self.entry["base_url"].rstrip("/") + "/models"
+        seconds = min(float(self.entry["timeout_s"]), PROBE_TIMEOUT_S)
+        try:
+            response = self._client.get(url, headers=self._headers, timeout=seconds)
+        except httpx.TimeoutException:
+            return f"probe: {url} did not answer within {seconds:g} s"
+        except httpx.TransportError as exc:
+            return snippet(self.redact(f"probe: {url} is unreachable ({type(exc).__name__}: {exc})"))
+        if response.status_code in (401, 403):
+            body = snippet(self.redact(body_text(response.text)))
+            return f"probe: {url} refused the credentials (HTTP {response.status_code}: {body})"
+        return None
 
     def close(self) -> None:
         if self._own_client:
@@ -240,25 +263,25 @@ def parse_response(response: httpx.Response) -> Attempt:
     status = response.status_code
     if is_retryable_status(status):
         return Attempt(
-            error=f"HTTP {status}: {snippet(response.text)}",
+            error=f"HTTP {status}: {body_text(response.text)}",
             retryable=True,
             retry_after=parse_retry_after(response.headers.get("retry-after")),
         )
     if status >= 400:
-        return Attempt(error=f"HTTP {status}: {snippet(response.text)}", retryable=False)
+        return Attempt(error=f"HTTP {status}: {body_text(response.text)}", retryable=False)
     try:
         data = response.json()
     except ValueError:
         return Attempt(
-            error=f"unreadable response body (HTTP {status}): {snippet(response.text)}", retryable=True
+            error=f"unreadable response body (HTTP {status}): {body_text(response.text)}", retryable=True
         )
     if not isinstance(data, dict):
-        return Attempt(error=f"unexpected response body: {snippet(response.text)}", retryable=True)
+        return Attempt(error=f"unexpected response body: {body_text(response.text)}", retryable=True)
     if data.get("error"):
-        return Attempt(error=f"server error in body: {snippet(str(data['error']))}", retryable=True)
+        return Attempt(error=f"server error in body: {body_text(str(data['error']))}", retryable=True)
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        return Attempt(error=f"response has no choices: {snippet(response.text)}", retryable=True)
+        return Attempt(error=f"response has no choices: {body_text(response.text)}", retryable=True)
     message = choices[0].get("message") or {}
     content = message.get("content")
     if isinstance(content, list):  # some servers return content parts

@@ -24,6 +24,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -60,6 +61,44 @@ RECORD_FIELDS = (
 )
 FRAME_COLUMNS = (*RECORD_FIELDS, "cached")
 _JSON_FIELDS = ("media_hashes", "settings")
+
+
+class InferenceAborted(RuntimeError):
+    """The job must fail: its backend is unreachable, its calls keep failing, or too many failed."""
+
+
+@dataclass(frozen=True)
+class FailurePolicy:
+    """When a model job fails rather than succeeds with failed calls in its tables.
+
+    `max_failed_share`: largest share of a job's requests whose latest result may be a
+    failure; `max_consecutive_failures`: failed calls in a row that end the job (0: never);
+    `probe`: ask the backend's `probe()` (reachability and credentials) before the first call.
+    """
+
+    max_failed_share: float = 0.02
+    max_consecutive_failures: int = 20
+    probe: bool = True
+
+    @classmethod
+    def from_config(cls, config: Mapping) -> FailurePolicy:
+        """From the config's `inference` block (keys as in the schema)."""
+        default = cls()
+        return cls(
+            max_failed_share=float(config.get("max_failed_share", default.max_failed_share)),
+            max_consecutive_failures=int(
+                config.get("max_consecutive_failures", default.max_consecutive_failures)
+            ),
+            probe=bool(config.get("probe_backends", default.probe)),
+        )
+
+
+def failure_summary(frame: pd.DataFrame, limit: int = 3) -> str:
+    """'k of n failed' plus the first distinct reasons, for logs and error messages."""
+    failed = frame[~frame["ok"]]
+    reasons = list(dict.fromkeys(str(e) for e in failed["error"]))[:limit]
+    text = f"{len(failed)} of {len(frame)} requests failed"
+    return text + (": " + " | ".join(reasons) if reasons else "")
 
 
 def prompt_hash(request: Request) -> str:
@@ -207,6 +246,7 @@ def run_inference(
     requests: Iterable[Request],
     cache_path: str | os.PathLike,
     progress: bool = True,
+    policy: FailurePolicy | None = None,
 ) -> pd.DataFrame:
     """Answer every request through `backend`, reusing successful records in `cache_path`.
 
@@ -215,6 +255,10 @@ def run_inference(
     Returns one row per request, in request order: the record's fields plus `cached` (True
     when no call was made for it in this run). Requests whose media files are missing are
     recorded as failures without a call.
+
+    With a `policy`, raises `InferenceAborted` (after the store holds every finished call)
+    when the backend's probe fails, when `max_consecutive_failures` calls fail in a row, or
+    when more than `max_failed_share` of the requests end failed.
     """
     requests = list(requests)
     fingerprint = backend.fingerprint()
@@ -267,6 +311,8 @@ def run_inference(
 
     called = set(todo)
     failures = 0
+    consecutive = 0
+    limit = policy.max_consecutive_failures if policy else 0
     started = time.perf_counter()
     with (
         store,
@@ -281,8 +327,8 @@ def run_inference(
         ) as bar,
     ):
 
-        def finish(index: int, reply: Reply) -> None:
-            nonlocal failures
+        def finish(index: int, reply: Reply, *, called: bool = True) -> None:
+            nonlocal failures, consecutive
             record = record_for(index, reply)
             store.append(record)
             best[record["key"]] = record
@@ -290,14 +336,24 @@ def run_inference(
             bar.update(1)
             if failures:
                 bar.set_postfix(failed=failures, refresh=False)
+            if called:
+                consecutive = 0 if record["ok"] else consecutive + 1
+                if limit and consecutive >= limit:
+                    raise InferenceAborted(
+                        f"{name}: {consecutive} calls in a row failed, the last with: {record['error']} "
+                        f"(circuit breaker: inference.max_consecutive_failures {limit}); the cache keeps "
+                        "every finished call, so a plain rerun retries only what failed or never ran"
+                    )
 
         callable_indices = []
         for index in todo.values():
             if missing[index]:
                 error = f"missing media file(s): {', '.join(missing[index])}"
-                finish(index, CallReply(text=None, error=error, attempts=0))
+                finish(index, CallReply(text=None, error=error, attempts=0), called=False)
             else:
                 callable_indices.append(index)
+        if callable_indices and policy and policy.probe:
+            _probe(backend, name)
         _call_all(backend, requests, callable_indices, finish)
 
     elapsed = time.perf_counter() - started
@@ -311,7 +367,26 @@ def run_inference(
         elapsed,
     )
     rows = [dict(best[key], cached=key not in called) for key in keys]
-    return _frame(rows, FRAME_COLUMNS)
+    frame = _frame(rows, FRAME_COLUMNS)
+    if policy is not None and len(frame):
+        share = float((~frame["ok"]).mean())
+        if share > policy.max_failed_share:
+            raise InferenceAborted(
+                f"{name}: {failure_summary(frame)} ({share:.1%} > inference.max_failed_share "
+                f"{policy.max_failed_share:.1%}); the cache keeps every reply, so a plain rerun "
+                "makes exactly the failed calls"
+            )
+    return frame
+
+
+def _probe(backend: Backend, name: str) -> None:
+    """One cheap request before the first batch: an unreachable host or a bad key fails now."""
+    probe = getattr(backend, "probe", None)
+    if not callable(probe):
+        return
+    problem = probe()
+    if problem:
+        raise InferenceAborted(f"{name}: {problem}; no call was made")
 
 
 def _call_all(backend: Backend, requests: list[Request], indices: list[int], finish) -> None:

@@ -28,6 +28,7 @@ logger = logging.getLogger(__name__)
 REDACTED = "[REDACTED]"
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s\"',;]+")
 _SNIPPET_CHARS = 300
+_BODY_CHARS = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -39,25 +40,64 @@ class CallReply(Reply):
 
 
 class Redactor:
-    """Replace every secret (and any `Bearer <token>`) in a string by [REDACTED]."""
+    """Replace every secret, any fragment of one, and any `Bearer <token>` by [REDACTED].
+
+    A fragment is a run of `FRAGMENT_CHARS` or more characters that also stands in a
+    secret: what is left of a key that some layer cut (an error body shortened by a
+    server or a proxy) is masked as surely as the whole key.
+    """
+
+    FRAGMENT_CHARS = 8
 
     def __init__(self, secrets: Iterable[str | None] = ()):
         self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+        n = self.FRAGMENT_CHARS
+        self._grams = {s[i : i + n] for s in self._secrets for i in range(len(s) - n + 1)}
 
     def __call__(self, text: object) -> str:
         out = str(text)
         for secret in self._secrets:
             out = out.replace(secret, REDACTED)
+        out = self._mask_fragments(out)
         return _BEARER.sub(lambda m: m.group(1) + REDACTED, out)
 
+    def _mask_fragments(self, text: str) -> str:
+        if not self._grams:
+            return text
+        n = self.FRAGMENT_CHARS
+        masked = [False] * len(text)
+        for i in range(len(text) - n + 1):
+            if text[i : i + n] in self._grams:
+                masked[i : i + n] = [True] * n
+        if not any(masked):
+            return text
+        pieces, i = [], 0
+        while i < len(text):
+            j = i
+            while j < len(text) and masked[j] == masked[i]:
+                j += 1
+            pieces.append(REDACTED if masked[i] else text[i:j])
+            i = j
+        return "".join(pieces)
 
-def snippet(text: str | bytes | None, limit: int = _SNIPPET_CHARS) -> str:
-    """A short, single-line excerpt of a response body for an error message."""
+
+def body_text(text: str | bytes | None, limit: int = _BODY_CHARS) -> str:
+    """A response body as one line for an error message, capped only against huge bodies.
+
+    The short cut for logs and tables (`snippet`) comes after redaction, in
+    `call_with_retries`: cutting first could leave a partial key that no mask matches.
+    """
     if text is None:
         return ""
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     flat = " ".join(text.split())
+    return flat[:limit]
+
+
+def snippet(text: str | bytes | None, limit: int = _SNIPPET_CHARS) -> str:
+    """A short, single-line excerpt of a (redacted) message."""
+    flat = body_text(text, limit=1 << 62)
     return flat if len(flat) <= limit else flat[:limit] + "..."
 
 
@@ -157,7 +197,7 @@ def call_with_retries(
                 attempts=tries,
                 finish_reason=outcome.finish_reason,
             )
-        reason = redact(outcome.error)
+        reason = snippet(redact(outcome.error), limit=_SNIPPET_CHARS + 100)
         retry = tries  # the number of the retry we would make next
         if outcome.retryable and retry <= policy.max_retries:
             wait = policy.delay(retry, outcome.retry_after, rng)

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from omnisocial.tables import METRICS, PREDICTIONS, RELATIONSHIPS, TRIALS
+from omnisocial.tables import METRICS, PREDICTIONS, RELATIONSHIPS, TRIALS, Contract
 
 SIGNAL = "familiar"
 NOISE = "stranger"
@@ -109,14 +109,15 @@ def _counts(group: pd.DataFrame) -> dict:
     }
 
 
-def score_predictions(predictions: pd.DataFrame) -> pd.DataFrame:
+def score_predictions(predictions: pd.DataFrame, contract: Contract = PREDICTIONS) -> pd.DataFrame:
     """One METRICS row per (model, modality), sorted by model then modality.
 
     n_items counts every prediction row, n_answered the non-empty labels; coverage =
     n_answered / n_items; accuracy, its Wilson 95% interval, the binomial p-value, both
-    recalls, d' and c are on answered items only (see the module docstring).
+    recalls, d' and c are on answered items only (see the module docstring). `contract`:
+    PREDICTIONS, or a variant of it with other modalities (as `omnisocial score --modalities`).
     """
-    frame = PREDICTIONS.validate(predictions)
+    frame = contract.validate(predictions)
     rows = []
     for (model, modality), group in frame.groupby(["model", "modality"], sort=True):
         n = _counts(group)
