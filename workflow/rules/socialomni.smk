@@ -1,69 +1,41 @@
-# Who / when / how (SocialOmni-style) and streaming (Omni-DuplexEval-style) benchmarks.
-# Demo: social_demo generates clips in the released formats; released: the roots in config.
-# Everything lands under social.results; `social_all` builds it alone.
-include: "social_common.smk"
+# Who / when / how (SocialOmni-style) benchmark: baselines, registry models, scoring, profile, figures.
+# Items come from social_import (social_common.smk); `socialomni_all` builds this benchmark alone.
+import re
+
+from omnisocial.models.registry import load_entries  # noqa: E402
+
+SOCIAL_MODELS = load_entries(SOCIAL["models"])
+# social_model_replies matches only the configured names (a regex that matches nothing when none)
+SOCIAL_MODEL_PATTERN = "|".join(re.escape(name) for name in SOCIAL_MODELS) or "(?!)"
 
 
-rule social_all:
-    """Build only the social benchmarks (who / when / how and streaming)."""
+def social_replies(task):
+    """Reply tables of one task: the baselines' and each registry model's."""
+    replies = [sout("replies", f"{task}_baselines.csv")]
+    return replies + [
+        sout("replies", "models", f"{name}.csv") for name in SOCIAL_MODELS
+    ]
+
+
+def social_model_entry(wildcards):
+    return SOCIAL_MODELS[wildcards.model]
+
+
+def social_model_cache(wildcards):
+    """The model's append-only result store: kept across runs (not an output, so never deleted)."""
+    return sout("cache", f"{wildcards.model}.jsonl")
+
+
+rule socialomni_all:
+    """Build only the who / when / how benchmark (SocialOmni-style)."""
     input:
-        social_outputs(),
+        socialomni_outputs(),
     # a target runs nothing; the env only satisfies tests/test_envs.py (every rule names one)
     conda:
         "../../envs/media.yaml"
 
 
-if SOCIAL["source"] == "demo":
-
-    rule social_demo:
-        """Multi-party and visual-event clips in the released SocialOmni / Omni-DuplexEval formats."""
-        output:
-            directory(SOCIAL["demo_root"]),
-        log:
-            sout("logs", "social_demo.log"),
-        benchmark:
-            sout("benchmarks", "social_demo.tsv")
-        conda:
-            "../../envs/media.yaml"
-        resources:
-            mem_mb=1500,
-        params:
-            demo=SOCIAL["demo"],
-        script:
-            "../scripts/social_demo.py"
-
-
-rule social_import:
-    """Items, references, ground truth and streaming responses through the released-format importers."""
-    input:
-        unpack(social_sources),
-    output:
-        who_items=sout("items", "who_items.csv"),
-        when_items=sout("items", "when_items.csv"),
-        how_references=sout("items", "how_references.csv"),
-        when_stream_items=sout("items", "when_stream_items.csv"),
-        turns=sout("items", "turns.csv"),
-        panels=sout("items", "panels.csv"),
-        stream_items=sout("items", "stream_items.csv"),
-        stream_events=sout("items", "stream_events.csv"),
-        stream_responses=sout("items", "stream_responses_imported.csv"),
-        errors=sout("items", "import_errors.csv"),
-    log:
-        sout("logs", "social_import.log"),
-    conda:
-        "../../envs/media.yaml"
-    params:
-        socialomni_root=social_roots()[0],
-        duplexeval_root=social_roots()[1],
-        duplexeval_items=SOCIAL["duplexeval_items"],
-        responses_root=SOCIAL["responses_root"],
-        skip_bad_items=SOCIAL["skip_bad_items"],
-        max_time_s=SOCIAL["max_time_s"],
-    script:
-        "../scripts/social_import.py"
-
-
-rule social_who_baselines:
+rule socialomni_who_baselines:
     """Who replies: panel motion (the video shows who talks) and chance."""
     input:
         who_items=sout("items", "who_items.csv"),
@@ -82,10 +54,10 @@ rule social_who_baselines:
         who=SOCIAL["who"],
         seed=SOCIAL["seed"],
     script:
-        "../scripts/social_who_baselines.py"
+        "../scripts/socialomni_who_baselines.py"
 
 
-rule social_when_baselines:
+rule socialomni_when_baselines:
     """When replies: the silence baseline (VAD, speak after a pause) at the cut and streamed, and chance."""
     input:
         when_items=sout("items", "when_items.csv"),
@@ -110,10 +82,10 @@ rule social_when_baselines:
         vad=config["vad"],
         seed=SOCIAL["seed"],
     script:
-        "../scripts/social_when_baselines.py"
+        "../scripts/socialomni_when_baselines.py"
 
 
-rule social_how_baselines:
+rule socialomni_how_baselines:
     """How candidates: the previous utterance and a random earlier one."""
     input:
         when_items=sout("items", "when_items.csv"),
@@ -126,10 +98,10 @@ rule social_how_baselines:
     params:
         seed=SOCIAL["seed"],
     script:
-        "../scripts/social_how_baselines.py"
+        "../scripts/socialomni_how_baselines.py"
 
 
-rule social_model_replies:
+rule socialomni_model_replies:
     """A registry model on the who / when / how items (resumable result cache under cache/)."""
     input:
         who_items=sout("items", "who_items.csv"),
@@ -153,10 +125,10 @@ rule social_model_replies:
         cache=social_model_cache,
         include_asr=SOCIAL["include_asr"],
     script:
-        "../scripts/social_model_replies.py"
+        "../scripts/socialomni_model_replies.py"
 
 
-rule social_score_who:
+rule socialomni_score_who:
     """Who accuracy overall, by consistency, option, domain; confusion and error types."""
     input:
         who_items=sout("items", "who_items.csv"),
@@ -180,10 +152,10 @@ rule social_score_who:
     conda:
         "../../envs/media.yaml"
     script:
-        "../scripts/social_score_who.py"
+        "../scripts/socialomni_score_who.py"
 
 
-rule social_score_when:
+rule socialomni_score_when:
     """Single-cut accuracy; streaming offsets, labels, rates and tolerance P/R/F1."""
     input:
         when_items=sout("items", "when_items.csv"),
@@ -215,10 +187,10 @@ rule social_score_when:
         thresholds=SOCIAL["when"]["thresholds"],
         deltas=SOCIAL["when"]["deltas"],
     script:
-        "../scripts/social_score_when.py"
+        "../scripts/socialomni_score_when.py"
 
 
-rule social_judge_how:
+rule socialomni_judge_how:
     """Next utterances judged against the references by two offline judges; agreement."""
     input:
         references=sout("items", "how_references.csv"),
@@ -248,95 +220,10 @@ rule social_judge_how:
         judges=SOCIAL["how"]["judges"],
         lexical_unit=SOCIAL["how"]["lexical_unit"],
     script:
-        "../scripts/social_judge_how.py"
+        "../scripts/socialomni_judge_how.py"
 
 
-rule social_stream_baselines:
-    """Delayed ground-truth captions (real-time description) and the frame-difference detector (reminders)."""
-    input:
-        stream_items=sout("items", "stream_items.csv"),
-        stream_events=sout("items", "stream_events.csv"),
-    output:
-        responses=sout("baselines", "stream_baseline_responses.csv"),
-        detections=sout("baselines", "detections.csv"),
-        prf=report(
-            sout("metrics", "detector_prf.csv"),
-            caption="../report/social_detector.rst",
-            category="4. Streaming",
-        ),
-    log:
-        sout("logs", "social_stream_baselines.log"),
-    benchmark:
-        sout("benchmarks", "social_stream_baselines.tsv")
-    conda:
-        "../../envs/media.yaml"
-    params:
-        root=social_roots()[1],
-        caption_delay_s=SOCIAL["streaming"]["caption_delay_s"],
-        detector=SOCIAL["streaming"]["detector"],
-        deltas=SOCIAL["streaming"]["deltas"],
-    script:
-        "../scripts/social_stream_baselines.py"
-
-
-rule social_score_streaming:
-    """Judge windows, temporal and content scores, reminders; per item and per model and split."""
-    input:
-        stream_items=sout("items", "stream_items.csv"),
-        stream_events=sout("items", "stream_events.csv"),
-        baselines=sout("baselines", "stream_baseline_responses.csv"),
-        imported=sout("items", "stream_responses_imported.csv"),
-    output:
-        sentences=sout("scores", "rtd_sentences.csv"),
-        rtd=sout("scores", "rtd_scores.csv"),
-        pr_events=sout("scores", "pr_event_scores.csv"),
-        pr=sout("scores", "pr_scores.csv"),
-        metrics=report(
-            sout("metrics", "streaming_metrics.csv"),
-            caption="../report/social_streaming.rst",
-            category="4. Streaming",
-        ),
-    log:
-        sout("logs", "social_score_streaming.log"),
-    benchmark:
-        sout("benchmarks", "social_score_streaming.tsv")
-    conda:
-        "../../envs/judge.yaml"
-    resources:
-        mem_mb=3000,
-    params:
-        late_s=SOCIAL["streaming"]["late_s"],
-        relevance_threshold=SOCIAL["streaming"]["relevance_threshold"],
-        judge_fps=SOCIAL["streaming"]["judge_fps"],
-        reminder_judge=SOCIAL["streaming"]["reminder_judge"],
-        keyword_share=SOCIAL["streaming"]["keyword_share"],
-    script:
-        "../scripts/social_score_streaming.py"
-
-
-if SOCIAL["human_scores"]:
-
-    rule social_judge_calibration:
-        """Spearman between the automatic judges and human scores of the same answers."""
-        input:
-            human=SOCIAL["human_scores"],
-            how=sout("scores", "how_judgements.csv"),
-            rtd=sout("scores", "rtd_scores.csv"),
-        output:
-            calibration=report(
-                sout("metrics", "judge_calibration.csv"),
-                caption="../report/social_judge_calibration.rst",
-                category="3. Who / when / how",
-            ),
-        log:
-            sout("logs", "social_judge_calibration.log"),
-        conda:
-            "../../envs/media.yaml"
-        script:
-            "../scripts/social_judge_calibration.py"
-
-
-rule social_profile:
+rule socialomni_profile:
     """One row per model: who accuracy, when accuracy and timing, how score, perception and generation ranks."""
     input:
         who=sout("metrics", "who_metrics.csv"),
@@ -357,15 +244,14 @@ rule social_profile:
     params:
         profile_delta=SOCIAL["when"]["profile_delta"],
     script:
-        "../scripts/social_profile.py"
+        "../scripts/socialomni_profile.py"
 
 
-rule social_figures:
-    """Profile, timing offsets and labels, perception vs generation rank, streaming score by subtask."""
+rule socialomni_figures:
+    """Profile, timing offsets and labels, perception vs generation rank."""
     input:
         profile=sout("metrics", "social_profile.csv"),
         stream_scores=sout("scores", "when_stream_scores.csv"),
-        streaming=sout("metrics", "streaming_metrics.csv"),
     output:
         profile_png=report(
             sout("figures", "profile.png"),
@@ -385,12 +271,6 @@ rule social_figures:
             category="3. Who / when / how",
         ),
         rank_pdf=sout("figures", "rank_scatter.pdf"),
-        streaming_png=report(
-            sout("figures", "streaming.png"),
-            caption="../report/social_fig_streaming.rst",
-            category="4. Streaming",
-        ),
-        streaming_pdf=sout("figures", "streaming.pdf"),
     log:
         sout("logs", "social_figures.log"),
     conda:
@@ -398,4 +278,4 @@ rule social_figures:
     params:
         thresholds=SOCIAL["when"]["thresholds"],
     script:
-        "../scripts/social_figures.py"
+        "../scripts/socialomni_figures.py"
