@@ -10,16 +10,24 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from omnisocial.corpus.demo_social import DEMO_SPLITS, generate_social_demo, text_mask, validate_params
+from omnisocial.demo_kit import DEMO_SPLITS, build_demo, text_mask, validate_params
+from omnisocial.duplexeval.demo import write_duplexeval
+from omnisocial.duplexeval.importers import load_stream_items
 from omnisocial.media.audio import probe
-from omnisocial.social.baselines import read_grey_frames
-from omnisocial.social.contracts import LETTERS
-from omnisocial.social.importers import load_stream_items, load_when_items, load_who_items, split_said
+from omnisocial.media.frames import read_grey_frames
+from omnisocial.socialomni.contracts import LETTERS
+from omnisocial.socialomni.demo import write_socialomni
+from omnisocial.socialomni.importers import load_when_items, load_who_items, split_said
 
 pytestmark = pytest.mark.skipif(
     shutil.which("ffmpeg") is None or shutil.which("espeak-ng") is None, reason="needs ffmpeg and espeak-ng"
 )
 SMALL = {"n_multiparty": 2, "who_items_per_clip": 3, "when_transitions_per_clip": 2}
+
+
+def generate_social_demo(root, params=None):
+    """The demo as the social_demo rule builds it (workflow/scripts/social_demo.py)."""
+    return build_demo(root, params, [("socialomni", write_socialomni), ("duplexeval", write_duplexeval)])
 
 
 @pytest.fixture(scope="module")
