@@ -1,5 +1,5 @@
 # Streaming (Omni-DuplexEval-style) benchmark: caption and detector baselines, rtd / pr scoring, figure.
-# Items come from social_import (social_common.smk); `duplexeval_all` builds this benchmark alone.
+# Items come from social_import (social_shared.smk); `duplexeval_all` builds this benchmark alone.
 
 
 rule duplexeval_all:
