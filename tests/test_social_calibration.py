@@ -5,7 +5,7 @@ import math
 import pandas as pd
 import pytest
 
-from omnisocial.social.calibration import calibrate_judges
+from omnisocial.judges.calibration import calibrate_judges
 from omnisocial.tables import TableError
 
 HOW = pd.DataFrame(

@@ -8,17 +8,15 @@ import math
 import pandas as pd
 import pytest
 
-from omnisocial.social.contracts import IMPORT_ERRORS, STREAM_ITEMS, WHEN_ITEMS, WHO_ITEMS
-from omnisocial.social.importers import (
-    ImportErrorWithItem,
+from omnisocial.duplexeval.contracts import STREAM_ITEMS
+from omnisocial.duplexeval.importers import load_stream_items, load_stream_responses, read_stream_response
+from omnisocial.importing import IMPORT_ERRORS, ImportErrorWithItem, parse_timestamp
+from omnisocial.socialomni.contracts import WHEN_ITEMS, WHO_ITEMS
+from omnisocial.socialomni.importers import (
     extract_query_interval,
     format_clock,
-    load_stream_items,
-    load_stream_responses,
     load_when_items,
     load_who_items,
-    parse_timestamp,
-    read_stream_response,
     split_said,
 )
 

@@ -13,21 +13,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from omnisocial.social.baselines import caption_stream, detect_events, frame_motion, read_grey_frames
-from omnisocial.social.contracts import STREAM_RESPONSES, WHO_ITEMS
-from omnisocial.social.how import aggregate_how, parse_judge_score, released_how_score, snap_score
-from omnisocial.social.importers import extract_query_interval, split_said
-from omnisocial.social.streaming import (
+from omnisocial.duplexeval.baselines import caption_stream, detect_events
+from omnisocial.duplexeval.contracts import STREAM_RESPONSES
+from omnisocial.duplexeval.description import (
     best_window_score,
     frame_times,
-    judge_calibration,
     judge_window,
     judge_windows,
-    reminder_scores,
     temporal_sensitivity,
     to_100,
 )
-from omnisocial.social.when import (
+from omnisocial.duplexeval.reminders import reminder_scores
+from omnisocial.judges.calibration import judge_calibration
+from omnisocial.media.frames import frame_motion, read_grey_frames
+from omnisocial.socialomni.contracts import WHO_ITEMS
+from omnisocial.socialomni.how import aggregate_how, parse_judge_score, released_how_score, snap_score
+from omnisocial.socialomni.importers import extract_query_interval, split_said
+from omnisocial.socialomni.when import (
     extract_yes_no,
     label_offset,
     response_time,
@@ -35,10 +37,10 @@ from omnisocial.social.when import (
     score_when_streaming,
     silence_baseline,
     timing_rates,
-    tolerance_prf,
 )
-from omnisocial.social.who import build_who_items, extract_letter, mcnemar_models, score_who, who_prompt
+from omnisocial.socialomni.who import build_who_items, extract_letter, mcnemar_models, score_who, who_prompt
 from omnisocial.stats.sdt import wilson_interval
+from omnisocial.stats.tolerance import tolerance_prf
 
 # --- who: letters --------------------------------------------------------------------------
 

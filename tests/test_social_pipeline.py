@@ -18,13 +18,39 @@ import pandas as pd
 import pytest
 import yaml
 
-from omnisocial.corpus.demo_social import generate_social_demo, validate_params
+from omnisocial.demo_kit import build_demo, validate_params
+from omnisocial.duplexeval.baselines import (
+    CAPTION_MODEL,
+    DETECTOR_MODEL,
+    caption_responses,
+    detection_prf,
+    detector_baseline,
+)
+from omnisocial.duplexeval.contracts import PR_SCORES, STREAM_RESPONSES
+from omnisocial.duplexeval.demo import write_duplexeval
+from omnisocial.duplexeval.description import score_rtd, timing_cap
+from omnisocial.duplexeval.importers import import_duplexeval, import_stream_responses
+from omnisocial.duplexeval.metrics import streaming_metrics
+from omnisocial.duplexeval.reminders import reminder_judge, score_pr
 from omnisocial.judges.lexical import LexicalJudge, f1, keyword_match, units
 from omnisocial.models.base import Reply
 from omnisocial.models.runner import run_inference
-from omnisocial.social import pipeline as P
-from omnisocial.social.contracts import STREAM_RESPONSES
-from omnisocial.social.when import label_offset
+from omnisocial.socialomni.baselines import (
+    CHANCE_MODEL,
+    SIGNAL_MODEL,
+    how_baseline_replies,
+    speech_by_video,
+    when_single_replies,
+    when_stream_baseline,
+    who_chance_replies,
+    who_signal_replies,
+)
+from omnisocial.socialomni.demo import write_socialomni
+from omnisocial.socialomni.how import how_agreement, how_metrics, judge_how
+from omnisocial.socialomni.importers import import_socialomni
+from omnisocial.socialomni.requests import model_modality, replies_from_results, social_requests
+from omnisocial.socialomni.when import label_offset, score_when_replies, score_when_stream
+from omnisocial.socialomni.who import score_who_replies
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(
@@ -34,12 +60,17 @@ SMALL = {"n_multiparty": 2, "who_items_per_clip": 3, "when_transitions_per_clip"
 DETECTOR = {"fps": 10, "width": 160, "height": 120, "threshold": 0.1, "min_gap_s": 1.0, "latency_s": 0.5}
 
 
+def generate_social_demo(root, params=None):
+    """The demo as the social_demo rule builds it (workflow/scripts/social_demo.py)."""
+    return build_demo(root, params, [("socialomni", write_socialomni), ("duplexeval", write_duplexeval)])
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     root = tmp_path_factory.mktemp("social") / "demo"
     generate_social_demo(root, SMALL)
-    social = P.import_socialomni(root / "socialomni")
-    duplex = P.import_duplexeval(root / "duplexeval")
+    social = import_socialomni(root / "socialomni")
+    duplex = import_duplexeval(root / "duplexeval")
     return root, social, duplex
 
 
@@ -48,7 +79,7 @@ def speech(demo):
     root, social, _ = demo
     videos = list(social["when_items"]["video_path"]) + list(social["when_stream_items"]["video_path"])
     return {
-        source: P.speech_by_video(videos, root / "socialomni", source, social["turns"], {})
+        source: speech_by_video(videos, root / "socialomni", source, social["turns"], {})
         for source in ("truth", "vad")
     }
 
@@ -65,22 +96,22 @@ def test_import_reads_items_truth_and_stays_strict(demo, tmp_path):
     released = tmp_path / "released"
     shutil.copytree(root / "socialomni" / "data", released / "data")
     (released / "videos").symlink_to(root / "socialomni" / "videos")
-    plain = P.import_socialomni(released)
+    plain = import_socialomni(released)
     assert plain["panels"].empty and plain["turns"].empty
     assert plain["how_references"]["kind"].unique().tolist() == ["released"]
     yes = plain["when_items"][plain["when_items"]["gold"] == "YES"]
     assert sorted(plain["when_stream_items"]["item_id"]) == sorted(yes["item_id"])
     assert (plain["when_stream_items"]["stream_start"] == 0).all()
     assert plain["when_stream_items"]["turn_end"].tolist() == yes["cut_time"].tolist()
-    replies, evidence = P.who_signal_replies(plain["who_items"], plain["panels"], released, 10, 0.05, 7)
+    replies, evidence = who_signal_replies(plain["who_items"], plain["panels"], released, 10, 0.05, 7)
     assert replies.empty and evidence.empty  # no panels: only chance answers who items
     # a malformed item fails with its id, or is listed when skipping
     data = json.loads((released / "data" / "level_1" / "dataset.json").read_text())
     data[1]["correct_answer"] = "E"
     (released / "data" / "level_1" / "dataset.json").write_text(json.dumps(data))
     with pytest.raises(ValueError, match=data[1]["id"]):
-        P.import_socialomni(released)
-    skipped = P.import_socialomni(released, skip_bad=True)
+        import_socialomni(released)
+    skipped = import_socialomni(released, skip_bad=True)
     assert len(skipped["who_items"]) == 5 and skipped["errors"]["item_id"].tolist() == [data[1]["id"]]
 
 
@@ -91,9 +122,9 @@ def test_stream_responses_are_read_per_model_folder(demo, tmp_path):
         path = tmp_path / "model_x" / split / f"{item_id}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"sentences": [{"sentence": "something moves", "start": 4, "end": 5}]}))
-    responses, errors = P.import_stream_responses(tmp_path, items)
+    responses, errors = import_stream_responses(tmp_path, items)
     assert errors.empty and len(responses) == len(items) and set(responses["model"]) == {"model_x"}
-    assert P.import_stream_responses("", items)[0].empty
+    assert import_stream_responses("", items)[0].empty
 
 
 # --- who ------------------------------------------------------------------------------------
@@ -102,7 +133,7 @@ def test_stream_responses_are_read_per_model_folder(demo, tmp_path):
 def test_panel_motion_sees_who_talks(demo):
     root, social, _ = demo
     items = social["who_items"]
-    replies, evidence = P.who_signal_replies(items, social["panels"], root / "socialomni", 10, 0.05, 7)
+    replies, evidence = who_signal_replies(items, social["panels"], root / "socialomni", 10, 0.05, 7)
     assert len(replies) == len(items)
     merged = evidence.merge(items[["item_id", "consistency", "correct_answer"]], on="item_id")
     consistent = merged[merged["consistency"] == "consistent"]
@@ -117,12 +148,12 @@ def test_panel_motion_sees_who_talks(demo):
             .loc[row["item_id"], f"option_{reply.lower()}"]
             .startswith(row["speaker"])
         )
-    again, _ = P.who_signal_replies(items.iloc[::-1], social["panels"], root / "socialomni", 10, 0.05, 7)
+    again, _ = who_signal_replies(items.iloc[::-1], social["panels"], root / "socialomni", 10, 0.05, 7)
     assert dict(zip(again["item_id"], again["reply"], strict=True)) == dict(
         zip(replies["item_id"], replies["reply"], strict=True)
     )  # per-item seeds: the answers do not depend on item order
-    scores = P.score_who_replies(items, pd.concat([replies, P.who_chance_replies(items, 7)]))
-    signal = scores.items[scores.items["model"] == P.SIGNAL_MODEL]
+    scores = score_who_replies(items, pd.concat([replies, who_chance_replies(items, 7)]))
+    signal = scores.items[scores.items["model"] == SIGNAL_MODEL]
     wrong = signal[~signal["correct"] & (signal["consistency"] == "consistent")]
     assert set(wrong["error_type"]) <= {"content"}  # right speaker every time, content unknown
 
@@ -133,13 +164,13 @@ def test_panel_motion_sees_who_talks(demo):
 def test_single_cut_silence_baseline_gets_the_demo_right(demo, speech):
     _, social, _ = demo
     for source in ("truth", "vad"):
-        replies = P.when_single_replies(social["when_items"], speech[source], 0.5, 7)
-        scores, breakdown = P.score_when_replies(social["when_items"], replies)
-        signal = scores[scores["model"] == P.SIGNAL_MODEL]
+        replies = when_single_replies(social["when_items"], speech[source], 0.5, 7)
+        scores, breakdown = score_when_replies(social["when_items"], replies)
+        signal = scores[scores["model"] == SIGNAL_MODEL]
         assert signal["correct"].all(), (source, signal[~signal["correct"]])
     # a pause longer than the cut lag (0.8 s) never says YES at the turn-end cut
-    late = P.when_single_replies(social["when_items"], speech["truth"], 1.0, 7)
-    signal = late[late["model"] == P.SIGNAL_MODEL]
+    late = when_single_replies(social["when_items"], speech["truth"], 1.0, 7)
+    signal = late[late["model"] == SIGNAL_MODEL]
     assert set(signal["reply"]) == {"NO"}
 
 
@@ -154,7 +185,7 @@ def test_streaming_offsets_are_pause_plus_step_quantisation(demo, speech, pause,
     _, social, _ = demo
     items = social["when_stream_items"]
     turns = social["turns"]
-    responses = P.when_stream_baseline(items, speech["truth"], pause, step)
+    responses = when_stream_baseline(items, speech["truth"], pause, step)
     checked = 0
     for item, rt in zip(items.to_dict("records"), responses["response_time"], strict=True):
         expected = _expected_response(item, pause, step)
@@ -166,7 +197,7 @@ def test_streaming_offsets_are_pause_plus_step_quantisation(demo, speech, pause,
         offset = rt - item["turn_end"]
         assert pause - 1e-9 <= offset < pause + step + 1e-9
     assert checked >= 0.7 * len(items)
-    scored, rates, prf = P.score_when_stream(responses, (1, 2, 5), (0.2, 0.5, 1.0))
+    scored, rates, prf = score_when_stream(responses, (1, 2, 5), (0.2, 0.5, 1.0))
     assert scored["label"].tolist() == [label_offset(o) for o in scored["offset"].tolist()]
     assert rates["n"].iloc[0] == len(items)
     assert prf["n_true"].tolist() == [len(items)] * 3 and (np.diff(prf["tp"]) >= 0).all()
@@ -178,8 +209,8 @@ def test_vad_finds_the_turn_ends_and_times_the_response_like_the_truth(demo, spe
     for item in items[items["next_start"] - items["turn_end"] > 0.5].to_dict("records"):
         ends = speech["vad"][item["video_path"]]["end"].to_numpy()
         assert np.min(np.abs(ends - item["turn_end"])) < 0.15  # AAC + VAD padding: a little late
-    truth = P.when_stream_baseline(items, speech["truth"], 0.5, 0.5)
-    vad = P.when_stream_baseline(items, speech["vad"], 0.5, 0.5)
+    truth = when_stream_baseline(items, speech["truth"], 0.5, 0.5)
+    vad = when_stream_baseline(items, speech["vad"], 0.5, 0.5)
     clean = items["next_start"].to_numpy() > truth["response_time"].to_numpy() + 0.5
     assert clean.sum() >= 3
     diff = vad["response_time"].to_numpy()[clean] - truth["response_time"].to_numpy()[clean]
@@ -193,19 +224,19 @@ def test_how_baselines_judges_and_agreement(demo):
     _, social, _ = demo
     when = social["when_items"]
     references = social["how_references"]
-    candidates = P.how_baseline_replies(when, 7)
+    candidates = how_baseline_replies(when, 7)
     yes = when[when["gold"] == "YES"]
-    signal = candidates[candidates["model"] == P.SIGNAL_MODEL].set_index("item_id")
+    signal = candidates[candidates["model"] == SIGNAL_MODEL].set_index("item_id")
     for item in yes.to_dict("records"):
         last = item["full_asr"].splitlines()[-1].split(": ", 1)[1]
         assert signal.loc[item["item_id"], "reply"] == last  # the previous utterance
-    oracle = candidates[candidates["model"] == P.SIGNAL_MODEL].assign(model="oracle")
+    oracle = candidates[candidates["model"] == SIGNAL_MODEL].assign(model="oracle")
     truth = references[references["ref_index"] == 0].set_index("item_id")["text"]
     oracle["reply"] = [truth[i] for i in oracle["item_id"]]
     silent = oracle.assign(model="silent", reply="")  # answered with nothing: 0
     failed = oracle.assign(model="failed", reply="", ok=False, error="timeout")  # not judged
     judges = {"lexical:word-f1": LexicalJudge("word"), "lexical:char-f1": LexicalJudge("char")}
-    judgements = P.judge_how(pd.concat([candidates, oracle, silent, failed]), references, judges)
+    judgements = judge_how(pd.concat([candidates, oracle, silent, failed]), references, judges)
     assert len(judgements) == 4 * len(judges) * len(yes)  # signal, chance, oracle, silent
     assert (judgements.loc[judgements["model"] == "oracle", "score"] == 100).all()
     assert (judgements.loc[judgements["model"] == "silent", "score"] == 0).all()
@@ -213,7 +244,7 @@ def test_how_baselines_judges_and_agreement(demo):
     when_scores = pd.DataFrame(
         {"model": "oracle", "item_id": yes["item_id"], "correct": [True, False] + [True] * (len(yes) - 2)}
     )
-    metrics = P.how_metrics(judgements, when_scores)
+    metrics = how_metrics(judgements, when_scores)
     judged = metrics[(metrics["scoring"] == "judged") & (metrics["model"] == "oracle")]
     assert set(judged["judge"]) == {*judges, "all"} and (judged["mean_with_zeros"] == 100).all()
     released = metrics[(metrics["scoring"] == "released") & (metrics["judge"] == "all")]
@@ -221,9 +252,9 @@ def test_how_baselines_judges_and_agreement(demo):
     assert released["mean_with_zeros"].iloc[0] == pytest.approx(100 * (len(yes) - 1) / len(yes))
     silent_row = metrics[(metrics["model"] == "silent") & (metrics["judge"] == "all")].iloc[0]
     assert silent_row["mean_with_zeros"] == 0 and math.isnan(silent_row["mean_without_zeros"])
-    agreement = P.how_agreement(judgements).set_index("model")
+    agreement = how_agreement(judgements).set_index("model")
     assert agreement.loc["oracle", "n_judges"] == 2 and agreement.loc["oracle", "exact_agreement"] == 1
-    assert np.isfinite(agreement.loc[P.SIGNAL_MODEL, "alpha_ordinal"])
+    assert np.isfinite(agreement.loc[SIGNAL_MODEL, "alpha_ordinal"])
 
 
 def test_lexical_judge_and_keyword_rule():
@@ -245,9 +276,9 @@ def test_lexical_judge_and_keyword_rule():
 
 def test_detector_finds_every_event_within_one_frame(demo):
     root, _, duplex = demo
-    detections, responses = P.detector_baseline(duplex["stream_items"], root / "duplexeval", DETECTOR)
+    detections, responses = detector_baseline(duplex["stream_items"], root / "duplexeval", DETECTOR)
     events = duplex["stream_events"]
-    prf = P.detection_prf(detections, events, [1 / DETECTOR["fps"]])
+    prf = detection_prf(detections, events, [1 / DETECTOR["fps"]])
     assert len(prf) == len(duplex["stream_items"]) and (prf["f1"] == 1).all()
     for (split, item_id), own in events.groupby(["split", "item_id"]):
         found = detections[(detections["split"] == split) & (detections["item_id"] == item_id)]["t"]
@@ -261,9 +292,9 @@ def test_detector_finds_every_event_within_one_frame(demo):
 def test_reminders_pass_when_a_detection_is_said_inside_the_ten_second_window(demo, latency):
     root, _, duplex = demo
     items = duplex["stream_items"]
-    _, responses = P.detector_baseline(items, root / "duplexeval", {**DETECTOR, "latency_s": latency})
-    judge = P.reminder_judge(rule="keyword", keyword_share=0.5, keyword_match=keyword_match)
-    events, samples = P.score_pr(responses, items, judge)
+    _, responses = detector_baseline(items, root / "duplexeval", {**DETECTOR, "latency_s": latency})
+    judge = reminder_judge(rule="keyword", keyword_share=0.5, keyword_match=keyword_match)
+    events, samples = score_pr(responses, items, judge)
     assert len(samples) == 2 and (samples["n_events"] == 2).all()
     truth = duplex["stream_events"]
     for row in events.to_dict("records"):
@@ -296,7 +327,7 @@ def test_pr_without_any_response_scores_zero(demo):
             ]  # fmt: skip
         )
     )
-    _, samples = P.score_pr(other, duplex["stream_items"], lambda text, reference: 1)
+    _, samples = score_pr(other, duplex["stream_items"], lambda text, reference: 1)
     assert (samples["sample_score"] == 0).all() and (samples["model"] == "mute").all()
 
 
@@ -304,8 +335,8 @@ def test_pr_without_any_response_scores_zero(demo):
 def test_caption_stream_with_delay_has_known_timing(demo, delay, label):
     _, _, duplex = demo
     items, events = duplex["stream_items"], duplex["stream_events"]
-    captions = P.caption_responses(items, events, delay)
-    sentences, scores = P.score_rtd(captions, items, events, LexicalJudge())
+    captions = caption_responses(items, events, delay)
+    sentences, scores = score_rtd(captions, items, events, LexicalJudge())
     rtd = items[items["task"] == "RTD"]
     assert len(scores) == len(rtd) and (sentences["is_relevant"] == 1).all()
     assert scores["first_relevant_offset"].to_numpy() == pytest.approx(delay)
@@ -327,19 +358,19 @@ def test_caption_stream_with_the_embedding_judge(demo):
 
     _, _, duplex = demo
     items, events = duplex["stream_items"], duplex["stream_events"]
-    captions = P.caption_responses(items, events, 1.5)
+    captions = caption_responses(items, events, 1.5)
     filler = captions.assign(
         model="filler", text="Okay, I am watching the video for you now."
     )  # relevant to nothing
     judge = EmbeddingJudge()
-    sentences, scores = P.score_rtd(pd.concat([captions, filler]), items, events, judge)
+    sentences, scores = score_rtd(pd.concat([captions, filler]), items, events, judge)
     by_model = scores.set_index("model")
-    assert (by_model.loc[P.CAPTION_MODEL, "temporal_100"] == 100).all()
-    assert by_model.loc[P.CAPTION_MODEL, "first_relevant_offset"].to_numpy() == pytest.approx(1.5)
+    assert (by_model.loc[CAPTION_MODEL, "temporal_100"] == 100).all()
+    assert by_model.loc[CAPTION_MODEL, "first_relevant_offset"].to_numpy() == pytest.approx(1.5)
     assert (sentences.loc[sentences["model"] == "filler", "is_relevant"] == 0).all()
     assert (by_model.loc["filler", "temporal_100"] == 0).all()
     assert by_model.loc["filler", "first_relevant_time"].isna().all()
-    metrics = P.streaming_metrics(scores, P.PR_SCORES.empty())
+    metrics = streaming_metrics(scores, PR_SCORES.empty())
     assert set(metrics["split"]) == {*items.loc[items["task"] == "RTD", "split"], "all"}
 
 
@@ -347,7 +378,7 @@ def test_caption_stream_with_the_embedding_judge(demo):
     ("t", "cap"), [(10.0, 3), (9.5, 3), (9.4, 2), (7.5, 2), (7.4, 1), (4.5, 1), (4.4, 0), (10.6, 0)]
 )
 def test_timing_cap_bands(t, cap):
-    assert P.timing_cap(t, (9.5, 10.0), (2.0, 5.0)) == cap
+    assert timing_cap(t, (9.5, 10.0), (2.0, 5.0)) == cap
 
 
 # --- registry models ------------------------------------------------------------------------
@@ -380,7 +411,7 @@ def test_registry_model_path_cuts_media_and_scores(demo, tmp_path):
     who = social["who_items"].head(2)
     when = social["when_items"][social["when_items"]["gold"] == "YES"].head(1)
     entry = {"name": "answers-a", "backend": "baseline", "model": "chance", "modalities": ["audio", "video"]}
-    requests = P.social_requests(entry, who, when, root / "socialomni", tmp_path / "media")
+    requests = social_requests(entry, who, when, root / "socialomni", tmp_path / "media")
     assert [task for task, _, _ in requests] == ["who", "who", "when", "how"]
     first = requests[0][2]
     assert first.media["video"].is_file() and "Options:" in first.prompt
@@ -389,22 +420,23 @@ def test_registry_model_path_cuts_media_and_scores(demo, tmp_path):
     assert probe(first.media["video"])["video_duration"] == pytest.approx(who["query_time"].iloc[0], abs=0.15)
     backend = AnswerA()
     results = run_inference(backend, [r for _, _, r in requests], tmp_path / "cache.jsonl", progress=False)
-    replies = P.replies_from_results("answers-a", P.model_modality(entry), requests, results)
+    replies = replies_from_results("answers-a", model_modality(entry), requests, results)
     assert replies["ok"].all() and set(replies["modality"]) == {"audio_video"}
     again = run_inference(backend, [r for _, _, r in requests], tmp_path / "cache.jsonl", progress=False)
     assert again["cached"].all() and len(backend.seen) == len(requests)  # resumed, no second call
-    scored = P.score_who_replies(who, replies)
+    scored = score_who_replies(who, replies)
     assert scored.items["prediction"].tolist() == ["A", "A"]
-    single, _ = P.score_when_replies(when, replies)
+    single, _ = score_when_replies(when, replies)
     assert single["prediction"].tolist() == ["YES"] and single["correct"].all()
-    assert P.social_requests({**entry, "modalities": ["text"]}, who, when, root, tmp_path) == []
+    assert social_requests({**entry, "modalities": ["text"]}, who, when, root, tmp_path) == []
 
 
 # --- figures --------------------------------------------------------------------------------
 
 
 def test_figures_are_written_and_reproducible(tmp_path):
-    from omnisocial.figures.social import profile_figure, rank_scatter, streaming_figure, timing_figure
+    from omnisocial.duplexeval.figures import streaming_figure
+    from omnisocial.socialomni.figures import profile_figure, rank_scatter, timing_figure
 
     profile = pd.DataFrame(
         {
@@ -477,15 +509,15 @@ def test_social_rules_run_alone_in_a_temporary_folder(tmp_path):
     results = tmp_path / "results" / "social"
     assert not (tmp_path / "results" / "familiarity").exists()  # only the social rules ran
     streaming = pd.read_csv(results / "metrics" / "streaming_metrics.csv").set_index(["model", "split"])
-    caption = streaming.loc[(P.CAPTION_MODEL, "RTD_counting")]
+    caption = streaming.loc[(CAPTION_MODEL, "RTD_counting")]
     assert caption["temporal_100"] == 100 and caption["first_relevant_offset"] == pytest.approx(2.0)
-    assert streaming.loc[(P.DETECTOR_MODEL, "PR_event_reminder"), "reminder_100"] == 100
+    assert streaming.loc[(DETECTOR_MODEL, "PR_event_reminder"), "reminder_100"] == 100
     assert (pd.read_csv(results / "metrics" / "detector_prf.csv")["f1"] == 1).all()
     single = pd.read_csv(results / "metrics" / "when_single_metrics.csv")
-    overall = single[(single["model"] == P.SIGNAL_MODEL) & (single["breakdown"] == "overall")]
+    overall = single[(single["model"] == SIGNAL_MODEL) & (single["breakdown"] == "overall")]
     assert overall["accuracy"].iloc[0] == 1
     profile = pd.read_csv(results / "metrics" / "social_profile.csv").set_index("model")
-    assert {P.SIGNAL_MODEL, P.CHANCE_MODEL} <= set(profile.index)
+    assert {SIGNAL_MODEL, CHANCE_MODEL} <= set(profile.index)
     how = pd.read_csv(results / "metrics" / "how_metrics.csv")
     assert {"embedding:all-MiniLM-L6-v2", "lexical:word-f1", "all"} <= set(how["judge"])
     for name in ("profile", "timing", "rank_scatter", "streaming"):
@@ -501,6 +533,6 @@ def test_social_rules_run_alone_in_a_temporary_folder(tmp_path):
         [*command, "-n", "social_all"], capture_output=True, text=True, timeout=300, cwd=tmp_path
     )
     assert changed.returncode == 0, changed.stderr[-2000:]
-    assert "social_when_baselines" in changed.stdout and "social_demo:" not in changed.stdout
-    assert "social_stream_baselines" not in changed.stdout
+    assert "socialomni_when_baselines" in changed.stdout and "social_demo:" not in changed.stdout
+    assert "duplexeval_baselines" not in changed.stdout
     assert validate_params(config["social"]["demo"])["n_multiparty"] == 2

@@ -1,12 +1,8 @@
-# Config, paths and input functions of the social benchmarks (included by social.smk).
-import re
-
-from omnisocial.models.registry import load_entries  # noqa: E402
+# Config, paths and input functions shared by the SocialOmni-style (socialomni.smk) and Omni-DuplexEval-style
+# (duplexeval.smk) benchmarks; their shared rules are in social_shared.smk.
+# Everything lands under social.results. Included before socialomni.smk and duplexeval.smk.
 
 SOCIAL = config["social"]
-SOCIAL_MODELS = load_entries(SOCIAL["models"])
-# social_model_replies matches only the configured names (a regex that matches nothing when none)
-SOCIAL_MODEL_PATTERN = "|".join(re.escape(name) for name in SOCIAL_MODELS) or "(?!)"
 
 
 def sout(*parts):
@@ -44,25 +40,8 @@ def social_sources(wildcards=None):
     } | responses
 
 
-def social_replies(task):
-    """Reply tables of one task: the baselines' and each registry model's."""
-    replies = [sout("replies", f"{task}_baselines.csv")]
-    return replies + [
-        sout("replies", "models", f"{name}.csv") for name in SOCIAL_MODELS
-    ]
-
-
-def social_model_entry(wildcards):
-    return SOCIAL_MODELS[wildcards.model]
-
-
-def social_model_cache(wildcards):
-    """The model's append-only result store: kept across runs (not an output, so never deleted)."""
-    return sout("cache", f"{wildcards.model}.jsonl")
-
-
-def social_outputs():
-    """Everything the social benchmarks report; [] when social.enabled is false."""
+def socialomni_outputs():
+    """Everything the who / when / how benchmark reports; [] when social.enabled is false."""
     if not SOCIAL["enabled"]:
         return []
     metrics = [
@@ -73,13 +52,29 @@ def social_outputs():
         "when_tolerance.csv",
         "how_metrics.csv",
         "how_agreement.csv",
-        "detector_prf.csv",
-        "streaming_metrics.csv",
         "social_profile.csv",
     ]
-    if SOCIAL["human_scores"]:
-        metrics.append("judge_calibration.csv")
-    figures = ["profile", "timing", "rank_scatter", "streaming"]
+    figures = ["profile", "timing", "rank_scatter"]
     return [sout("metrics", name) for name in metrics] + [
         sout("figures", f"{name}.{ext}") for name in figures for ext in ("png", "pdf")
     ]
+
+
+def duplexeval_outputs():
+    """Everything the streaming benchmark reports; [] when social.enabled is false."""
+    if not SOCIAL["enabled"]:
+        return []
+    metrics = ["detector_prf.csv", "streaming_metrics.csv"]
+    return [sout("metrics", name) for name in metrics] + [
+        sout("figures", f"streaming.{ext}") for ext in ("png", "pdf")
+    ]
+
+
+def social_outputs():
+    """Everything both social benchmarks report (and the judge calibration when human scores are given)."""
+    if not SOCIAL["enabled"]:
+        return []
+    calibration = (
+        [sout("metrics", "judge_calibration.csv")] if SOCIAL["human_scores"] else []
+    )
+    return socialomni_outputs() + duplexeval_outputs() + calibration

@@ -7,17 +7,18 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
 
-from omnisocial.social.contracts import IMPORT_ERRORS, STREAM_ITEMS, STREAM_RESPONSES, WHEN_ITEMS, WHO_ITEMS
-from omnisocial.social.pipeline import (
+from omnisocial.duplexeval.contracts import STREAM_EVENTS, STREAM_ITEMS, STREAM_RESPONSES
+from omnisocial.duplexeval.importers import import_duplexeval, import_stream_responses
+from omnisocial.importing import IMPORT_ERRORS
+from omnisocial.socialomni.contracts import (
     HOW_REFERENCES,
     PANELS,
-    STREAM_EVENTS,
     TURNS,
+    WHEN_ITEMS,
     WHEN_STREAM_ITEMS,
-    import_duplexeval,
-    import_socialomni,
-    import_stream_responses,
+    WHO_ITEMS,
 )
+from omnisocial.socialomni.importers import import_socialomni
 from omnisocial.workflow import start
 
 log = start(snakemake)

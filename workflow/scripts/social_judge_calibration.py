@@ -6,7 +6,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
 
 from omnisocial.io import read_csv_strings
-from omnisocial.social.calibration import HUMAN_SCORES, JUDGE_CALIBRATION, calibrate_judges
+from omnisocial.judges.calibration import HUMAN_SCORES, JUDGE_CALIBRATION, calibrate_judges
 from omnisocial.workflow import start
 
 log = start(snakemake)

@@ -1,0 +1,158 @@
+"""Table contracts of the Omni-DuplexEval-style benchmark (streaming): items, responses, scores.
+
+Splits: real-time description (`RTD_SPLITS`) and proactive reminders (`PR_SPLITS`).
+`STREAM_ITEMS` and `STREAM_RESPONSES` come from the released files through
+`duplexeval.importers`, `STREAM_EVENTS` from the demo's `truth/events.csv`.
+"""
+
+from __future__ import annotations
+
+from omnisocial.tables import Column, Contract
+
+RTD_SPLITS = (
+    "RTD_world_knowledge",
+    "RTD_counting",
+    "RTD_fine_grained_movement",
+    "RTD_interaction_relation",
+    "RTD_OCR",
+    "RTD_Omni",
+)
+
+
+PR_SPLITS = ("PR_correction", "PR_event_reminder", "PR_post_event_reminder")
+
+
+STREAM_SPLITS = RTD_SPLITS + PR_SPLITS
+
+
+STREAM_ITEMS = Contract(
+    "stream_items",
+    (
+        Column("split", allowed=STREAM_SPLITS),
+        Column("item_id"),
+        Column("task", allowed=("RTD", "PR")),
+        Column("question_text"),
+        Column("answer1"),
+        Column("answer2"),
+        Column("reminder1", "float", nullable=True, doc="event time (s) of a reminder, empty when none"),
+        Column("reminder2", "float", nullable=True),
+        Column("video_type"),
+        Column("video_duration", "float", nullable=True),
+        Column("video"),
+        Column("question_audio"),
+    ),
+    key=("split", "item_id"),
+)
+
+
+STREAM_RESPONSES = Contract(
+    "stream_responses",
+    (
+        Column("model"),
+        Column("split", allowed=STREAM_SPLITS),
+        Column("item_id"),
+        Column("sentence_index", "int", doc="0-based order in the response file (blank texts skipped)"),
+        Column("text"),
+        Column("start", "float"),
+        Column("end", "float"),
+        Column("is_point", "bool", doc="time given as current_time/time: start = end = that time"),
+    ),
+    key=("model", "split", "item_id", "sentence_index"),
+)
+
+
+STREAM_EVENTS = Contract(
+    "stream_events",
+    (
+        Column("split", allowed=STREAM_SPLITS),
+        Column("item_id"),
+        Column("event_index", "int"),
+        Column("t", "float"),
+        Column("kind"),
+        Column("text", doc="ground-truth caption of the change"),
+        Column("reminder", "int", doc="1 or 2 when the item's reminder1/2 is this event, else 0"),
+    ),
+    key=("split", "item_id", "event_index"),
+)
+
+
+DETECTIONS = Contract(
+    "stream_detections",
+    (Column("split", allowed=STREAM_SPLITS), Column("item_id"), Column("t", "float")),
+    key=("split", "item_id", "t"),
+)
+
+
+RTD_SENTENCES = Contract(
+    "rtd_sentences",
+    (
+        Column("model"),
+        Column("split", allowed=STREAM_SPLITS),
+        Column("item_id"),
+        Column("sentence_index", "int"),
+        Column("text"),
+        Column("start", "float"),
+        Column("end", "float"),
+        Column("window_start", "float", nullable=True),
+        Column("window_end", "float", nullable=True),
+        Column("judged_ok", "bool", doc="the window lies inside the video"),
+        Column("n_frames", "int", doc="frames a frame-seeing judge would get (2 fps)"),
+        Column("event_index", "int", nullable=True, doc="the event that gave the temporal score"),
+        Column("temporal_score", "float", nullable=True, doc="0-3"),
+        Column("is_relevant", "int"),
+        Column("relevance", "float", nullable=True, doc="best similarity to any caption / answer"),
+    ),
+    key=("model", "split", "item_id", "sentence_index"),
+)
+
+
+RTD_SCORES = Contract(
+    "rtd_scores",
+    (
+        Column("model"),
+        Column("split", allowed=STREAM_SPLITS),
+        Column("item_id"),
+        Column("n_sentences", "int"),
+        Column("n_judged", "int"),
+        Column("n_relevant", "int"),
+        Column("temporal_score", "float"),
+        Column("temporal_100", "float"),
+        Column("irrelevant_duration_ratio", "float"),
+        Column("first_relevant_time", "float", nullable=True),
+        Column("first_event_time", "float", nullable=True),
+        Column("first_relevant_offset", "float", nullable=True, doc="first relevant time - first event"),
+        Column("content_score", "float", nullable=True, doc="0-3"),
+        Column("content_100", "float", nullable=True),
+    ),
+    key=("model", "split", "item_id"),
+)
+
+
+PR_EVENT_SCORES = Contract(
+    "pr_event_scores",
+    (
+        Column("model"),
+        Column("split", allowed=STREAM_SPLITS),
+        Column("item_id"),
+        Column("event_index", "int"),
+        Column("time", "float", nullable=True, doc="event time; empty = the whole response was judged"),
+        Column("text", doc="the response text inside [t, t + 10]"),
+        Column("judged", "bool"),
+        Column("score", "int"),
+    ),
+    key=("model", "split", "item_id", "event_index"),
+)
+
+
+PR_SCORES = Contract(
+    "pr_scores",
+    (
+        Column("model"),
+        Column("split", allowed=STREAM_SPLITS),
+        Column("item_id"),
+        Column("n_events", "int"),
+        Column("n_passed", "int"),
+        Column("sample_score", "int", doc="1 only if every event passed"),
+    ),
+    key=("model", "split", "item_id"),
+)

@@ -1,0 +1,20 @@
+"""SocialOmni-style benchmark: who speaks, when to speak and how to reply in multi-party dialogue.
+
+Implements the exactly-specified parts of benchmarks.md section 2, split by stage:
+
+- `importers`: readers for the released level-1 (who) / level-2 (when / how) files and the
+  demo's ground truth (`import_socialomni`);
+- `contracts`: the table contracts of items, replies and scores;
+- `demo`: the generated multi-party demo clips in the released formats;
+- `baselines`: panel motion / silence after VAD / previous utterance, and chance;
+- `requests`: registry models' requests (media cut at the query or cut time) and replies;
+- `who`: letter extraction, the who-MCQ scorer, McNemar between models, prompts per
+  modality and a builder of factorial 4-way items for new corpora;
+- `when`: the released single-cut YES/NO scorer and the streaming turn-taking protocol;
+- `how`: judge-score parsing, judging the candidates, aggregation and judge agreement;
+- `profile`: one row per model with perception and generation ranks;
+- `figures`: profile, timing and rank figures.
+
+Shared layers only (`omnisocial.importing`, `media`, `models`, `judges`, `stats`, `tables`,
+`io`, `figures.style`); nothing of `omnisocial.duplexeval`.
+"""

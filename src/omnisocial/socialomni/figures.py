@@ -1,0 +1,189 @@
+"""Figures of the who / when / how benchmark (SocialOmni-style) (tables in, PNG + PDF out).
+
+- `profile_figure`: per model, who accuracy, single-cut when accuracy, streaming on-time
+  rate and the how score over judges (0-100 mapped to 0-1), as grouped bars; a task a
+  model was not run on is left empty and marked "n/a";
+- `timing_figure`: the signed offsets (response time - turn end) of the streaming when
+  protocol as a histogram per model with the label thresholds marked, and the share of
+  each label (Interrupted / Perfect / Delayed / TooLate / NoResponse) per model;
+- `rank_scatter`: perception rank (who accuracy) against generation rank (how score), one
+  point per model that has both, rank 1 = best, ties share the average rank;
+Every function takes DataFrames, a path stem (`<stem>.png` and `<stem>.pdf` are written by
+`figures.style.save_figure`: atomic, byte-reproducible) and title / subtitle / caption text.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from omnisocial.figures.style import (
+    empty_panel,
+    model_styles,
+    new_figure,
+    save_figure,
+    styled,
+)
+
+TIMING_LABELS = ("Interrupted", "Perfect", "Delayed", "TooLate", "NoResponse")
+
+
+LABEL_COLORS = {
+    "Interrupted": "#C44E52",
+    "Perfect": "#55A868",
+    "Delayed": "#CCB974",
+    "TooLate": "#DD8452",
+    "NoResponse": "#8C8C8C",
+}
+
+
+PROFILE_MEASURES = (
+    ("who_accuracy", "who: accuracy"),
+    ("when_accuracy", "when: single-cut accuracy"),
+    ("when_on_time", "when: on-time rate (streaming)"),
+    ("how_mean", "how: judged score / 100"),
+)
+
+
+def _value(row, column: str) -> float:
+    value = row.get(column, math.nan)
+    value = math.nan if value is None else float(value)
+    return value / 100 if column == "how_mean" and math.isfinite(value) else value
+
+
+def profile_figure(
+    profile: pd.DataFrame, path_stem, *, title: str = "", subtitle: str = "", caption: str = ""
+):
+    """Grouped bars of the who / when / how profile, one group per measure, one bar per model."""
+    models = sorted(profile["model"]) if len(profile) else []
+    styles = model_styles(models)
+    with styled():
+        fig, axes = new_figure(
+            panel_size=(max(4.2, 1.4 * len(PROFILE_MEASURES) + 0.25 * len(models)), 2.8),
+            title=title or "Who / when / how profile per model",
+            subtitle=subtitle,
+            caption=caption,
+            right_in=1.9,
+            bottom_in=0.9,
+        )
+        ax = axes[0, 0]
+        if not models:
+            empty_panel(ax, "no model scored")
+            return save_figure(fig, path_stem)
+        width = 0.8 / len(models)
+        records = {row["model"]: row for row in profile.to_dict("records")}
+        for m, model in enumerate(models):
+            xs = np.arange(len(PROFILE_MEASURES)) - 0.4 + width * (m + 0.5)
+            values = [_value(records[model], column) for column, _ in PROFILE_MEASURES]
+            heights = [v if math.isfinite(v) else 0.0 for v in values]
+            ax.bar(xs, heights, width * 0.92, color=styles[model][0], label=model)
+            for x, v in zip(xs, values, strict=True):
+                text = f"{v:.2f}" if math.isfinite(v) else "n/a"
+                ax.text(x, (v if math.isfinite(v) else 0) + 0.02, text, ha="center", va="bottom", fontsize=6)
+        ax.set_xticks(np.arange(len(PROFILE_MEASURES)), [label for _, label in PROFILE_MEASURES])
+        for tick in ax.get_xticklabels():
+            tick.set_rotation(20)
+            tick.set_ha("right")
+        ax.set_ylim(0, 1.12)
+        ax.set_ylabel("rate or score (0-1)")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+        return save_figure(fig, path_stem)
+
+
+def timing_figure(
+    scores: pd.DataFrame,
+    path_stem,
+    *,
+    thresholds=(1.0, 2.0, 5.0),
+    bin_s: float = 0.5,
+    title: str = "",
+    subtitle: str = "",
+    caption: str = "",
+):
+    """Offset histogram per model (left) and label shares per model (right) of the streaming when protocol."""
+    models = sorted(scores["model"].unique()) if len(scores) else []
+    styles = model_styles(models)
+    with styled():
+        fig, axes = new_figure(
+            1,
+            2,
+            panel_size=(3.4, 2.6),
+            title=title or "When to speak: response-time offsets and labels",
+            subtitle=subtitle,
+            caption=caption,
+            right_in=1.7,
+        )
+        hist, shares = axes[0, 0], axes[0, 1]
+        offsets = scores["offset"].dropna().astype(float) if len(scores) else pd.Series(dtype=float)
+        if offsets.empty:
+            empty_panel(hist, "no response in any item")
+        else:
+            low = min(-1.0, math.floor(offsets.min() / bin_s) * bin_s)
+            high = max(float(thresholds[-1]) + 1.0, math.ceil(offsets.max() / bin_s) * bin_s + bin_s)
+            bins = np.arange(low, high + bin_s / 2, bin_s)
+            for model in models:
+                own = scores.loc[scores["model"] == model, "offset"].dropna().astype(float)
+                if len(own):
+                    hist.hist(
+                        own, bins=bins, histtype="step", linewidth=1.5, color=styles[model][0], label=model
+                    )
+            for edge, style in zip((0.0, *thresholds), ("-", "--", "--", "--"), strict=True):
+                hist.axvline(edge, color="#444444", linestyle=style, linewidth=0.8, zorder=0)
+            hist.set_xlabel("offset = response time - turn end (s)")
+            hist.set_ylabel("items")
+            hist.set_title("offsets (lines: 0 and the label thresholds)", loc="left")
+        if not models:
+            empty_panel(shares, "no items")
+        else:
+            left = np.zeros(len(models))
+            for label in TIMING_LABELS:
+                share = np.array(
+                    [float((scores.loc[scores["model"] == m, "label"] == label).mean()) for m in models]
+                )
+                shares.barh(models, share, left=left, color=LABEL_COLORS[label], label=label, height=0.6)
+                left += share
+            shares.set_xlim(0, 1)
+            shares.set_xlabel("share of items")
+            shares.set_title("labels", loc="left")
+            shares.invert_yaxis()
+        handles = [*hist.get_legend_handles_labels()[0], *shares.get_legend_handles_labels()[0]]
+        labels = [*hist.get_legend_handles_labels()[1], *shares.get_legend_handles_labels()[1]]
+        if handles:
+            shares.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.04, 1.0), borderaxespad=0.0)
+        return save_figure(fig, path_stem)
+
+
+def rank_scatter(profile: pd.DataFrame, path_stem, *, title: str = "", subtitle: str = "", caption: str = ""):
+    """Perception rank (who) against generation rank (how), one labelled point per model."""
+    both = profile.dropna(subset=["perception_rank", "generation_rank"]) if len(profile) else profile
+    models = sorted(both["model"]) if len(both) else []
+    styles = model_styles(models)
+    with styled():
+        fig, axes = new_figure(
+            panel_size=(3.0, 3.0),
+            title=title or "Perception vs generation rank",
+            subtitle=subtitle,
+            caption=caption,
+            right_in=1.9,
+        )
+        ax = axes[0, 0]
+        if not models:
+            empty_panel(ax, "no model has both a who and a how score")
+            return save_figure(fig, path_stem)
+        n = max(2.0, float(max(both["perception_rank"].max(), both["generation_rank"].max())))
+        ax.plot([0.5, n + 0.5], [0.5, n + 0.5], color="#999999", linestyle=":", linewidth=0.9, zorder=0)
+        for row in both.sort_values("model").itertuples(index=False):
+            color, marker = styles[row.model]
+            ax.scatter(
+                row.perception_rank, row.generation_rank, color=color, marker=marker, s=40, label=row.model
+            )
+        ax.set_xlim(n + 0.5, 0.5)  # rank 1 (best) to the right and top
+        ax.set_ylim(n + 0.5, 0.5)
+        ax.set_xticks(np.arange(1, int(math.ceil(n)) + 1))
+        ax.set_yticks(np.arange(1, int(math.ceil(n)) + 1))
+        ax.set_xlabel("perception rank (who accuracy; 1 = best)")
+        ax.set_ylabel("generation rank (how score; 1 = best)")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+        return save_figure(fig, path_stem)

@@ -1,0 +1,459 @@
+"""Importers for the released SocialOmni files (data-formats.md): who and when / how items.
+
+`load_who_items` reads `data/level_1/dataset.json`, `load_when_items`
+`data/level_2/annotations.json`; `import_socialomni` reads both under a root, plus the
+demo's optional `truth/` folder (speaker turns, the screen panel of each speaker, several
+references per how item and every turn transition for the streaming when protocol).
+Without it (released data): how items have one reference (question_2.answer), and the
+streaming when items are the YES items, queried from the clip's start with the cut time as
+the turn end. Relative media paths are resolved against the data set's root.
+
+Every reader is tolerant of the variations the releases show (a list or a `{"data": [...]}`
+wrapper, option prefixes "A." / "(A)" / "A)", full-width colons in times, numbers given
+as strings) and strict about anything else (`omnisocial.importing.ImportErrorWithItem`);
+with `collect_errors=True` a reader skips bad items and returns `(items, errors)`.
+Timestamps: `omnisocial.importing.parse_timestamp`.
+
+SocialOmni level 1 keeps the query time in the question text; `extract_query_interval`
+finds it (patterns of the released questions: "from 0:04 to 0:08", "between second 3 and
+7", "at the 2th and 6th second", "at 0:05", "at 5 seconds"), and exactly one distinct time
+or interval must be found. `query_time` is the interval's end (the point where the
+released evaluator cuts the clip), `query_start` its start (equal for a point).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from omnisocial.importing import (
+    IMPORT_ERRORS,
+    ImportErrorWithItem,
+    _Errors,
+    _finish,
+    _is_missing,
+    _item_id,
+    _read_json,
+    _rows_of,
+    _text,
+    _unique,
+    concat_frames,
+    parse_timestamp,
+)
+from omnisocial.socialomni.contracts import (
+    HOW_REFERENCES,
+    LETTERS,
+    PANELS,
+    TURNS,
+    WHEN_ITEMS,
+    WHEN_STREAM_ITEMS,
+    WHO_ITEMS,
+)
+
+log = logging.getLogger(__name__)
+
+
+_NUM = r"(\d+(?:\.\d+)?)"
+
+
+_CLK = r"(\d+:\d{1,2}(?::\d{1,2})?(?:\.\d+)?)"
+
+
+_ORD = r"(?:st|nd|rd|th)?"
+
+
+_UNIT = r"\s*(?:seconds?|secs?|s)\b"
+
+
+_QUERY_PATTERNS = [
+    re.compile(
+        rf"\b(?:from|between)\s+(?:the\s+)?{_CLK}\s*(?:to|and|until|till|-|–|~)\s*(?:the\s+)?{_CLK}", re.I
+    ),
+    re.compile(
+        rf"\b(?:from|between|at)\s+(?:the\s+)?(?:second\s+)?{_NUM}{_ORD}(?:{_UNIT})?\s+(?:to|and)\s+"
+        rf"(?:the\s+)?(?:second\s+)?{_NUM}{_ORD}{_UNIT}",
+        re.I,
+    ),
+    re.compile(rf"\bbetween\s+seconds?\s+{_NUM}\s+and\s+{_NUM}\b", re.I),
+    re.compile(rf"\bat\s+(?:the\s+)?{_CLK}", re.I),
+    re.compile(rf"\bat\s+(?:the\s+)?{_NUM}{_ORD}{_UNIT}", re.I),
+    re.compile(rf"\bat\s+second\s+{_NUM}\b", re.I),
+]
+
+
+def extract_query_interval(question: str) -> tuple[float, float]:
+    """(start, end) in seconds of the time asked about in a level-1 question; a point gives start == end.
+
+    Overlapping matches keep the longest; the question must hold exactly one distinct
+    time or interval, with end > 0 and start <= end (ValueError otherwise).
+    """
+    if not isinstance(question, str):
+        raise ValueError("question is not text")
+    text = question.replace("：", ":")
+    matches = []
+    for pattern in _QUERY_PATTERNS:
+        for match in pattern.finditer(text):
+            matches.append((match.start(), match.end(), match.groups()))
+    matches.sort(key=lambda m: (-(m[1] - m[0]), m[0]))
+    kept: list[tuple[int, int, tuple]] = []
+    for start, end, groups in matches:
+        if all(end <= s or start >= e for s, e, _ in kept):
+            kept.append((start, end, groups))
+    values = set()
+    for _, _, groups in kept:
+        times = [parse_timestamp(g) for g in groups]
+        values.add((times[0], times[-1]))
+    if not values:
+        raise ValueError("no time or interval found in the question")
+    if len(values) > 1:
+        raise ValueError(f"ambiguous: several times in the question {sorted(values)}")
+    start, end = values.pop()
+    if end <= 0:
+        raise ValueError("the asked time must be > 0 s")
+    if start > end:
+        raise ValueError(f"interval starts after it ends ({start} > {end})")
+    return start, end
+
+
+def format_clock(seconds: float) -> str:
+    """M:SS.s for question texts (round-trips through `extract_query_interval`)."""
+    total = round(float(seconds), 1)
+    minutes = int(total // 60)
+    rest = round(total - 60 * minutes, 1)
+    return f"{minutes}:{rest:04.1f}"
+
+
+_OPTION_PREFIX = re.compile(r"^\s*[\(\[]?\s*([A-Da-d])\s*[\)\]\.:：、]\s*(.*)$", re.S)
+
+
+_SAID = re.compile(r"^(.*?)\s+said\s*[:,]?\s*(.*)$", re.S | re.I)
+
+
+def split_said(option: str) -> tuple[str, str] | None:
+    """("<speaker>", "<utterance>") of an option "<speaker> said <utterance>"; None without " said "."""
+    match = _SAID.match(option.strip()) if isinstance(option, str) else None
+    if not match or not match.group(1).strip():
+        return None
+    return match.group(1).strip(), match.group(2).strip()
+
+
+def _parse_options(raw) -> dict[str, str]:
+    """Map A-D to option texts without their prefixes; ValueError when malformed."""
+    if isinstance(raw, dict):
+        upper = {str(k).strip().upper(): v for k, v in raw.items()}
+        if set(upper) != set(LETTERS):
+            raise ValueError(f"option keys must be A-D, got {sorted(upper)}")
+        texts = {}
+        for letter in LETTERS:
+            value = upper[letter]
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"option {letter} is empty or not text")
+            match = _OPTION_PREFIX.match(value)
+            texts[letter] = (
+                match.group(2).strip() if match and match.group(1).upper() == letter else value.strip()
+            )
+        return texts
+    if not isinstance(raw, list) or len(raw) != 4:
+        raise ValueError("expected a list of 4 options")
+    if not all(isinstance(v, str) and v.strip() for v in raw):
+        raise ValueError("every option must be non-empty text")
+    matches = [_OPTION_PREFIX.match(v) for v in raw]
+    if all(m is None for m in matches):
+        return {letter: value.strip() for letter, value in zip(LETTERS, raw, strict=True)}
+    if any(m is None for m in matches):
+        raise ValueError("some options have a letter prefix and some do not")
+    letters = [m.group(1).upper() for m in matches]
+    if sorted(letters) != list(LETTERS):
+        raise ValueError(f"option letters must be A, B, C, D once each, got {letters}")
+    return {m.group(1).upper(): m.group(2).strip() for m in matches}
+
+
+def _letter(value, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a letter, got {value!r}")
+    match = re.match(r"^\s*[\(\[]?\s*([A-Za-z])\s*(?:[\)\]\.:：]|$|\s)", value)
+    letter = match.group(1).upper() if match else ""
+    if letter not in allowed:
+        raise ValueError(f"expected one of {', '.join(allowed)}, got {value!r}")
+    return letter
+
+
+def _check_time(value: float, max_time_s: float | None, source, item_id: str, field: str) -> None:
+    if max_time_s is not None and value > max_time_s:
+        raise ImportErrorWithItem(
+            source, item_id, field, f"{value:g} s is beyond max_time_s={max_time_s:g} (clock-time reading)"
+        )
+
+
+def _metadata(raw: dict, source, item_id: str) -> dict:
+    value = raw.get("metadata")
+    if _is_missing(value):
+        return {}
+    if not isinstance(value, dict):
+        raise ImportErrorWithItem(
+            source, item_id, "metadata", f"expected an object, got {type(value).__name__}"
+        )
+    return value
+
+
+def _first_text(mapping: dict, keys: Iterable[str]) -> str:
+    for key in keys:
+        value = mapping.get(key)
+        if not _is_missing(value) and str(value).strip():
+            return str(value).strip()
+    return ""
+
+
+def _who_item(raw, source, position: int, max_time_s: float | None) -> dict:
+    item_id = _item_id(raw, "id", source, position)
+    video_path = _text(raw, "video_path", source, item_id)
+    question = _text(raw, "question", source, item_id)
+    try:
+        query_start, query_time = extract_query_interval(question)
+    except ValueError as error:
+        raise ImportErrorWithItem(source, item_id, "question", f"timestamp: {error}") from None
+    _check_time(query_time, max_time_s, source, item_id, "question")
+    try:
+        options = _parse_options(raw.get("options"))
+    except ValueError as error:
+        raise ImportErrorWithItem(source, item_id, "options", str(error)) from None
+    try:
+        correct = _letter(raw.get("correct_answer"), LETTERS)
+    except ValueError as error:
+        raise ImportErrorWithItem(source, item_id, "correct_answer", str(error)) from None
+    metadata = _metadata(raw, source, item_id)
+    consistency = metadata.get("consistency")
+    if not isinstance(consistency, str) or consistency.strip().lower() not in ("consistent", "inconsistent"):
+        raise ImportErrorWithItem(
+            source,
+            item_id,
+            "metadata.consistency",
+            f"expected 'consistent' or 'inconsistent', got {consistency!r}",
+        )
+    said = split_said(options[correct])
+    return {
+        "item_id": item_id,
+        "source": "socialomni",
+        "video_path": video_path,
+        "question": question,
+        "query_start": query_start,
+        "query_time": query_time,
+        **{f"option_{letter.lower()}": options[letter] for letter in LETTERS},
+        "correct_answer": correct,
+        "speaker": said[0] if said else "",
+        "consistency": consistency.strip().lower(),
+        "domain": _first_text(metadata, ("domain", "category")),
+        "subcategory": _first_text(metadata, ("subcategory", "sub_category", "subcategory_name")),
+        "asr_content": _text(raw, "asr_content", source, item_id, required=False),
+        **{f"kind_{letter.lower()}": "" for letter in LETTERS},
+        "clip_start": None,
+        "clip_end": None,
+        "review_status": "released",
+        "metadata_json": json.dumps(metadata, sort_keys=True, ensure_ascii=False),
+    }
+
+
+def load_who_items(path: str | os.PathLike, collect_errors: bool = False, max_time_s: float | None = None):
+    """Read SocialOmni `data/level_1/dataset.json` into a WHO_ITEMS table.
+
+    Required per item: id, video_path, question (holding one time or interval), options
+    (4, prefixed "A. " ... or unprefixed in order A-D, or an object keyed A-D),
+    correct_answer (A-D), metadata.consistency. `max_time_s`: asked times beyond it are
+    errors (catches three-field stamps meant as something other than clock time).
+    """
+    errors = _Errors(collect_errors)
+    rows, seen = [], set()
+    for position, raw in enumerate(_rows_of(_read_json(path), path)):
+        try:
+            row = _who_item(raw, path, position, max_time_s)
+            _unique(row["item_id"], seen, path, row["item_id"], "id")
+        except ImportErrorWithItem as error:
+            errors.add(error)
+            continue
+        rows.append(row)
+    return _finish(WHO_ITEMS, rows, path, errors, collect_errors)
+
+
+_TARGET = re.compile(r"^\s*what\s+should\s+(.+?)\s+say\s*\??\s*$", re.I)
+
+
+def _when_item(raw, source, position: int, max_time_s: float | None) -> dict:
+    item_id = _item_id(raw, "video_id", source, position)
+    video_path = _text(raw, "video_file", source, item_id)
+    q1 = raw.get("question_1")
+    if not isinstance(q1, dict):
+        raise ImportErrorWithItem(source, item_id, "question_1", "missing or not an object")
+    question = _text(q1, "question", source, item_id, label="question_1.question")
+    stamp = q1.get("timestamp")
+    if _is_missing(stamp) or (isinstance(stamp, str) and not stamp.strip()):
+        raise ImportErrorWithItem(source, item_id, "question_1.timestamp", "missing or empty")
+    try:
+        cut_time = parse_timestamp(stamp)
+    except ValueError as error:
+        raise ImportErrorWithItem(source, item_id, "question_1.timestamp", str(error)) from None
+    _check_time(cut_time, max_time_s, source, item_id, "question_1.timestamp")
+    # The options are always YES / NO in the release; a missing one takes that default.
+    option_a = (
+        _text(q1, "option_A", source, item_id, required=False, label="question_1.option_A") or "YES"
+    ).upper()
+    option_b = (
+        _text(q1, "option_B", source, item_id, required=False, label="question_1.option_B") or "NO"
+    ).upper()
+    if {option_a, option_b} != {"YES", "NO"}:
+        raise ImportErrorWithItem(
+            source,
+            item_id,
+            "question_1.option_A",
+            f"options must be YES and NO, got {option_a!r}, {option_b!r}",
+        )
+    answer = q1.get("correct_answer")
+    text = answer.strip().upper() if isinstance(answer, str) else ""
+    if text in ("YES", "NO"):
+        correct = "A" if option_a == text else "B"
+    else:
+        try:
+            correct = _letter(answer, ("A", "B"))
+        except ValueError as error:
+            raise ImportErrorWithItem(source, item_id, "question_1.correct_answer", str(error)) from None
+    gold = option_a if correct == "A" else option_b
+    q2 = raw.get("question_2")
+    if _is_missing(q2):
+        q2 = {}
+    if not isinstance(q2, dict):
+        raise ImportErrorWithItem(source, item_id, "question_2", "not an object")
+    how_question = _text(q2, "question", source, item_id, required=False, label="question_2.question")
+    target = _TARGET.match(how_question)
+    metadata = _metadata(raw, source, item_id)
+    return {
+        "item_id": item_id,
+        "video_path": video_path,
+        "question": question,
+        "timestamp_raw": str(stamp).strip(),
+        "cut_time": cut_time,
+        "option_a": option_a,
+        "option_b": option_b,
+        "correct_answer": correct,
+        "gold": gold,
+        "target": target.group(1).strip() if target else "",
+        "how_question": how_question,
+        "how_reference": _text(q2, "answer", source, item_id, required=False, label="question_2.answer"),
+        "full_asr": _text(raw, "full_asr", source, item_id, required=False),
+        "domain": _first_text(metadata, ("domain", "category")),
+        "subcategory": _first_text(metadata, ("subcategory", "sub_category", "subcategory_name")),
+        "metadata_json": json.dumps(metadata, sort_keys=True, ensure_ascii=False),
+    }
+
+
+def load_when_items(path: str | os.PathLike, collect_errors: bool = False, max_time_s: float | None = None):
+    """Read SocialOmni `data/level_2/annotations.json` (a list or {'data': [...]}) into WHEN_ITEMS.
+
+    Required: video_id, video_file, question_1.question, question_1.timestamp (clock time),
+    question_1.correct_answer ("A"/"B" or "YES"/"NO"). option_A / option_B default to
+    YES / NO; question_2 (the how part), full_asr and metadata are optional.
+    """
+    errors = _Errors(collect_errors)
+    rows, seen = [], set()
+    for position, raw in enumerate(_rows_of(_read_json(path), path)):
+        try:
+            row = _when_item(raw, path, position, max_time_s)
+            _unique(row["item_id"], seen, path, row["item_id"], "video_id")
+        except ImportErrorWithItem as error:
+            errors.add(error)
+            continue
+        rows.append(row)
+    return _finish(WHEN_ITEMS, rows, path, errors, collect_errors)
+
+
+def _item_metadata(item) -> dict:
+    try:
+        value = json.loads(item.get("metadata_json") or "{}")
+    except (TypeError, json.JSONDecodeError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def clip_of(item) -> str:
+    """The clip an item belongs to: metadata.clip_id, else the video file's stem."""
+    meta = _item_metadata(item)
+    path = item.get("video_path") or ""
+    return str(meta.get("clip_id") or Path(str(path)).stem)
+
+
+def import_socialomni(
+    root: str | os.PathLike, skip_bad: bool = False, max_time_s: float | None = None
+) -> dict[str, pd.DataFrame]:
+    """Who / when items, how references, streaming when items, turns and panels from a SocialOmni root.
+
+    Reads `data/level_1/dataset.json` (who) and `data/level_2/annotations.json` (when / how);
+    at least one must exist. `skip_bad`: malformed items are left out and listed in
+    `errors` instead of failing the import. `truth/*.csv` (the demo's) are read when present.
+    """
+    root = Path(root)
+    level1 = root / "data" / "level_1" / "dataset.json"
+    level2 = root / "data" / "level_2" / "annotations.json"
+    if not level1.is_file() and not level2.is_file():
+        raise FileNotFoundError(
+            f"{root}: neither data/level_1/dataset.json nor data/level_2/annotations.json"
+        )
+    errors = []
+
+    def load(reader, path, contract):
+        if not path.is_file():
+            log.warning("%s not found: no items of this level", path)
+            return contract.empty()
+        if skip_bad:
+            frame, bad = reader(path, collect_errors=True, max_time_s=max_time_s)
+            errors.append(bad)
+            return frame
+        return reader(path, max_time_s=max_time_s)
+
+    who = load(load_who_items, level1, WHO_ITEMS)
+    when = load(load_when_items, level2, WHEN_ITEMS)
+    truth = root / "truth"
+    turns = TURNS.read(truth / "turns.csv") if (truth / "turns.csv").is_file() else TURNS.empty()
+    panels = PANELS.read(truth / "panels.csv") if (truth / "panels.csv").is_file() else PANELS.empty()
+    if (truth / "how_references.csv").is_file():
+        references = HOW_REFERENCES.read(truth / "how_references.csv")
+        references = references[references["item_id"].isin(set(when["item_id"]))]
+    else:
+        rows = [
+            {"item_id": r.item_id, "ref_index": 0, "kind": "released", "text": r.how_reference}
+            for r in when.itertuples()
+            if str(r.how_reference).strip()
+        ]
+        references = HOW_REFERENCES.validate(pd.DataFrame(rows, columns=HOW_REFERENCES.names))
+    if (truth / "when_stream.csv").is_file():
+        stream = WHEN_STREAM_ITEMS.read(truth / "when_stream.csv")
+    else:
+        yes = when[when["gold"] == "YES"]
+        stream = WHEN_STREAM_ITEMS.validate(
+            pd.DataFrame(
+                {
+                    "item_id": yes["item_id"],
+                    "clip_id": [clip_of(r) for r in yes.to_dict("records")],
+                    "video_path": yes["video_path"],
+                    "target": yes["target"],
+                    "previous_speaker": "",
+                    "stream_start": 0.0,
+                    "turn_end": yes["cut_time"],
+                    "next_start": None,
+                    "stream_end": None,
+                },
+                columns=WHEN_STREAM_ITEMS.names,
+            )
+        )
+    return {
+        "who_items": who,
+        "when_items": when,
+        "how_references": HOW_REFERENCES.validate(references),
+        "when_stream_items": stream,
+        "turns": turns,
+        "panels": panels,
+        "errors": concat_frames(errors, IMPORT_ERRORS),
+    }

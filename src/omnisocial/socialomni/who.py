@@ -1,0 +1,430 @@
+"""Who is speaking and what are they saying (benchmarks.md 2.1): scoring, prompts, item building.
+
+Letter extraction (`extract_letter`) follows the released scorer's order of rules:
+1. a leading letter: the reply starts with A-D standing alone ("B", "B.", "(B)", "B)",
+   "**B**", "B: ..."); a reply that is only a lower-case letter ("b") counts too;
+2. else the first "answer is X" / "answer: X" / "option X" in the text (keywords in any
+   case, the letter upper-case A-D, optionally in brackets or bold);
+3. else the last standalone upper-case A-D in the text ("Between A and C, C" -> C);
+4. else None: unparseable. It is scored wrong and counted separately (`n_unparsed`).
+Upper case is required outside rule 1 so the article "a" is not read as option A; the
+article "A" at the start of a sentence still is (the released scorer has the same blind
+spot), so prompts ask for the letter alone.
+
+`score_who` scores the (item, reply) pairs it is given (items without a reply are not
+scored; replies for unknown items are an error) per model and modality:
+- accuracy with the 95% Wilson interval, unparseable replies counted wrong;
+- accuracy on consistent and inconsistent items and the gap = consistent - inconsistent;
+- per-option accuracy (grouped by the correct option), the 4 x 4 confusion matrix plus an
+  "unparsed" column, and accuracy per domain and subcategory when the items carry them;
+- `error_type` per wrong answer, from the options' "<speaker> said <utterance>" text:
+  "speaker" (right utterance, wrong speaker), "content" (right speaker, wrong utterance),
+  "both", "unparsed", "unknown" (options without " said " or identical to the truth).
+
+`build_who_items` makes 4-way items for a new corpus from a timed transcript. The options
+cross speaker and content in a 2 x 2 design: with the target segment (speaker S, words U),
+one other speaker S' and one other utterance U', the options are S+U (the answer), S+U',
+S'+U and S'+U'. Each speaker and each utterance appears in exactly two options, so neither
+cue alone identifies the answer. See its docstring for the remaining choices.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+import string
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from omnisocial.socialomni.contracts import ACCURACY_BREAKDOWN, LETTERS, WHO_ITEMS, WHO_SCORES, answered
+from omnisocial.socialomni.importers import format_clock, split_said
+from omnisocial.stats.sdt import wilson_interval
+from omnisocial.stats.tests import mcnemar_exact
+
+_LEADING = re.compile(r"^\s*[\(\[\*]*\s*([A-D])\s*(?:[\)\]\.:,;\*]|$|\n)")
+_ONLY_LETTER = re.compile(r"^\s*[\(\[]?\s*([a-dA-D])\s*[\)\]\.]?\s*$")
+_KEYWORD = re.compile(
+    r"(?:(?i:\banswer)\s*(?:(?i:is)\s*)?[:\-]?|(?i:\boption))\s*[\(\[\*\"']*\s*([A-D])(?![A-Za-z0-9_])"
+)
+_STANDALONE = re.compile(r"(?<![A-Za-z0-9_])([A-D])(?![A-Za-z0-9_])")
+
+
+def extract_letter(text) -> str | None:
+    """The option letter A-D of a free-text reply, or None when it has none (see module doc)."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    match = _LEADING.match(text) or _ONLY_LETTER.match(text)
+    if match:
+        return match.group(1).upper()
+    match = _KEYWORD.search(text)
+    if match:
+        return match.group(1)
+    letters = _STANDALONE.findall(text)
+    return letters[-1] if letters else None
+
+
+# --- scoring -------------------------------------------------------------------------
+
+
+def _norm(text: str) -> str:
+    text = text.casefold().translate(str.maketrans("", "", string.punctuation + "“”‘’"))
+    return " ".join(text.split())
+
+
+def _error_type(item: dict, prediction: str | None) -> str:
+    truth = item["correct_answer"]
+    if prediction is None:
+        return "unparsed"
+    if prediction == truth:
+        return "none"
+    chosen = split_said(str(item.get(f"option_{prediction.lower()}", "")))
+    right = split_said(str(item.get(f"option_{truth.lower()}", "")))
+    if chosen is None or right is None:
+        return "unknown"
+    same_speaker = _norm(chosen[0]) == _norm(right[0])
+    same_content = _norm(chosen[1]) == _norm(right[1])
+    if same_speaker and same_content:
+        return "unknown"
+    if same_content:
+        return "speaker"
+    if same_speaker:
+        return "content"
+    return "both"
+
+
+def _replies_frame(replies) -> pd.DataFrame:
+    if isinstance(replies, dict):
+        replies = pd.DataFrame({"item_id": list(replies), "reply": list(replies.values())})
+    frame = replies.copy()
+    for column in ("item_id", "reply"):
+        if column not in frame.columns:
+            raise ValueError(f"replies lack column {column}")
+    for column in ("model", "modality"):
+        if column not in frame.columns:
+            frame[column] = ""
+    frame["item_id"] = frame["item_id"].astype(str)
+    duplicated = frame.duplicated(["model", "modality", "item_id"])
+    if duplicated.any():
+        row = frame[duplicated].iloc[0]
+        raise ValueError(f"several replies for model {row['model']!r} item {row['item_id']!r}")
+    return frame
+
+
+def _items_lookup(items: pd.DataFrame, needed: tuple[str, ...]) -> dict[str, dict]:
+    missing = [c for c in needed if c not in items.columns]
+    if missing:
+        raise ValueError(f"items lack column(s) {', '.join(missing)}")
+    records = items.assign(item_id=items["item_id"].astype(str)).to_dict("records")
+    return {record["item_id"]: record for record in records}
+
+
+def accuracy_row(frame: pd.DataFrame, breakdown: str, level: str) -> dict:
+    """n, n_correct, n_unparsed, accuracy and 95% Wilson interval of a scored group."""
+    n = len(frame)
+    k = int(frame["correct"].sum())
+    low, high = wilson_interval(k, n)
+    return {
+        "breakdown": breakdown,
+        "level": level,
+        "n": n,
+        "n_correct": k,
+        "n_unparsed": int((~frame["parsed"]).sum()),
+        "accuracy": k / n if n else math.nan,
+        "ci_low": low,
+        "ci_high": high,
+    }
+
+
+@dataclass
+class WhoScores:
+    items: pd.DataFrame  # WHO_SCORES, one row per (model, modality, item)
+    summary: pd.DataFrame  # one row per (model, modality)
+    breakdown: pd.DataFrame  # ACCURACY_BREAKDOWN
+    confusion: pd.DataFrame  # model, modality, truth, A, B, C, D, unparsed
+
+
+def score_who(items: pd.DataFrame, replies) -> WhoScores:
+    """Score who-replies against items (WHO_ITEMS or any frame with item_id, correct_answer).
+
+    `replies`: a frame with item_id, reply and optional model, modality columns, or a dict
+    item_id -> reply. Optional item columns used when present: consistency, domain,
+    subcategory, option_a..option_d (for `error_type`).
+    """
+    lookup = _items_lookup(items, ("item_id", "correct_answer"))
+    frame = _replies_frame(replies)
+    rows = []
+    for record in frame.to_dict("records"):
+        item = lookup.get(record["item_id"])
+        if item is None:
+            raise ValueError(f"reply for unknown item {record['item_id']!r}")
+        prediction = extract_letter(record["reply"])
+        rows.append(
+            {
+                "model": record["model"],
+                "modality": record["modality"],
+                "item_id": record["item_id"],
+                "correct_answer": item["correct_answer"],
+                "prediction": prediction or "",
+                "parsed": prediction is not None,
+                "correct": prediction == item["correct_answer"],
+                "error_type": _error_type(item, prediction),
+                "consistency": item.get("consistency") or "unknown",
+                "domain": item.get("domain") or "",
+                "subcategory": item.get("subcategory") or "",
+            }
+        )
+    scored = WHO_SCORES.validate(pd.DataFrame(rows, columns=WHO_SCORES.names))
+    breakdown, summary, confusion = [], [], []
+    for (model, modality), group in scored.groupby(["model", "modality"], sort=True):
+        key = {"model": model, "modality": modality}
+        overall = accuracy_row(group, "overall", "all")
+        breakdown.append({**key, **overall})
+        for column, name in (
+            ("consistency", "consistency"),
+            ("correct_answer", "correct_option"),
+            ("domain", "domain"),
+            ("subcategory", "subcategory"),
+        ):
+            for level, sub in group.groupby(column, sort=True):
+                if level not in ("", "unknown"):
+                    breakdown.append({**key, **accuracy_row(sub, name, level)})
+        by_consistency = {
+            level: sub["correct"].mean() for level, sub in group.groupby("consistency") if len(sub)
+        }
+        consistent = by_consistency.get("consistent", math.nan)
+        inconsistent = by_consistency.get("inconsistent", math.nan)
+        summary.append(
+            {
+                **key,
+                **{k: overall[k] for k in ("n", "n_correct", "n_unparsed", "accuracy", "ci_low", "ci_high")},
+                "acc_consistent": consistent,
+                "acc_inconsistent": inconsistent,
+                "consistency_gap": consistent - inconsistent,
+            }
+        )
+        for truth in LETTERS:
+            sub = group[group["correct_answer"] == truth]
+            counts = {letter: int((sub["prediction"] == letter).sum()) for letter in LETTERS}
+            confusion.append({**key, "truth": truth, **counts, "unparsed": int((~sub["parsed"]).sum())})
+    return WhoScores(
+        items=scored,
+        summary=pd.DataFrame(
+            summary,
+            columns=["model", "modality", "n", "n_correct", "n_unparsed", "accuracy", "ci_low", "ci_high"]
+            + ["acc_consistent", "acc_inconsistent", "consistency_gap"],
+        ),
+        breakdown=ACCURACY_BREAKDOWN.validate(pd.DataFrame(breakdown, columns=ACCURACY_BREAKDOWN.names)),
+        confusion=pd.DataFrame(confusion, columns=["model", "modality", "truth", *LETTERS, "unparsed"]),
+    )
+
+
+def mcnemar_models(scores: pd.DataFrame, pairs: list[tuple[str, str]] | None = None) -> pd.DataFrame:
+    """Exact McNemar tests between models on the same items, per modality.
+
+    `scores`: a WHO_SCORES-like frame (model, modality, item_id, correct). `pairs`: the
+    (model_a, model_b) pairs to test; default every pair of models present in a modality.
+    b counts items model_a got right and model_b wrong (see `omnisocial.stats.tests`).
+    """
+    rows = []
+    for modality, group in scores.groupby("modality", sort=True):
+        correct = {
+            model: sub.set_index(sub["item_id"].astype(str))["correct"].astype(bool)
+            for model, sub in group.groupby("model", sort=True)
+        }
+        wanted = pairs if pairs is not None else list(itertools.combinations(sorted(correct), 2))
+        for model_a, model_b in wanted:
+            if model_a not in correct or model_b not in correct:
+                continue
+            result = mcnemar_exact(correct[model_a], correct[model_b])
+            common = correct[model_a].index.intersection(correct[model_b].index)
+            rows.append(
+                {
+                    "modality": modality,
+                    "model_a": model_a,
+                    "model_b": model_b,
+                    "acc_a": float(correct[model_a][common].mean()) if len(common) else math.nan,
+                    "acc_b": float(correct[model_b][common].mean()) if len(common) else math.nan,
+                    **result,
+                }
+            )
+    columns = ["modality", "model_a", "model_b", "acc_a", "acc_b", "b", "c", "n_discordant", "n_items"]
+    return pd.DataFrame(rows, columns=columns + ["statistic", "p_value"])
+
+
+# --- prompts -------------------------------------------------------------------------
+
+MODALITY_INPUTS = {
+    "audio_video": "You are given a short video clip of a conversation with its audio track.",
+    "audio": (
+        "You are given only the audio track of a short clip of a conversation. "
+        "There is no video: answer from what you hear."
+    ),
+    "video": (
+        "You are given only the video frames of a short clip of a conversation, without any audio. "
+        "Answer from what you see (lip movements, gestures, on-screen text)."
+    ),
+    "audio_masked_video": (
+        "You are given the audio track of a short clip of a conversation together with its video, "
+        "but the video frames are masked (blacked out), so the people cannot be seen. "
+        "Answer from what you hear."
+    ),
+}
+_HAS_AUDIO = {"audio_video", "audio", "audio_masked_video"}
+
+
+def who_prompt(item, modality: str, include_asr: bool = False) -> str:
+    """The text prompt of a who item for one input modality.
+
+    `item`: a WHO_ITEMS row (dict or Series). `modality`: audio_video, audio, video or
+    audio_masked_video; the first sentence tells the model which inputs it gets. With
+    `include_asr` the item's transcript is added, but only for modalities with audio (a
+    transcript would hand the audio to a video-only model).
+    """
+    if modality not in MODALITY_INPUTS:
+        raise ValueError(f"unknown modality {modality!r}; expected one of {', '.join(MODALITY_INPUTS)}")
+    get = item.get if hasattr(item, "get") else item.__getitem__
+    parts = [MODALITY_INPUTS[modality], str(get("question")).strip()]
+    asr = str(get("asr_content") or "").strip() if include_asr else ""
+    if asr and modality in _HAS_AUDIO:
+        parts.append(f"Automatic transcript of the clip (may contain errors):\n{asr}")
+    parts.append(
+        "Options:\n" + "\n".join(f"{letter}. {get(f'option_{letter.lower()}')}" for letter in LETTERS)
+    )
+    parts.append("Answer with the letter of the correct option (A, B, C or D) only.")
+    return "\n\n".join(parts)
+
+
+# --- building items for new corpora --------------------------------------------------
+
+
+def _window(clip_window) -> tuple[float, float]:
+    if isinstance(clip_window, (int, float)):
+        before, after = float(clip_window), 0.0
+    else:
+        before, after = (float(v) for v in clip_window)
+    if before < 0 or after < 0 or not math.isfinite(before + after):
+        raise ValueError(f"clip_window must be >= 0, got {clip_window!r}")
+    return before, after
+
+
+def build_who_items(
+    transcript: pd.DataFrame,
+    n_items: int,
+    seed: int,
+    clip_window: float | tuple[float, float] = 10.0,
+    corpus_id: str = "built",
+    video_path: str = "",
+) -> pd.DataFrame:
+    """Sample `n_items` 4-way who items (WHO_ITEMS rows, review_status 'unreviewed').
+
+    `transcript`: speaker, start, end, text (seconds, one conversation). A target is a
+    segment with text and positive duration that no other speaker's segment overlaps
+    (overlapping speech makes "who is speaking" ambiguous). `clip_window`: seconds of
+    context before the target (or (before, after)): the clip is
+    [max(0, start - before), end + after] and the question's times are relative to its
+    start. The wrong speaker S' is drawn among the other speakers who talk inside the clip
+    (any other speaker when none does); the wrong utterance U' among other segments whose
+    normalised text differs from U and that do not overlap the target, preferring those
+    inside the clip. Targets, S', U' and the option order come from one seeded generator.
+    Raises ValueError when fewer than `n_items` targets qualify.
+    """
+    for column in ("speaker", "start", "end", "text"):
+        if column not in transcript.columns:
+            raise ValueError(f"transcript lacks column {column}")
+    if n_items < 1:
+        raise ValueError("n_items must be >= 1")
+    before, after = _window(clip_window)
+    segments = transcript[["speaker", "start", "end", "text"]].copy()
+    segments["speaker"] = segments["speaker"].astype(str).str.strip()
+    segments["text"] = segments["text"].fillna("").astype(str).str.strip()
+    segments["start"] = segments["start"].astype(float)
+    segments["end"] = segments["end"].astype(float)
+    segments = segments[(segments["text"] != "") & (segments["end"] > segments["start"])]
+    segments = segments.sort_values(["start", "end", "speaker"], kind="stable").reset_index(drop=True)
+    segments["norm"] = segments["text"].map(_norm)
+    speakers = sorted(segments["speaker"].unique())
+    starts, ends = segments["start"].to_numpy(), segments["end"].to_numpy()
+
+    candidates = []
+    for i, seg in segments.iterrows():
+        overlapping = (starts < seg["end"]) & (ends > seg["start"])
+        overlapping[i] = False
+        if (overlapping & (segments["speaker"] != seg["speaker"]).to_numpy()).any():
+            continue
+        others = [s for s in speakers if s != seg["speaker"]]
+        contents = segments[(segments["norm"] != seg["norm"]) & ~overlapping]
+        contents = contents.drop(index=i, errors="ignore")
+        if not others or contents.empty or seg["norm"] == "":
+            continue
+        candidates.append((i, contents))
+    if len(candidates) < n_items:
+        raise ValueError(
+            f"only {len(candidates)} transcript segments can be who targets (need {n_items}): each needs a "
+            "non-overlapped utterance, another speaker and a different utterance in the transcript"
+        )
+    rng = np.random.default_rng(seed)
+    chosen = sorted(rng.choice(len(candidates), size=n_items, replace=False).tolist())
+    rows = []
+    kinds = [
+        "target",
+        "right_speaker_wrong_content",
+        "wrong_speaker_right_content",
+        "wrong_speaker_wrong_content",
+    ]
+    for number, index in enumerate(chosen):
+        i, contents = candidates[index]
+        seg = segments.loc[i]
+        clip_start, clip_end = max(0.0, seg["start"] - before), seg["end"] + after
+        in_clip = (segments["start"] < clip_end) & (segments["end"] > clip_start)
+        near_speakers = sorted(set(segments.loc[in_clip, "speaker"]) - {seg["speaker"]})
+        pool = near_speakers or [s for s in speakers if s != seg["speaker"]]
+        wrong_speaker = pool[int(rng.integers(len(pool)))]
+        near_contents = contents[(contents["start"] < clip_end) & (contents["end"] > clip_start)]
+        content_pool = near_contents if len(near_contents) else contents
+        wrong_text = content_pool.iloc[int(rng.integers(len(content_pool)))]["text"]
+        texts = [
+            f"{seg['speaker']} said {seg['text']}",
+            f"{seg['speaker']} said {wrong_text}",
+            f"{wrong_speaker} said {seg['text']}",
+            f"{wrong_speaker} said {wrong_text}",
+        ]
+        order = rng.permutation(4)
+        query_start, query_time = seg["start"] - clip_start, seg["end"] - clip_start
+        rows.append(
+            {
+                "item_id": f"{corpus_id}_{number:04d}",
+                "source": "built",
+                "video_path": video_path,
+                "question": (
+                    f"Between {format_clock(query_start)} and {format_clock(query_time)} of the clip, "
+                    "who is speaking and what do they say?"
+                ),
+                "query_start": round(query_start, 1),
+                "query_time": round(query_time, 1),
+                **{f"option_{letter.lower()}": texts[k] for letter, k in zip(LETTERS, order, strict=True)},
+                "correct_answer": LETTERS[int(np.flatnonzero(order == 0)[0])],
+                "speaker": seg["speaker"],
+                "consistency": "unknown",
+                "domain": "",
+                "subcategory": "",
+                "asr_content": "",
+                **{f"kind_{letter.lower()}": kinds[k] for letter, k in zip(LETTERS, order, strict=True)},
+                "clip_start": clip_start,
+                "clip_end": clip_end,
+                "review_status": "unreviewed",
+                "metadata_json": json.dumps(
+                    {"target_start": float(seg["start"]), "target_end": float(seg["end"])}, sort_keys=True
+                ),
+            }
+        )
+    return WHO_ITEMS.validate(pd.DataFrame(rows, columns=WHO_ITEMS.names))
+
+
+def score_who_replies(items: pd.DataFrame, replies: pd.DataFrame):
+    """`who.score_who` on the who replies (failed calls score as unparseable)."""
+    who = answered(replies, "who")
+    return score_who(items, who[["model", "modality", "item_id", "reply"]].reset_index(drop=True))

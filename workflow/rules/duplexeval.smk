@@ -1,0 +1,93 @@
+# Streaming (Omni-DuplexEval-style) benchmark: caption and detector baselines, rtd / pr scoring, figure.
+# Items come from social_import (social_shared.smk); `duplexeval_all` builds this benchmark alone.
+
+
+rule duplexeval_all:
+    """Build only the streaming benchmark (Omni-DuplexEval-style)."""
+    input:
+        duplexeval_outputs(),
+    # a target runs nothing; the env only satisfies tests/test_envs.py (every rule names one)
+    conda:
+        "../../envs/media.yaml"
+
+
+rule duplexeval_baselines:
+    """Delayed ground-truth captions (real-time description) and the frame-difference detector (reminders)."""
+    input:
+        stream_items=sout("items", "stream_items.csv"),
+        stream_events=sout("items", "stream_events.csv"),
+    output:
+        responses=sout("baselines", "stream_baseline_responses.csv"),
+        detections=sout("baselines", "detections.csv"),
+        prf=report(
+            sout("metrics", "detector_prf.csv"),
+            caption="../report/social_detector.rst",
+            category="4. Streaming",
+        ),
+    log:
+        sout("logs", "social_stream_baselines.log"),
+    benchmark:
+        sout("benchmarks", "social_stream_baselines.tsv")
+    conda:
+        "../../envs/media.yaml"
+    params:
+        root=social_roots()[1],
+        caption_delay_s=SOCIAL["streaming"]["caption_delay_s"],
+        detector=SOCIAL["streaming"]["detector"],
+        deltas=SOCIAL["streaming"]["deltas"],
+    script:
+        "../scripts/duplexeval_baselines.py"
+
+
+rule duplexeval_score:
+    """Judge windows, temporal and content scores, reminders; per item and per model and split."""
+    input:
+        stream_items=sout("items", "stream_items.csv"),
+        stream_events=sout("items", "stream_events.csv"),
+        baselines=sout("baselines", "stream_baseline_responses.csv"),
+        imported=sout("items", "stream_responses_imported.csv"),
+    output:
+        sentences=sout("scores", "rtd_sentences.csv"),
+        rtd=sout("scores", "rtd_scores.csv"),
+        pr_events=sout("scores", "pr_event_scores.csv"),
+        pr=sout("scores", "pr_scores.csv"),
+        metrics=report(
+            sout("metrics", "streaming_metrics.csv"),
+            caption="../report/social_streaming.rst",
+            category="4. Streaming",
+        ),
+    log:
+        sout("logs", "social_score_streaming.log"),
+    benchmark:
+        sout("benchmarks", "social_score_streaming.tsv")
+    conda:
+        "../../envs/judge.yaml"
+    resources:
+        mem_mb=3000,
+    params:
+        late_s=SOCIAL["streaming"]["late_s"],
+        relevance_threshold=SOCIAL["streaming"]["relevance_threshold"],
+        judge_fps=SOCIAL["streaming"]["judge_fps"],
+        reminder_judge=SOCIAL["streaming"]["reminder_judge"],
+        keyword_share=SOCIAL["streaming"]["keyword_share"],
+    script:
+        "../scripts/duplexeval_score.py"
+
+
+rule duplexeval_figures:
+    """Streaming score by subtask: temporal, content and reminder scores per model."""
+    input:
+        streaming=sout("metrics", "streaming_metrics.csv"),
+    output:
+        streaming_png=report(
+            sout("figures", "streaming.png"),
+            caption="../report/social_fig_streaming.rst",
+            category="4. Streaming",
+        ),
+        streaming_pdf=sout("figures", "streaming.pdf"),
+    log:
+        sout("logs", "duplexeval_figures.log"),
+    conda:
+        "../../envs/figures.yaml"
+    script:
+        "../scripts/duplexeval_figures.py"

@@ -1,0 +1,257 @@
+# Who / when / how (SocialOmni-style) benchmark: baselines, registry models, scoring, profile, figures.
+# Items come from social_import (social_shared.smk); `socialomni_all` builds this benchmark alone.
+
+
+rule socialomni_all:
+    """Build only the who / when / how benchmark (SocialOmni-style)."""
+    input:
+        socialomni_outputs(),
+    # a target runs nothing; the env only satisfies tests/test_envs.py (every rule names one)
+    conda:
+        "../../envs/media.yaml"
+
+
+rule socialomni_who_baselines:
+    """Who replies: panel motion (the video shows who talks) and chance."""
+    input:
+        who_items=sout("items", "who_items.csv"),
+        panels=sout("items", "panels.csv"),
+    output:
+        replies=sout("replies", "who_baselines.csv"),
+        evidence=sout("baselines", "who_panel_evidence.csv"),
+    log:
+        sout("logs", "social_who_baselines.log"),
+    benchmark:
+        sout("benchmarks", "social_who_baselines.tsv")
+    conda:
+        "../../envs/media.yaml"
+    params:
+        root=social_roots()[0],
+        who=SOCIAL["who"],
+        seed=SOCIAL["seed"],
+    script:
+        "../scripts/socialomni_who_baselines.py"
+
+
+rule socialomni_when_baselines:
+    """When replies: the silence baseline (VAD, speak after a pause) at the cut and streamed, and chance."""
+    input:
+        when_items=sout("items", "when_items.csv"),
+        when_stream_items=sout("items", "when_stream_items.csv"),
+        turns=sout("items", "turns.csv"),
+    output:
+        replies=sout("replies", "when_baselines.csv"),
+        stream=sout("baselines", "when_stream_responses.csv"),
+    log:
+        sout("logs", "social_when_baselines.log"),
+    benchmark:
+        sout("benchmarks", "social_when_baselines.tsv")
+    conda:
+        "../../envs/media.yaml"
+    resources:
+        mem_mb=1500,
+    params:
+        root=social_roots()[0],
+        speech_source=SOCIAL["when"]["speech_source"],
+        pause_s=SOCIAL["when"]["pause_s"],
+        step_s=SOCIAL["when"]["step_s"],
+        vad=config["vad"],
+        seed=SOCIAL["seed"],
+    script:
+        "../scripts/socialomni_when_baselines.py"
+
+
+rule socialomni_how_baselines:
+    """How candidates: the previous utterance and a random earlier one."""
+    input:
+        when_items=sout("items", "when_items.csv"),
+    output:
+        replies=sout("replies", "how_baselines.csv"),
+    log:
+        sout("logs", "social_how_baselines.log"),
+    conda:
+        "../../envs/media.yaml"
+    params:
+        seed=SOCIAL["seed"],
+    script:
+        "../scripts/socialomni_how_baselines.py"
+
+
+rule socialomni_model_replies:
+    """A registry model on the who / when / how items (resumable result cache under cache/)."""
+    input:
+        who_items=sout("items", "who_items.csv"),
+        when_items=sout("items", "when_items.csv"),
+    output:
+        replies=sout("replies", "models", "{model}.csv"),
+    log:
+        sout("logs", "social_model_replies_{model}.log"),
+    benchmark:
+        sout("benchmarks", "social_model_replies_{model}.tsv")
+    wildcard_constraints:
+        model=SOCIAL_MODEL_PATTERN,
+    conda:
+        "../../envs/inference.yaml"
+    resources:
+        mem_mb=8000,
+    params:
+        entry=social_model_entry,
+        root=social_roots()[0],
+        media_dir=sout("media"),
+        cache=social_model_cache,
+        include_asr=SOCIAL["include_asr"],
+    script:
+        "../scripts/socialomni_model_replies.py"
+
+
+rule socialomni_score_who:
+    """Who accuracy overall, by consistency, option, domain; confusion and error types."""
+    input:
+        who_items=sout("items", "who_items.csv"),
+        replies=social_replies("who"),
+    output:
+        scores=sout("scores", "who_scores.csv"),
+        metrics=report(
+            sout("metrics", "who_metrics.csv"),
+            caption="../report/social_who.rst",
+            category="3. Who / when / how",
+        ),
+        breakdown=report(
+            sout("metrics", "who_breakdown.csv"),
+            caption="../report/social_who_breakdown.rst",
+            category="3. Who / when / how",
+        ),
+        confusion=sout("metrics", "who_confusion.csv"),
+        mcnemar=sout("metrics", "who_mcnemar.csv"),
+    log:
+        sout("logs", "social_score_who.log"),
+    conda:
+        "../../envs/media.yaml"
+    script:
+        "../scripts/socialomni_score_who.py"
+
+
+rule socialomni_score_when:
+    """Single-cut accuracy; streaming offsets, labels, rates and tolerance P/R/F1."""
+    input:
+        when_items=sout("items", "when_items.csv"),
+        replies=social_replies("when"),
+        stream=sout("baselines", "when_stream_responses.csv"),
+    output:
+        single_scores=sout("scores", "when_single_scores.csv"),
+        single_metrics=report(
+            sout("metrics", "when_single_metrics.csv"),
+            caption="../report/social_when_single.rst",
+            category="3. Who / when / how",
+        ),
+        stream_scores=sout("scores", "when_stream_scores.csv"),
+        rates=report(
+            sout("metrics", "when_stream_rates.csv"),
+            caption="../report/social_when_rates.rst",
+            category="3. Who / when / how",
+        ),
+        tolerance=report(
+            sout("metrics", "when_tolerance.csv"),
+            caption="../report/social_when_tolerance.rst",
+            category="3. Who / when / how",
+        ),
+    log:
+        sout("logs", "social_score_when.log"),
+    conda:
+        "../../envs/media.yaml"
+    params:
+        thresholds=SOCIAL["when"]["thresholds"],
+        deltas=SOCIAL["when"]["deltas"],
+    script:
+        "../scripts/socialomni_score_when.py"
+
+
+rule socialomni_judge_how:
+    """Next utterances judged against the references by two offline judges; agreement."""
+    input:
+        references=sout("items", "how_references.csv"),
+        replies=social_replies("how"),
+        when_scores=sout("scores", "when_single_scores.csv"),
+    output:
+        judgements=sout("scores", "how_judgements.csv"),
+        metrics=report(
+            sout("metrics", "how_metrics.csv"),
+            caption="../report/social_how.rst",
+            category="3. Who / when / how",
+        ),
+        agreement=report(
+            sout("metrics", "how_agreement.csv"),
+            caption="../report/social_how_agreement.rst",
+            category="3. Who / when / how",
+        ),
+    log:
+        sout("logs", "social_judge_how.log"),
+    benchmark:
+        sout("benchmarks", "social_judge_how.tsv")
+    conda:
+        "../../envs/judge.yaml"
+    resources:
+        mem_mb=3000,
+    params:
+        judges=SOCIAL["how"]["judges"],
+        lexical_unit=SOCIAL["how"]["lexical_unit"],
+    script:
+        "../scripts/socialomni_judge_how.py"
+
+
+rule socialomni_profile:
+    """One row per model: who accuracy, when accuracy and timing, how score, perception and generation ranks."""
+    input:
+        who=sout("metrics", "who_metrics.csv"),
+        when_single=sout("metrics", "when_single_metrics.csv"),
+        rates=sout("metrics", "when_stream_rates.csv"),
+        tolerance=sout("metrics", "when_tolerance.csv"),
+        how=sout("metrics", "how_metrics.csv"),
+    output:
+        profile=report(
+            sout("metrics", "social_profile.csv"),
+            caption="../report/social_profile.rst",
+            category="3. Who / when / how",
+        ),
+    log:
+        sout("logs", "social_profile.log"),
+    conda:
+        "../../envs/media.yaml"
+    params:
+        profile_delta=SOCIAL["when"]["profile_delta"],
+    script:
+        "../scripts/socialomni_profile.py"
+
+
+rule socialomni_figures:
+    """Profile, timing offsets and labels, perception vs generation rank."""
+    input:
+        profile=sout("metrics", "social_profile.csv"),
+        stream_scores=sout("scores", "when_stream_scores.csv"),
+    output:
+        profile_png=report(
+            sout("figures", "profile.png"),
+            caption="../report/social_fig_profile.rst",
+            category="3. Who / when / how",
+        ),
+        profile_pdf=sout("figures", "profile.pdf"),
+        timing_png=report(
+            sout("figures", "timing.png"),
+            caption="../report/social_fig_timing.rst",
+            category="3. Who / when / how",
+        ),
+        timing_pdf=sout("figures", "timing.pdf"),
+        rank_png=report(
+            sout("figures", "rank_scatter.png"),
+            caption="../report/social_fig_rank.rst",
+            category="3. Who / when / how",
+        ),
+        rank_pdf=sout("figures", "rank_scatter.pdf"),
+    log:
+        sout("logs", "social_figures.log"),
+    conda:
+        "../../envs/figures.yaml"
+    params:
+        thresholds=SOCIAL["when"]["thresholds"],
+    script:
+        "../scripts/socialomni_figures.py"
