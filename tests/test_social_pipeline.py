@@ -48,7 +48,12 @@ from omnisocial.socialomni.baselines import (
 from omnisocial.socialomni.demo import write_socialomni
 from omnisocial.socialomni.how import how_agreement, how_metrics, judge_how
 from omnisocial.socialomni.importers import import_socialomni
-from omnisocial.socialomni.requests import model_modality, replies_from_results, social_requests
+from omnisocial.socialomni.requests import (
+    cut_all_media,
+    model_modality,
+    replies_from_results,
+    social_requests,
+)
 from omnisocial.socialomni.when import label_offset, score_when_replies, score_when_stream
 from omnisocial.socialomni.who import score_who_replies
 
@@ -411,7 +416,8 @@ def test_registry_model_path_cuts_media_and_scores(demo, tmp_path):
     who = social["who_items"].head(2)
     when = social["when_items"][social["when_items"]["gold"] == "YES"].head(1)
     entry = {"name": "answers-a", "backend": "baseline", "model": "chance", "modalities": ["audio", "video"]}
-    requests = social_requests(entry, who, when, root / "socialomni", tmp_path / "media")
+    assert cut_all_media(who, when, root / "socialomni", tmp_path / "media", "audio_video", threads=2) == 3
+    requests = social_requests(entry, who, when, tmp_path / "media")
     assert [task for task, _, _ in requests] == ["who", "who", "when", "how"]
     first = requests[0][2]
     assert first.media["video"].is_file() and "Options:" in first.prompt
@@ -428,7 +434,11 @@ def test_registry_model_path_cuts_media_and_scores(demo, tmp_path):
     assert scored.items["prediction"].tolist() == ["A", "A"]
     single, _ = score_when_replies(when, replies)
     assert single["prediction"].tolist() == ["YES"] and single["correct"].all()
-    assert social_requests({**entry, "modalities": ["text"]}, who, when, root, tmp_path) == []
+    assert social_requests({**entry, "modalities": ["text"]}, who, when, tmp_path) == []
+    # a clip nobody cut is a failed request with its reason, never a cut made by the model job
+    other = social_requests({**entry, "modalities": ["audio"]}, who, when, tmp_path / "media")
+    missing = run_inference(backend, [r for _, _, r in other], tmp_path / "c2.jsonl", progress=False)
+    assert not missing["ok"].any() and missing["error"].str.startswith("missing media file").all()
 
 
 # --- figures --------------------------------------------------------------------------------
@@ -491,6 +501,13 @@ def test_social_rules_run_alone_in_a_temporary_folder(tmp_path):
         visual_splits=["RTD_counting", "PR_event_reminder"],
     )  # fmt: skip
     config["social"]["streaming"]["caption_delay_s"] = 2.0
+    # Registry models side by side (--cores 2): they share the cut clips of socialomni_cut_media.
+    av = {"backend": "baseline", "model": "chance", "modalities": ["audio", "video"]}
+    config["social"]["models"] = [
+        {**av, "name": "chance-av-1"},
+        {**av, "name": "chance-av-2"},
+        {**av, "name": "chance-audio", "modalities": ["audio"]},
+    ]
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     command = [
         sys.executable,
@@ -508,6 +525,10 @@ def test_social_rules_run_alone_in_a_temporary_folder(tmp_path):
     assert result.returncode == 0, result.stderr[-4000:]
     results = tmp_path / "results" / "social"
     assert not (tmp_path / "results" / "familiarity").exists()  # only the social rules ran
+    for name in ("chance-av-1", "chance-av-2", "chance-audio"):
+        replies = pd.read_csv(results / "replies" / "models" / f"{name}.csv")
+        assert len(replies) and replies["ok"].all(), name
+    assert sorted(p.name for p in (results / "media").iterdir()) == ["audio", "audio_video"]
     streaming = pd.read_csv(results / "metrics" / "streaming_metrics.csv").set_index(["model", "split"])
     caption = streaming.loc[(CAPTION_MODEL, "RTD_counting")]
     assert caption["temporal_100"] == 100 and caption["first_relevant_offset"] == pytest.approx(2.0)

@@ -15,6 +15,12 @@ CORPUS = config["corpus"]
 ENVS = Path(workflow.basedir) / "envs"
 
 
+def failure_policy_config():
+    """The inference keys that decide when a model job fails (omnisocial.models.runner.FailurePolicy)."""
+    keys = ("max_failed_share", "max_consecutive_failures", "probe_backends")
+    return {key: config["inference"][key] for key in keys}
+
+
 def out(*parts):
     """A path under this study's results folder."""
     return str(Path(RESULTS, *parts))

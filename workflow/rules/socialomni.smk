@@ -77,9 +77,33 @@ rule socialomni_how_baselines:
         "../scripts/socialomni_how_baselines.py"
 
 
+rule socialomni_cut_media:
+    """Each item's clip cut once per model input modality, as the released evaluators cut it."""
+    input:
+        who_items=sout("items", "who_items.csv"),
+        when_items=sout("items", "when_items.csv"),
+    output:
+        directory(sout("media", "{modality}")),
+    log:
+        sout("logs", "socialomni_cut_media_{modality}.log"),
+    benchmark:
+        sout("benchmarks", "socialomni_cut_media_{modality}.tsv")
+    wildcard_constraints:
+        modality="audio_video|video|audio",
+    threads: 2
+    conda:
+        "../../envs/media.yaml"
+    params:
+        root=social_roots()[0],
+        media_root=sout("media"),
+    script:
+        "../scripts/socialomni_cut_media.py"
+
+
 rule socialomni_model_replies:
     """A registry model on the who / when / how items (resumable result cache under cache/)."""
     input:
+        unpack(social_model_media),
         who_items=sout("items", "who_items.csv"),
         when_items=sout("items", "when_items.csv"),
     output:
@@ -96,10 +120,10 @@ rule socialomni_model_replies:
         mem_mb=8000,
     params:
         entry=social_model_entry,
-        root=social_roots()[0],
-        media_dir=sout("media"),
+        media_root=sout("media"),
         cache=social_model_cache,
         include_asr=SOCIAL["include_asr"],
+        failure_policy=failure_policy_config(),
     script:
         "../scripts/socialomni_model_replies.py"
 

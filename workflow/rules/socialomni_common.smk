@@ -2,6 +2,7 @@
 import re
 
 from omnisocial.models.registry import load_entries  # noqa: E402
+from omnisocial.socialomni.requests import model_modality  # noqa: E402
 
 SOCIAL_MODELS = load_entries(SOCIAL["models"])
 # social_model_replies matches only the configured names (a regex that matches nothing when none)
@@ -18,6 +19,12 @@ def social_replies(task):
 
 def social_model_entry(wildcards):
     return SOCIAL_MODELS[wildcards.model]
+
+
+def social_model_media(wildcards):
+    """The cut clips a model reads: the folder of its input modality (none for text-only)."""
+    modality = model_modality(SOCIAL_MODELS[wildcards.model])
+    return {"media": sout("media", modality)} if modality else {}
 
 
 def social_model_cache(wildcards):

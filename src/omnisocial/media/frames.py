@@ -1,6 +1,6 @@
 """Grey video frames and their frame-difference motion (used by both benchmarks' baselines).
 
-`read_grey_frames` decodes a video with the ffmpeg CLI at `fps` into small grey frames
+`read_grey_frames` decodes a video with ffmpeg (`media.ffmpeg_run`) at `fps` into small grey frames
 (area-averaged to `size` = (width, height)); frame i is at i / fps from the stream start.
 
 `frame_motion`: motion(i) = mean absolute grey-level difference (0-255 scale) between
@@ -10,14 +10,12 @@ frame i and frame i - 1 (motion(0) = 0), over whatever region the frames show.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
+import ffmpeg
 import numpy as np
 
-from omnisocial.media.audio import MediaError
-
-_TIMEOUT_S = 600
+from omnisocial.media.ffmpeg_run import MediaError, run_ffmpeg
 
 
 def frame_motion(frames: np.ndarray) -> np.ndarray:
@@ -31,6 +29,23 @@ def frame_motion(frames: np.ndarray) -> np.ndarray:
     return motion
 
 
+def grey_frames_stream(file: Path, fps: float, width: int, height: int):
+    """ffmpeg -nostdin -v error -i FILE -map 0:v:0 -f rawvideo -an -pix_fmt gray -vf fps=..,scale=.. -"""
+    source = ffmpeg.input(str(file), nostdin=None, v="error")
+    scale = f"fps={fps},scale={width}:{height}:flags=area,format=gray"
+    return source["v:0"].output("-", format="rawvideo", an=None, pix_fmt="gray", vf=scale)
+
+
+def decode_grey(file: Path, fps: float, width: int, height: int, what: str = "decode") -> np.ndarray:
+    """[T, H, W] uint8 grey frames of `file`'s first video stream; MediaError without frames."""
+    stdout = run_ffmpeg(grey_frames_stream(file, fps, width, height), file=file, what=what)
+    frame_bytes = width * height
+    n = len(stdout) // frame_bytes
+    if n == 0:
+        raise MediaError(f"no video frames decoded: {file}")
+    return np.frombuffer(stdout[: n * frame_bytes], dtype=np.uint8).reshape(n, height, width)
+
+
 def read_grey_frames(
     path: str | os.PathLike, fps: float = 5.0, size: tuple[int, int] = (32, 24)
 ) -> np.ndarray:
@@ -39,22 +54,4 @@ def read_grey_frames(
     if not file.is_file() or file.stat().st_size == 0:
         raise MediaError(f"no readable video file: {file}")
     width, height = (int(v) for v in size)
-    command = [
-        "ffmpeg", "-nostdin", "-v", "error", "-i", str(file), "-map", "0:v:0", "-an",
-        "-vf", f"fps={fps},scale={width}:{height}:flags=area,format=gray",
-        "-f", "rawvideo", "-pix_fmt", "gray", "-",
-    ]  # fmt: skip
-    try:
-        result = subprocess.run(command, capture_output=True, timeout=_TIMEOUT_S, check=False)
-    except FileNotFoundError:
-        raise MediaError(f"ffmpeg is not installed (needed to decode {file})") from None
-    except subprocess.TimeoutExpired:
-        raise MediaError(f"ffmpeg took over {_TIMEOUT_S} s to decode {file}") from None
-    if result.returncode != 0:
-        message = result.stderr.decode("utf-8", errors="replace").strip().splitlines()
-        raise MediaError(f"cannot decode {file}: {message[-1] if message else 'no message'}")
-    frame_bytes = width * height
-    n = len(result.stdout) // frame_bytes
-    if n == 0:
-        raise MediaError(f"no video frames decoded: {file}")
-    return np.frombuffer(result.stdout[: n * frame_bytes], dtype=np.uint8).reshape(n, height, width)
+    return decode_grey(file, fps, width, height)

@@ -15,14 +15,12 @@ recorded together correlate best at lag 0; a copy of one track correlates ~1 at 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-import ffmpeg
 import numpy as np
 from scipy.ndimage import uniform_filter1d
 
-from omnisocial.media.audio import MediaError, _existing_file
-from omnisocial.media.ffmpeg_run import run_ffmpeg
+from omnisocial.media.audio import _existing_file
+from omnisocial.media.frames import decode_grey, frame_motion
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> float:
@@ -108,13 +106,6 @@ def track_similarity(
     return correlation, lag * hop_s
 
 
-def _motion_stream(file: Path, fps: float, width: int, height: int):
-    """ffmpeg -nostdin -v error -i FILE -map 0:v:0 -f rawvideo -an -pix_fmt gray -vf fps=..,scale=.. -"""
-    source = ffmpeg.input(str(file), nostdin=None, v="error")
-    scale = f"fps={fps},scale={width}:{height}:flags=area,format=gray"
-    return source["v:0"].output("-", format="rawvideo", an=None, pix_fmt="gray", vf=scale)
-
-
 def video_motion(path: str | os.PathLike, fps: float = 10, size: tuple[int, int] = (32, 24)) -> np.ndarray:
     """Motion energy per frame: mean absolute grey-level change (0-255 scale) from the previous frame.
 
@@ -125,16 +116,7 @@ def video_motion(path: str | os.PathLike, fps: float = 10, size: tuple[int, int]
     """
     file = _existing_file(path)
     width, height = (int(v) for v in size)
-    stdout = run_ffmpeg(_motion_stream(file, fps, width, height), file=file, what="decode video from")
-    frame_bytes = width * height
-    n = len(stdout) // frame_bytes
-    if n == 0:
-        raise MediaError(f"no video frames decoded: {file}")
-    frames = np.frombuffer(stdout[: n * frame_bytes], dtype=np.uint8).reshape(n, height, width)
-    motion = np.zeros(n, dtype=np.float64)
-    if n > 1:
-        motion[1:] = np.abs(np.diff(frames.astype(np.int16), axis=0)).mean(axis=(1, 2))
-    return motion
+    return frame_motion(decode_grey(file, fps, width, height, what="decode video from"))
 
 
 def audio_change(audio_env: np.ndarray, audio_hop_s: float, fps: float, n_frames: int) -> np.ndarray:

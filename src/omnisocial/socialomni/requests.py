@@ -1,7 +1,9 @@
 """Registry models on the who / when / how items: modality, media cutting, requests, replies.
 
-`social_requests` builds one `Request` per task and item (who cut at query_time, when /
-how at the cut, media cut by `cut_media` as the released evaluators do);
+`cut_all_media` cuts each item's clip once per input modality (who at query_time, when /
+how at the cut, as the released evaluators do; rule socialomni_cut_media, declared
+outputs, so any number of model jobs read them side by side); `social_requests` builds
+one `Request` per task and item on those clips;
 `replies_from_results` turns `run_inference`'s results into REPLIES rows. Failed model
 calls (ok false) become replies with ok false and are left out of every score.
 """
@@ -10,14 +12,16 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import ffmpeg
 import pandas as pd
 
 from omnisocial.importing import resolve
-from omnisocial.media.audio import MediaError
+from omnisocial.io import atomic_path
+from omnisocial.media.ffmpeg_run import run_ffmpeg
 from omnisocial.models.base import Request
 from omnisocial.socialomni.contracts import REPLIES, reply_row
 from omnisocial.socialomni.who import MODALITY_INPUTS, who_prompt
@@ -40,69 +44,93 @@ def model_modality(entry: Mapping) -> str | None:
     return None
 
 
+MEDIA_SUFFIX = {"audio": ".wav", "video": ".mp4", "audio_video": ".mp4"}
+
+
 def cut_media(source: str | os.PathLike, end_s: float, destination: str | os.PathLike, modality: str) -> Path:
     """The first `end_s` seconds of a clip, as a model may see it (released evaluators cut there).
 
     audio_video: video and audio (mp4); video: video only (mp4, audio dropped); audio: a
-    16 kHz mono wav. Re-encoded, so the cut is exact; an existing output is reused.
+    16 kHz mono wav. Re-encoded, so the cut is exact. Written through a unique temporary
+    name and renamed, so jobs that cut side by side never trip over each other's files.
     """
     destination = Path(destination)
-    if destination.is_file() and destination.stat().st_size:
-        return destination
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    command = ["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", str(source), "-t", f"{float(end_s):.3f}"]
+    clip = ffmpeg.input(str(source), nostdin=None, v="error")
     if modality == "audio":
-        command += ["-vn", "-ac", "1", "-ar", "16000", "-f", "wav"]
+        options = {"vn": None, "ac": 1, "ar": 16000, "format": "wav"}
     else:
-        command += ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"]
-        command += ["-an"] if modality == "video" else ["-c:a", "aac"]
-        command += ["-f", "mp4"]
-    tmp = destination.with_name(f".{destination.name}.part")
-    result = subprocess.run([*command, str(tmp)], capture_output=True, timeout=600, check=False)
-    if result.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        message = result.stderr.decode("utf-8", errors="replace").strip().splitlines()
-        raise MediaError(f"cannot cut {source}: {message[-1] if message else 'no message'}")
-    os.replace(tmp, destination)
+        options = {"c:v": "libx264", "preset": "ultrafast", "pix_fmt": "yuv420p", "format": "mp4"}
+        options.update({"an": None} if modality == "video" else {"c:a": "aac"})
+    with atomic_path(destination) as tmp:
+        stream = clip.output(str(tmp), t=f"{float(end_s):.3f}", **options).overwrite_output()
+        run_ffmpeg(stream, file=Path(source), what="cut")
     return destination
+
+
+def media_cuts(who_items: pd.DataFrame, when_items: pd.DataFrame) -> dict[tuple[str, str], tuple[str, float]]:
+    """(task, item_id) -> (video path, cut time): who at the query time, when (and how) at the cut."""
+    cuts = {("who", i["item_id"]): (i["video_path"], i["query_time"]) for i in who_items.to_dict("records")}
+    cuts.update(
+        {("when", i["item_id"]): (i["video_path"], i["cut_time"]) for i in when_items.to_dict("records")}
+    )
+    return cuts
+
+
+def cut_path(media_root: str | os.PathLike, modality: str, task: str, item_id: str) -> Path:
+    """Where `cut_all_media` puts a clip for models of `modality`: <root>/<modality>/<task>/<item>."""
+    return Path(media_root) / modality / task / f"{item_id}{MEDIA_SUFFIX[modality]}"
+
+
+def cut_all_media(
+    who_items: pd.DataFrame,
+    when_items: pd.DataFrame,
+    root: str | os.PathLike,
+    media_root: str | os.PathLike,
+    modality: str,
+    threads: int = 1,
+) -> int:
+    """Cut every item's clip for models of `modality` under `media_root/modality`; the number of clips."""
+    cuts = media_cuts(who_items, when_items)
+    (Path(media_root) / modality).mkdir(parents=True, exist_ok=True)
+
+    def cut(item: tuple[tuple[str, str], tuple[str, float]]) -> Path:
+        (task, item_id), (video, end) = item
+        return cut_media(resolve(root, video), end, cut_path(media_root, modality, task, item_id), modality)
+
+    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+        return len(list(pool.map(cut, sorted(cuts.items()))))
 
 
 def social_requests(
     entry: Mapping,
     who_items: pd.DataFrame,
     when_items: pd.DataFrame,
-    root: str | os.PathLike,
-    media_dir: str | os.PathLike,
+    media_root: str | os.PathLike,
     include_asr: bool = False,
 ) -> list[tuple[str, str, Request]]:
     """(task, item_id, Request) of one registry model: who cut at query_time, when / how at the cut.
 
     Request ids are '<task>:<item_id>' so the result cache keeps the tasks apart. A
-    text-only model gets no requests (it can neither see nor hear the clip).
+    text-only model gets no requests (it can neither see nor hear the clip). The clips are
+    read from `media_root`, where `cut_all_media` put them for the model's modality (rule
+    socialomni_cut_media): a clip that is missing is a failed request, never a new cut.
     """
     modality = model_modality(entry)
     if modality is None:
         log.warning("model %s is text-only: no who / when / how requests", entry.get("name"))
         return []
     kind = "audio" if modality == "audio" else "video"
-    suffix = ".wav" if kind == "audio" else ".mp4"
-    media_dir = Path(media_dir)
     out = []
 
-    def media(item_id: str, video: str, end: float) -> dict[str, Path]:
-        cut = cut_media(resolve(root, video), end, media_dir / modality / f"{item_id}{suffix}", modality)
-        return {kind: cut}
+    def media(task: str, item_id: str) -> dict[str, Path]:
+        return {kind: cut_path(media_root, modality, task, item_id)}
 
     for item in who_items.to_dict("records"):
         prompt = who_prompt(item, modality, include_asr=include_asr)
-        request = Request(
-            f"who:{item['item_id']}",
-            prompt,
-            media=media(item["item_id"], item["video_path"], item["query_time"]),
-        )
+        request = Request(f"who:{item['item_id']}", prompt, media=media("who", item["item_id"]))
         out.append(("who", item["item_id"], request))
     for item in when_items.to_dict("records"):
-        files = media(item["item_id"], item["video_path"], item["cut_time"])
+        files = media("when", item["item_id"])
         prompt = f"{MODALITY_INPUTS[modality]}\n\n{item['question']}\n\n{WHEN_INSTRUCTION}"
         out.append(("when", item["item_id"], Request(f"when:{item['item_id']}", prompt, media=files)))
         if item["gold"] == "YES" and item["how_question"]:
