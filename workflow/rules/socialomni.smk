@@ -90,9 +90,9 @@ rule socialomni_cut_media:
         sout("benchmarks", "socialomni_cut_media_{modality}.tsv")
     wildcard_constraints:
         modality="audio_video|video|audio",
-    threads: 2
     conda:
         "../../envs/media.yaml"
+    threads: 2
     params:
         root=social_roots()[0],
         media_root=sout("media"),

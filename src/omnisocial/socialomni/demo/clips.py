@@ -1,5 +1,4 @@
-"""Multi-party clips of the who / when / how demo and their SocialOmni files (`socialomni.demo`).
-"""
+"""Multi-party clips of the who / when / how demo and their SocialOmni files (`socialomni.demo`)."""
 
 from __future__ import annotations
 

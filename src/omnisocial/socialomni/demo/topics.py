@@ -1,5 +1,4 @@
-"""Scripted conversations and speaker names of the multi-party demo (`socialomni.demo`).
-"""
+"""Scripted conversations and speaker names of the multi-party demo (`socialomni.demo`)."""
 
 from __future__ import annotations
 
