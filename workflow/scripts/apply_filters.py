@@ -5,9 +5,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
 
-from omnisocial.filters import apply_filters
+from omnisocial.familiarity.filters import apply_filters
+from omnisocial.familiarity.transcripts import mark_asr_failures
 from omnisocial.tables import ASR_FAILURES, CLIP_CANDIDATES, FILTER_REPORT, INTERACTIONS, SEGMENTS, SIGNALS
-from omnisocial.transcripts import mark_asr_failures
 from omnisocial.workflow import start
 
 log = start(snakemake)

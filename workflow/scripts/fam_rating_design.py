@@ -6,8 +6,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
 
 from omnisocial.familiarity.contracts import MODALITY_ASSIGNMENTS
-from omnisocial.familiarity.ratings import rating_design
-from omnisocial.ratings import BLOCKS, write_survey_lists
+from omnisocial.familiarity.ratings import BLOCKS, rating_design, write_survey_lists
 from omnisocial.tables import DESIGN
 from omnisocial.workflow import start
 

@@ -6,9 +6,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
 
 from omnisocial.familiarity.contracts import MODALITY_ASSIGNMENTS
-from omnisocial.familiarity.ratings import simulate_exports
+from omnisocial.familiarity.ratings import BLOCKS, simulate_exports
 from omnisocial.io import write_csv
-from omnisocial.ratings import BLOCKS
 from omnisocial.tables import DESIGN
 from omnisocial.workflow import start
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
 
-from omnisocial.corpus.seamless import ingest
+from omnisocial.familiarity.corpus.seamless import ingest
 from omnisocial.tables import INTERACTIONS, SEGMENTS, SPEECH
 from omnisocial.workflow import start
 

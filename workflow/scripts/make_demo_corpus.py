@@ -5,7 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
 
-from omnisocial.corpus.demo import generate_demo_corpus
+from omnisocial.familiarity.corpus.demo import generate_demo_corpus
 from omnisocial.workflow import start
 
 log = start(snakemake)

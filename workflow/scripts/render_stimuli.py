@@ -5,7 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
 
-from omnisocial.stimuli import render_stimuli
+from omnisocial.familiarity.stimuli import render_stimuli
 from omnisocial.tables import DESIGN, INTERACTIONS, SEGMENTS, STIMULI_MANIFEST
 from omnisocial.workflow import start, threads
 

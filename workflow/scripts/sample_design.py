@@ -5,7 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
 
-from omnisocial.sampling import sample_design
+from omnisocial.familiarity.sampling import sample_design
 from omnisocial.tables import CLIP_CANDIDATES, DESIGN, FILTER_REPORT, INTERACTIONS
 from omnisocial.workflow import start
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
 
-from omnisocial.asr import transcribe_missing
+from omnisocial.familiarity.asr import transcribe_missing
 from omnisocial.tables import ASR_FAILURES, INTERACTIONS, SEGMENTS
 from omnisocial.workflow import start
 

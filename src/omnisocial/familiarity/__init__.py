@@ -2,7 +2,7 @@
 
 The workflow scripts `workflow/scripts/fam_*.py` each call one function of these modules;
 the statistics, models and figures themselves live in `omnisocial.stats`, `omnisocial.models`,
-`omnisocial.ratings` and `omnisocial.figures`. The glue is split by stage so that each rule's
+`omnisocial.familiarity.ratings` and `omnisocial.figures`. The glue is split by stage so that each rule's
 conda env holds only what its stage imports (tests/test_envs.py follows imports):
 
 - `contracts`: the data contract of every table these stages write;

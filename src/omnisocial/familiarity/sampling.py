@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from omnisocial.intervals import union_seconds
+from omnisocial.familiarity.intervals import union_seconds
+from omnisocial.familiarity.turns import merge_turns, timeline
 from omnisocial.tables import CLIP_CANDIDATES, DESIGN, POSITIONS, RELATIONSHIPS
-from omnisocial.turns import merge_turns, timeline
 
 _EPS = 1e-9
 DEFAULT_STRATA = ("site", "relationship", "gender_mix")

@@ -32,7 +32,7 @@ from multiprocessing import get_all_start_methods, get_context
 import numpy as np
 import pandas as pd
 
-from omnisocial.intervals import union_seconds
+from omnisocial.familiarity.intervals import union_seconds
 from omnisocial.media.audio import MediaError, envelope, load_audio, probe
 from omnisocial.media.sync import av_lag, track_similarity, video_motion
 from omnisocial.media.vad import speech_segments, suppress_crosstalk

@@ -69,10 +69,10 @@ import numpy as np
 import pandas as pd
 from scipy.signal import resample_poly
 
-from omnisocial.intervals import union_seconds
+from omnisocial.familiarity.intervals import union_seconds
+from omnisocial.familiarity.sampling import clip_candidates
 from omnisocial.io import atomic_path, write_csv, write_json, write_text
 from omnisocial.media.pipe import run_with_stdin, yuv420p
-from omnisocial.sampling import clip_candidates
 
 log = logging.getLogger(__name__)
 

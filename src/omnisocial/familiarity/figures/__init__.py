@@ -1,7 +1,24 @@
 """The familiarity figures: which rows of the result tables each family draws, and the call.
 
 `draw_figure(family, tables, stem, options)` writes `<stem>.png` and `<stem>.pdf` with the
-family's function in `omnisocial.figures`. Choices:
+family's function, one module per family in this package (tables in, PNG + PDF out, through
+the shared `omnisocial.figures.style`):
+
+- `accuracy.accuracy_figure`: accuracy by modality (raters, crowd, models, Wilson intervals);
+- `sdt.sdt_figure`: d' against c for raters, crowd and models;
+- `crowds.crowd_figure`: majority-vote accuracy against crowd size, per modality;
+- `difficulty.difficulty_figure` (+ `dyad_accuracy`, `from_rasch`): dyad difficulty across
+  modalities and between humans and models;
+- `glmm.glmm_contrast_figure`: GLMM modality contrasts with 95% HDIs and P(> 0);
+- `calibration.calibration_figure` (+ `calibration.reliability_table`): reliability diagrams;
+- `power.power_figure`: dyads needed against effect size (McNemar, TOST).
+
+Every family function takes DataFrames (never paths to read), a path stem to write
+`<stem>.png` and `<stem>.pdf` to (via `style.save_figure`, atomic and byte-reproducible), and
+title / subtitle / caption text. `simulated=None` flags simulated inputs automatically from a
+`source` column mentioning "simulated"; the subtitle then says so.
+
+Choices of `draw_figure`:
 
 - models in the accuracy, d'/c and crowd figures are those at the primary prompt variant
   (`options["variant"]`, the first of `inference.prompt_variants`) plus the offline baselines;
@@ -20,8 +37,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from omnisocial import figures
 from omnisocial.familiarity.contracts import split_variant
+from omnisocial.familiarity.figures.accuracy import accuracy_figure
+from omnisocial.familiarity.figures.calibration import calibration_figure, reliability_table
+from omnisocial.familiarity.figures.crowds import crowd_figure
+from omnisocial.familiarity.figures.difficulty import difficulty_figure, dyad_accuracy, from_rasch
+from omnisocial.familiarity.figures.glmm import glmm_contrast_figure
+from omnisocial.familiarity.figures.power import power_figure
+from omnisocial.familiarity.figures.sdt import sdt_figure
+from omnisocial.figures.style import save_figure
 
 FAMILIES = ("accuracy", "sdt", "crowds", "difficulty", "glmm", "calibration", "power")
 # the tables (result files without .csv) each family reads
@@ -62,7 +86,7 @@ def draw_figure(
     variant = str(options.get("variant", "v1"))
     note = f"models at prompt variant {variant} and offline baselines"
     if family == "accuracy":
-        return figures.accuracy_figure(
+        return accuracy_figure(
             tables["per_rater_sdt"],
             shown_models(tables["metrics"], variant),
             stem,
@@ -71,7 +95,7 @@ def draw_figure(
             caption="Accuracy on answered trials; intervals are 95% Wilson intervals.",
         )
     if family == "sdt":
-        return figures.sdt_figure(
+        return sdt_figure(
             tables["per_rater_sdt"],
             shown_models(tables["metrics"], variant),
             stem,
@@ -79,7 +103,7 @@ def draw_figure(
             caption="Log-linear corrected d' and c; c > 0 is a bias toward 'stranger'.",
         )
     if family == "crowds":
-        return figures.crowd_figure(
+        return crowd_figure(
             tables["crowd_curves"],
             stem,
             models=shown_models(tables["metrics"], variant),
@@ -87,7 +111,7 @@ def draw_figure(
             caption="k raters resampled per dyad; ties broken by a fair coin.",
         )
     if family == "difficulty":
-        return figures.difficulty_figure(
+        return difficulty_figure(
             tables["rasch_difficulty"],
             stem,
             value="difficulty",
@@ -95,13 +119,13 @@ def draw_figure(
             caption="Posterior mean difficulties; persons are raters (humans) or models.",
         )
     if family == "glmm":
-        return figures.glmm_contrast_figure(
+        return glmm_contrast_figure(
             tables["glmm_contrasts"],
             stem,
             caption="correct ~ 0 + modality + (1|rater) + (1|dyad), bernoulli; human trials.",
         )
     if family == "calibration":
-        return figures.calibration_figure(
+        return calibration_figure(
             tables["calibration"],
             stem,
             caption="Equal-width confidence bins; answered predictions with a confidence only.",
@@ -109,9 +133,28 @@ def draw_figure(
     n_dyads = options.get("n_dyads")
     if n_dyads is None and "n_dyads_design" in tables["power"].columns and len(tables["power"]):
         n_dyads = int(tables["power"]["n_dyads_design"].iloc[0])
-    return figures.power_figure(
+    return power_figure(
         tables["power"],
         stem,
         n_dyads=int(n_dyads) if n_dyads else None,
         caption="Dyads needed at the configured alpha and power (no simulation).",
     )
+
+
+__all__ = [
+    "FAMILIES",
+    "INPUTS",
+    "accuracy_figure",
+    "calibration_figure",
+    "crowd_figure",
+    "difficulty_figure",
+    "draw_figure",
+    "dyad_accuracy",
+    "from_rasch",
+    "glmm_contrast_figure",
+    "power_figure",
+    "reliability_table",
+    "save_figure",
+    "sdt_figure",
+    "shown_models",
+]
