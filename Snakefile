@@ -11,16 +11,17 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/corpus.smk"
-include: "workflow/rules/signals.smk"
-include: "workflow/rules/filters.smk"
-include: "workflow/rules/sampling.smk"
-include: "workflow/rules/stimuli.smk"
+include: "workflow/rules/familiarity/common.smk"
+include: "workflow/rules/familiarity/corpus.smk"
+include: "workflow/rules/familiarity/signals.smk"
+include: "workflow/rules/familiarity/filters.smk"
+include: "workflow/rules/familiarity/sampling.smk"
+include: "workflow/rules/familiarity/stimuli.smk"
 include: "workflow/rules/social.smk"
-include: "workflow/rules/inference.smk"
-include: "workflow/rules/ratings.smk"
-include: "workflow/rules/analysis.smk"
-include: "workflow/rules/figures.smk"
+include: "workflow/rules/familiarity/inference.smk"
+include: "workflow/rules/familiarity/ratings.smk"
+include: "workflow/rules/familiarity/analysis.smk"
+include: "workflow/rules/familiarity/figures.smk"
 
 
 rule all:

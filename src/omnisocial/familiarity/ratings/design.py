@@ -292,7 +292,7 @@ def rating_design(
     frame = DESIGN.validate(design)
     unknown = sorted(set(raters_per_modality) - set(MODALITIES))
     if unknown:
-        raise ValueError(f"raters_per_modality: unknown modality {unknown}")
+        raise ValueError(f"ratings.raters_per_modality: unknown modality {unknown}")
     used_blocks = min(int(n_blocks), len(frame))
     if used_blocks < int(n_blocks):
         log.warning(
@@ -312,7 +312,7 @@ def rating_design(
         per_dyad = raters_per_dyad(assigned, blocks)["n_raters"]
         log.info("%s: %d raters, %d-%d ratings per dyad", modality, n_raters, per_dyad.min(), per_dyad.max())
     if not assignments:
-        raise ValueError("raters_per_modality names no modality")
+        raise ValueError("ratings.raters_per_modality names no modality")
     return RatingDesign(
         blocks=blocks,
         assignments=MODALITY_ASSIGNMENTS.validate(pd.concat(assignments, ignore_index=True)),

@@ -30,9 +30,9 @@ SOURCED_IMPORT_REPORT = Contract("import_report", (*IMPORT_REPORT.columns, SOURC
 
 
 def source_label(source: str) -> str:
-    """The `source` value of human tables for a `source` setting."""
+    """The `source` value of human tables for a `ratings.source` setting."""
     if source not in SOURCES:
-        raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
+        raise ValueError(f"ratings.source must be one of {SOURCES}, got {source!r}")
     return SIMULATED_LABEL if source == "simulated" else SURVEY_SOURCE
 
 

@@ -1,21 +1,23 @@
-"""Rule rasch: dyad difficulty per modality and rater type, its correlations, and humans vs models."""
+"""Rule rater_tests: McNemar and TOST (best model vs crowd, modality pairs), power, individual differences."""
 
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
+sys.path.insert(0, str(Path(snakemake.scriptdir).parents[2] / "src"))
 
-from omnisocial.familiarity.analysis import rasch_tables
+from omnisocial.familiarity.analysis import rater_tests
 from omnisocial.familiarity.contracts import ANALYSIS_TABLES, RATED_TRIALS
+from omnisocial.familiarity.ratings import read_covariates
 from omnisocial.tables import DESIGN, PREDICTIONS
 from omnisocial.workflow import start
 
 log = start(snakemake)
-tables = rasch_tables(
+tables = rater_tests(
     [PREDICTIONS.read(path) for path in snakemake.input.predictions],
     RATED_TRIALS.read(snakemake.input.trials),
     DESIGN.read(snakemake.input.design),
-    dict(snakemake.params.rasch),
+    read_covariates(snakemake.input.covariates),
+    dict(snakemake.params.analysis),
 )
 for name, table in tables.items():
     ANALYSIS_TABLES[name].write(snakemake.output[name], table)

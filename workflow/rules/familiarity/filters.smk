@@ -10,12 +10,12 @@ rule select_clip_candidates:
     log:
         out("logs", "select_clip_candidates.log"),
     conda:
-        "../../envs/media.yaml"
+        "../../../envs/media.yaml"
     params:
         clips=config["clips"],
         turn_gap_s=config["filters"]["turn_gap_s"],
     script:
-        "../scripts/select_clip_candidates.py"
+        "../../scripts/familiarity/select_clip_candidates.py"
 
 
 rule apply_filters:
@@ -29,14 +29,14 @@ rule apply_filters:
     output:
         report=report(
             out("filters", "filter_report.csv"),
-            caption="../report/filter_report.rst",
+            caption="../../report/filter_report.rst",
             category="1. Corpus and filters",
         ),
     log:
         out("logs", "apply_filters.log"),
     conda:
-        "../../envs/media.yaml"
+        "../../../envs/media.yaml"
     params:
         filters={k: v for k, v in config["filters"].items() if k != "turn_gap_s"},
     script:
-        "../scripts/apply_filters.py"
+        "../../scripts/familiarity/apply_filters.py"

@@ -7,7 +7,7 @@ rule render_stimuli:
     output:
         manifest=report(
             out("stimuli", "manifest.csv"),
-            caption="../report/manifest.rst",
+            caption="../../report/manifest.rst",
             category="2. Design and stimuli",
         ),
         media=directory(out("stimuli", "media")),
@@ -16,11 +16,11 @@ rule render_stimuli:
     benchmark:
         out("benchmarks", "render_stimuli.tsv")
     conda:
-        "../../envs/media.yaml"
+        "../../../envs/media.yaml"
     threads: 8  # Snakemake lowers this to --cores on a smaller machine
     resources:
         mem_mb=2000,
     params:
         stimuli=config["stimuli"],
     script:
-        "../scripts/render_stimuli.py"
+        "../../scripts/familiarity/render_stimuli.py"

@@ -7,14 +7,14 @@ rule sample_design:
     output:
         design=report(
             out("design", "design.csv"),
-            caption="../report/design.rst",
+            caption="../../report/design.rst",
             category="2. Design and stimuli",
         ),
     log:
         out("logs", "sample_design.log"),
     conda:
-        "../../envs/media.yaml"
+        "../../../envs/media.yaml"
     params:
         sampling=config["sampling"],
     script:
-        "../scripts/sample_design.py"
+        "../../scripts/familiarity/sample_design.py"

@@ -13,14 +13,14 @@ rule rating_design:
     log:
         out("logs", "rating_design.log"),
     conda:
-        "../../envs/stats.yaml"
+        "../../../envs/stats.yaml"
     params:
         n_blocks=RATINGS["n_blocks"],
         blocks_per_rater=RATINGS["blocks_per_rater"],
         raters_per_modality=RATINGS["raters_per_modality"],
         seed=RATINGS["seed"],
     script:
-        "../scripts/fam_rating_design.py"
+        "../../scripts/familiarity/rating_design.py"
 
 
 if RATINGS["source"] == "simulated":
@@ -37,12 +37,12 @@ if RATINGS["source"] == "simulated":
         log:
             out("logs", "simulate_ratings.log"),
         conda:
-            "../../envs/stats.yaml"
+            "../../../envs/stats.yaml"
         params:
             simulation=RATINGS["simulation"],
             seed=RATINGS["seed"],
         script:
-            "../scripts/fam_simulate_ratings.py"
+            "../../scripts/familiarity/simulate_ratings.py"
 
 
 rule import_ratings:
@@ -53,13 +53,13 @@ rule import_ratings:
     output:
         trials=report(
             out("ratings", "trials.csv"),
-            caption="../report/fam_trials.rst",
+            caption="../../report/fam_trials.rst",
             category="5. Familiarity results",
             subcategory="Ratings",
         ),
         report=report(
             out("ratings", "import_report.csv"),
-            caption="../report/fam_import_report.rst",
+            caption="../../report/fam_import_report.rst",
             category="5. Familiarity results",
             subcategory="Ratings",
         ),
@@ -67,7 +67,7 @@ rule import_ratings:
     log:
         out("logs", "import_ratings.log"),
     conda:
-        "../../envs/stats.yaml"
+        "../../../envs/stats.yaml"
     params:
         source=RATINGS["source"],
         modalities=RATED_MODALITIES,
@@ -75,4 +75,4 @@ rule import_ratings:
         covariate_mapping=RATINGS["covariates"]["mapping"],
         simulation=RATINGS["simulation"],
     script:
-        "../scripts/fam_import_ratings.py"
+        "../../scripts/familiarity/import_ratings.py"

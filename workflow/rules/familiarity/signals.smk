@@ -13,7 +13,7 @@ rule measure_signals:
     benchmark:
         out("benchmarks", "measure_signals.tsv")
     conda:
-        "../../envs/media.yaml"
+        "../../../envs/media.yaml"
     threads: 8  # Snakemake lowers this to --cores on a smaller machine
     resources:
         mem_mb=3000,
@@ -22,4 +22,4 @@ rule measure_signals:
         signals=config["signals"],
         measure_av_sync=config["filters"]["measure_av_sync"],
     script:
-        "../scripts/measure_signals.py"
+        "../../scripts/familiarity/measure_signals.py"

@@ -13,12 +13,12 @@ rule fam_figure_accuracy:
     log:
         out("logs", "fam_figure_accuracy.log"),
     conda:
-        "../../envs/figures.yaml"
+        "../../../envs/figures.yaml"
     params:
         family="accuracy",
         options=FIGURE_OPTIONS,
     script:
-        "../scripts/fam_figure.py"
+        "../../scripts/familiarity/figure.py"
 
 
 rule fam_figure_sdt:
@@ -32,12 +32,12 @@ rule fam_figure_sdt:
     log:
         out("logs", "fam_figure_sdt.log"),
     conda:
-        "../../envs/figures.yaml"
+        "../../../envs/figures.yaml"
     params:
         family="sdt",
         options=FIGURE_OPTIONS,
     script:
-        "../scripts/fam_figure.py"
+        "../../scripts/familiarity/figure.py"
 
 
 rule fam_figure_crowds:
@@ -51,12 +51,12 @@ rule fam_figure_crowds:
     log:
         out("logs", "fam_figure_crowds.log"),
     conda:
-        "../../envs/figures.yaml"
+        "../../../envs/figures.yaml"
     params:
         family="crowds",
         options=FIGURE_OPTIONS,
     script:
-        "../scripts/fam_figure.py"
+        "../../scripts/familiarity/figure.py"
 
 
 rule fam_figure_difficulty:
@@ -69,12 +69,12 @@ rule fam_figure_difficulty:
     log:
         out("logs", "fam_figure_difficulty.log"),
     conda:
-        "../../envs/figures.yaml"
+        "../../../envs/figures.yaml"
     params:
         family="difficulty",
         options=FIGURE_OPTIONS,
     script:
-        "../scripts/fam_figure.py"
+        "../../scripts/familiarity/figure.py"
 
 
 rule fam_figure_glmm:
@@ -87,12 +87,12 @@ rule fam_figure_glmm:
     log:
         out("logs", "fam_figure_glmm.log"),
     conda:
-        "../../envs/figures.yaml"
+        "../../../envs/figures.yaml"
     params:
         family="glmm",
         options=FIGURE_OPTIONS,
     script:
-        "../scripts/fam_figure.py"
+        "../../scripts/familiarity/figure.py"
 
 
 rule fam_figure_calibration:
@@ -105,12 +105,12 @@ rule fam_figure_calibration:
     log:
         out("logs", "fam_figure_calibration.log"),
     conda:
-        "../../envs/figures.yaml"
+        "../../../envs/figures.yaml"
     params:
         family="calibration",
         options=FIGURE_OPTIONS,
     script:
-        "../scripts/fam_figure.py"
+        "../../scripts/familiarity/figure.py"
 
 
 rule fam_figure_power:
@@ -123,9 +123,9 @@ rule fam_figure_power:
     log:
         out("logs", "fam_figure_power.log"),
     conda:
-        "../../envs/figures.yaml"
+        "../../../envs/figures.yaml"
     params:
         family="power",
         options=FIGURE_OPTIONS,
     script:
-        "../scripts/fam_figure.py"
+        "../../scripts/familiarity/figure.py"

@@ -1,5 +1,6 @@
-# Config, paths and input functions of the familiarity study's models, ratings, statistics and
-# figures (included by inference.smk; rules in inference, ratings, analysis and figures.smk).
+# Config, paths and input functions of the familiarity study: corpus, signals, filters, design,
+# stimuli, models, ratings, statistics and figures (included by the Snakefile right after
+# common.smk; rules in workflow/rules/familiarity/*.smk).
 import re
 
 from omnisocial.familiarity.inference import (  # noqa: E402
@@ -9,6 +10,7 @@ from omnisocial.familiarity.inference import (  # noqa: E402
     with_baseline_predictions,
 )
 
+CORPUS = config["corpus"]
 FAM_MODELS = load_models(config["models"])
 # infer_model matches only the configured names (a regex matching nothing when there are none)
 FAM_MODEL_PATTERN = "|".join(re.escape(name) for name in FAM_MODELS) or "(?!)"
@@ -60,6 +62,30 @@ def fam_model_mem_mb(wildcards):
     )["mem_mb"]
 
 
+def corpus_root(wildcards=None):
+    """The corpus folder: made by make_demo_corpus for the demo, read as given otherwise."""
+    return CORPUS["root"]
+
+
+def transcript_inputs(wildcards=None):
+    """Corpus transcripts, plus ASR output when missing transcripts are transcribed."""
+    inputs = {"transcripts": out("corpus", "transcript_segments.csv")}
+    if CORPUS["missing_transcript"] == "asr":
+        inputs["asr"] = out("corpus", "asr_segments.csv")
+        inputs["asr_failures"] = out("corpus", "asr_failures.csv")
+    return inputs
+
+
+def final_outputs():
+    return [
+        out("filters", "filter_report.csv"),
+        out("design", "design.csv"),
+        out("stimuli", "manifest.csv"),
+        # models, ratings, statistics, figures
+        *familiarity_outputs(),
+    ]
+
+
 # --- ratings ---
 RATINGS = config["ratings"]
 RATED_MODALITIES = [
@@ -104,7 +130,7 @@ def fam_table(name, caption=None):
         return path
     return report(
         path,
-        caption=f"../report/fam_{caption}.rst",
+        caption=f"../../report/fam_{caption}.rst",
         category=FAM_CATEGORY,
         subcategory="Tables",
     )
@@ -121,7 +147,7 @@ def fam_figure_png(name):
     """A figure's PNG, shown in the report with its caption (workflow/report/fam_fig_*.rst)."""
     return report(
         out("figures", f"{name}.png"),
-        caption=f"../report/fam_fig_{name}.rst",
+        caption=f"../../report/fam_fig_{name}.rst",
         category=FAM_CATEGORY,
         subcategory="Figures",
     )

@@ -9,14 +9,14 @@ if CORPUS["source"] == "demo":
         benchmark:
             "logs/benchmarks/make_demo_corpus.tsv"
         conda:
-            "../../envs/media.yaml"
+            "../../../envs/media.yaml"
         threads: 2
         resources:
             mem_mb=2000,
         params:
             demo=config["demo"],
         script:
-            "../scripts/make_demo_corpus.py"
+            "../../scripts/familiarity/make_demo_corpus.py"
 
 
 rule ingest_corpus:
@@ -30,7 +30,7 @@ rule ingest_corpus:
     log:
         out("logs", "ingest_corpus.log"),
     conda:
-        "../../envs/media.yaml"
+        "../../../envs/media.yaml"
     resources:
         mem_mb=2000,
     params:
@@ -41,7 +41,7 @@ rule ingest_corpus:
         participants_csv=CORPUS["participants_csv"],
         missing_transcript=CORPUS["missing_transcript"],
     script:
-        "../scripts/ingest_corpus.py"
+        "../../scripts/familiarity/ingest_corpus.py"
 
 
 rule transcribe_missing:
@@ -56,7 +56,7 @@ rule transcribe_missing:
     benchmark:
         out("benchmarks", "transcribe_missing.tsv")
     conda:
-        "../../envs/asr.yaml"
+        "../../../envs/asr.yaml"
     threads: 2
     resources:
         mem_mb=8000,
@@ -64,4 +64,4 @@ rule transcribe_missing:
     params:
         asr=config["asr"],
     script:
-        "../scripts/transcribe_missing.py"
+        "../../scripts/familiarity/transcribe_missing.py"

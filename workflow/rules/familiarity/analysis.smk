@@ -21,7 +21,7 @@ rule score_familiarity:
     benchmark:
         out("benchmarks", "score_familiarity.tsv")
     conda:
-        "../../envs/stats.yaml"
+        "../../../envs/stats.yaml"
     resources:
         mem_mb=2000,
     params:
@@ -31,7 +31,7 @@ rule score_familiarity:
             "calibration_bins": ANALYSIS["calibration_bins"],
         },
     script:
-        "../scripts/fam_score.py"
+        "../../scripts/familiarity/score_familiarity.py"
 
 
 rule rater_tests:
@@ -49,7 +49,7 @@ rule rater_tests:
     log:
         out("logs", "rater_tests.log"),
     conda:
-        "../../envs/stats.yaml"
+        "../../../envs/stats.yaml"
     params:
         analysis={
             "seed": ANALYSIS["seed"],
@@ -59,7 +59,7 @@ rule rater_tests:
             "power": ANALYSIS["power"],
         },
     script:
-        "../scripts/fam_rater_tests.py"
+        "../../scripts/familiarity/rater_tests.py"
 
 
 rule glmm:
@@ -74,14 +74,14 @@ rule glmm:
     benchmark:
         out("benchmarks", "glmm.tsv")
     conda:
-        "../../envs/stats.yaml"
+        "../../../envs/stats.yaml"
     threads: 2
     resources:
         mem_mb=4000,
     params:
         glmm={**ANALYSIS["glmm"], "seed": ANALYSIS["seed"]},
     script:
-        "../scripts/fam_glmm.py"
+        "../../scripts/familiarity/glmm.py"
 
 
 rule rasch:
@@ -100,11 +100,11 @@ rule rasch:
     benchmark:
         out("benchmarks", "rasch.tsv")
     conda:
-        "../../envs/stats.yaml"
+        "../../../envs/stats.yaml"
     threads: 2
     resources:
         mem_mb=4000,
     params:
         rasch={**ANALYSIS["rasch"], "seed": ANALYSIS["seed"]},
     script:
-        "../scripts/fam_rasch.py"
+        "../../scripts/familiarity/rasch.py"

@@ -1,8 +1,5 @@
 # Familiarity study, models (benchmarks.md 1.7): every registry model on every stimulus it
 # supports, and the offline baselines. The registry is validated here, before any job runs.
-include: "familiarity_common.smk"
-
-
 rule baseline_predictions:
     """Behavioural features (turn-taking, prosody) and cross-validated behavioural, chance and majority predictions."""
     input:
@@ -17,14 +14,14 @@ rule baseline_predictions:
     benchmark:
         out("benchmarks", "baseline_predictions.tsv")
     conda:
-        "../../envs/inference.yaml"
+        "../../../envs/inference.yaml"
     resources:
         mem_mb=1000,
     params:
         baselines=config["baselines"],
         merge_gap_s=config["filters"]["turn_gap_s"],
     script:
-        "../scripts/fam_baselines.py"
+        "../../scripts/familiarity/baseline_predictions.py"
 
 
 rule infer_model:
@@ -41,7 +38,7 @@ rule infer_model:
     wildcard_constraints:
         model=FAM_MODEL_PATTERN,
     conda:
-        "../../envs/inference.yaml"
+        "../../../envs/inference.yaml"
     resources:
         gpu=fam_model_gpu,
         mem_mb=fam_model_mem_mb,
@@ -51,4 +48,4 @@ rule infer_model:
         variants=INFERENCE["prompt_variants"],
         cache=fam_model_cache,
     script:
-        "../scripts/fam_infer.py"
+        "../../scripts/familiarity/infer_model.py"
