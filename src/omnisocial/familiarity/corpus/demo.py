@@ -1,5 +1,9 @@
 """Generate the demo corpus: synthetic dyadic conversations in the Seamless Interaction layout.
 
+Length (about 1,300 lines): moved here whole from corpus/demo.py; its split into a `demo/`
+package (voices and speech synthesis, video rendering, corpus layout, broken-interaction
+variants) is still to do, together with moving its ffmpeg calls to the shared media helper.
+
 `generate_demo_corpus(root, params)` writes, from the `demo:` block of the config alone,
 a small corpus that the workflow reads exactly like the real one (see
 docs/data-formats.md): one `.wav`, `.mp4` and `.json` per participant under

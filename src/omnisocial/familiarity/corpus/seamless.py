@@ -1,5 +1,7 @@
 """Read a Seamless Interaction corpus into the INTERACTIONS, SEGMENTS and SPEECH tables.
 
+Length (about 590 lines): one reader of one corpus layout, its parsing and its checks.
+
 Layout (see docs/data-formats.md):
 `{root}/{label}/{split}/{batch}/{archive}/{file_id}.{mp4,wav,json}`, one file set per
 participant, `file_id = V<vendor>_S<session>_I<prompt hash>_P<participant>[A]`, and the
