@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).parents[2] / "src"))
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
 from omnisocial.familiarity.contracts import MODALITY_ASSIGNMENTS
 from omnisocial.familiarity.ratings import BLOCKS, simulate_exports
