@@ -33,10 +33,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import soundfile as sf  # noqa: E402
 
+from omnisocial.familiarity.signals import measure_interaction  # noqa: E402
 from omnisocial.media.audio import envelope, load_audio  # noqa: E402
 from omnisocial.media.sync import av_lag, track_similarity, video_motion  # noqa: E402
 from omnisocial.media.vad import speech_segments  # noqa: E402
-from omnisocial.signals import measure_interaction  # noqa: E402
 
 SR = 16000
 FPS = 10

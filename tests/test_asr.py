@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 import soundfile as sf
 
-from omnisocial import asr
+from omnisocial.familiarity import asr
 from omnisocial.tables import INTERACTIONS, SEGMENTS
 
 SAMPLE_RATE = 16000

@@ -131,7 +131,7 @@ def test_config_errors_name_every_key():
 
 
 def test_union_seconds_counts_overlaps_once_and_clips_to_a_window():
-    from omnisocial.intervals import union_seconds
+    from omnisocial.familiarity.intervals import union_seconds
 
     intervals = [(0.0, 2.0), (1.0, 3.0), (5.0, 6.0), (7.0, 7.0), (9.0, 8.0)]
     assert union_seconds(intervals) == 4.0  # [0, 3] + [5, 6]; empty and reversed add 0

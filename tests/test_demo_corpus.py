@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from omnisocial.corpus.demo import FAILURES, LITTLE_SPEECH_S, gender_mix, generate_demo_corpus
+from omnisocial.familiarity.corpus.demo import FAILURES, LITTLE_SPEECH_S, gender_mix, generate_demo_corpus
 
 pytestmark = pytest.mark.skipif(
     shutil.which("espeak-ng") is None or shutil.which("ffmpeg") is None or shutil.which("ffprobe") is None,

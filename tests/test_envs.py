@@ -20,7 +20,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
-RULES = sorted((ROOT / "workflow" / "rules").glob("*.smk"))
+RULES = sorted((ROOT / "workflow" / "rules").rglob("*.smk"))
 # Where conda-forge names a distribution differently from PyPI.
 CONDA_NAMES = {"torch": "pytorch", "soundfile": "pysoundfile"}
 # Programs the package runs as subprocesses, and the conda package that brings each.

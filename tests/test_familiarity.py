@@ -30,10 +30,10 @@ from omnisocial.familiarity.contracts import (
     split_variant,
     variant_name,
 )
+from omnisocial.familiarity.ratings import SIMULATED_LABEL
 from omnisocial.models.base import Reply
 from omnisocial.models.registry import RegistryError
 from omnisocial.prompt_templates import load_template
-from omnisocial.ratings import SIMULATED_LABEL
 from omnisocial.stats.sdt import MAJORITY_MODEL, score_predictions
 from omnisocial.tables import PREDICTIONS, STIMULI_MANIFEST
 

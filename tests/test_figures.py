@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from omnisocial import figures
+from omnisocial.familiarity import figures
+from omnisocial.familiarity.figures.glmm import pretty_contrast
+from omnisocial.familiarity.ratings import SIMULATED_LABEL, block_design, rater_assignments, simulate_panel
 from omnisocial.figures import style
-from omnisocial.figures.glmm import pretty_contrast
-from omnisocial.ratings import SIMULATED_LABEL, block_design, rater_assignments, simulate_panel
 from omnisocial.stats.crowds import crowd_curve, per_rater_sdt
 from omnisocial.stats.sdt import majority_vote, score_predictions, truth_map
 from omnisocial.stats.tests import power_table

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from omnisocial.filters import REQUIRED_PARAMS, apply_filters, keyword_hits
+from omnisocial.familiarity.filters import REQUIRED_PARAMS, apply_filters, keyword_hits
 from omnisocial.tables import CLIP_CANDIDATES, FILTER_REPORT, INTERACTIONS, SEGMENTS, SIGNALS
 
 PARAMS = {

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import soundfile as sf
 
-from omnisocial.corpus.seamless import CorpusError, ingest, parse_file_id, parse_participant_json
+from omnisocial.familiarity.corpus.seamless import CorpusError, ingest, parse_file_id, parse_participant_json
 from omnisocial.tables import INTERACTIONS, SEGMENTS, SPEECH
 
 LABEL = "naturalistic"

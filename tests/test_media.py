@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from omnisocial.familiarity.signals import union_seconds
 from omnisocial.media.audio import MediaError, envelope, load_audio, probe
 from omnisocial.media.sync import audio_change, av_lag, cross_correlation, track_similarity, video_motion
 from omnisocial.media.vad import (
@@ -17,7 +18,6 @@ from omnisocial.media.vad import (
     speech_segments,
     suppress_crosstalk,
 )
-from omnisocial.signals import union_seconds
 
 SR = 16000
 HOP = 0.02

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from omnisocial import ratings
-from omnisocial.ratings import (
+from omnisocial.familiarity import ratings
+from omnisocial.familiarity.ratings import (
     IMPORT_REPORT,
     REASONS,
     SIMULATED_LABEL,

@@ -26,7 +26,7 @@ SMALL = {"n_multiparty": 2, "who_items_per_clip": 3, "when_transitions_per_clip"
 
 
 def generate_social_demo(root, params=None):
-    """The demo as the social_demo rule builds it (workflow/scripts/social_demo.py)."""
+    """The demo as the social_demo rule builds it (workflow/scripts/social/demo.py)."""
     return build_demo(root, params, [("socialomni", write_socialomni), ("duplexeval", write_duplexeval)])
 
 

@@ -66,7 +66,7 @@ DETECTOR = {"fps": 10, "width": 160, "height": 120, "threshold": 0.1, "min_gap_s
 
 
 def generate_social_demo(root, params=None):
-    """The demo as the social_demo rule builds it (workflow/scripts/social_demo.py)."""
+    """The demo as the social_demo rule builds it (workflow/scripts/social/demo.py)."""
     return build_demo(root, params, [("socialomni", write_socialomni), ("duplexeval", write_duplexeval)])
 
 

@@ -11,8 +11,14 @@ import pandas as pd
 import pytest
 import soundfile
 
+from omnisocial.familiarity.stimuli import (
+    StimulusError,
+    balance_gains,
+    clock,
+    render_stimuli,
+    transcript_text,
+)
 from omnisocial.io import sha256_file
-from omnisocial.stimuli import StimulusError, balance_gains, clock, render_stimuli, transcript_text
 from omnisocial.tables import STIMULI_MANIFEST
 
 PARAMS = {"sample_rate": 16000, "stereo": True, "video_height": 96, "video_fps": 10}

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omnisocial import sampling
-from omnisocial.sampling import DesignError, clip_candidates, sample_design, snap_end
+from omnisocial.familiarity import sampling
+from omnisocial.familiarity.sampling import DesignError, clip_candidates, sample_design, snap_end
+from omnisocial.familiarity.turns import merge_turns, timeline
 from omnisocial.tables import CLIP_CANDIDATES, DESIGN, FILTER_REPORT, RELATIONSHIPS
-from omnisocial.turns import merge_turns, timeline
 
 CLIPS = {"duration_s": 20.0, "early_start_s": 5.0, "late_end_margin_s": 5.0, "snap_tolerance_s": 4.0}
 PASS_COLUMNS = [

@@ -16,6 +16,9 @@ import pandas as pd
 from omnisocial.io import read_csv_strings, write_csv
 
 KINDS = ("str", "int", "float", "bool")
+# The `source` value of every row a simulated rater panel produced (a demo's ratings); figure
+# subtitles (figures.style.simulated_note) name it, so it lives in this shared layer.
+SIMULATED_LABEL = "simulated rater panel (demo)"
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
 

@@ -1,4 +1,5 @@
-# Config validation, shared paths and input functions (no logic beyond choosing inputs).
+# Config validation and shared paths of every study (each study's own input functions live in
+# its folder: workflow/rules/familiarity/common.smk, social_common.smk).
 import sys
 from pathlib import Path
 
@@ -11,7 +12,6 @@ validate_config(
 )
 
 RESULTS = config["results"]
-CORPUS = config["corpus"]
 ENVS = Path(workflow.basedir) / "envs"
 
 
@@ -24,27 +24,3 @@ def failure_policy_config():
 def out(*parts):
     """A path under this study's results folder."""
     return str(Path(RESULTS, *parts))
-
-
-def corpus_root(wildcards=None):
-    """The corpus folder: made by make_demo_corpus for the demo, read as given otherwise."""
-    return CORPUS["root"]
-
-
-def transcript_inputs(wildcards=None):
-    """Corpus transcripts, plus ASR output when missing transcripts are transcribed."""
-    inputs = {"transcripts": out("corpus", "transcript_segments.csv")}
-    if CORPUS["missing_transcript"] == "asr":
-        inputs["asr"] = out("corpus", "asr_segments.csv")
-        inputs["asr_failures"] = out("corpus", "asr_failures.csv")
-    return inputs
-
-
-def final_outputs():
-    return [
-        out("filters", "filter_report.csv"),
-        out("design", "design.csv"),
-        out("stimuli", "manifest.csv"),
-        # familiarity study: models, ratings, statistics, figures (familiarity_common.smk)
-        *familiarity_outputs(),
-    ]

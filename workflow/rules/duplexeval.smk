@@ -1,5 +1,5 @@
 # Streaming (Omni-DuplexEval-style) benchmark: caption and detector baselines, rtd / pr scoring, figure.
-# Items come from social_import (social_shared.smk); `duplexeval_all` builds this benchmark alone.
+# Items come from social_import (social.smk); `duplexeval_all` builds this benchmark alone.
 
 
 rule duplexeval_all:
@@ -36,7 +36,7 @@ rule duplexeval_baselines:
         detector=SOCIAL["streaming"]["detector"],
         deltas=SOCIAL["streaming"]["deltas"],
     script:
-        "../scripts/duplexeval_baselines.py"
+        "../scripts/duplexeval/baselines.py"
 
 
 rule duplexeval_score:
@@ -71,7 +71,7 @@ rule duplexeval_score:
         reminder_judge=SOCIAL["streaming"]["reminder_judge"],
         keyword_share=SOCIAL["streaming"]["keyword_share"],
     script:
-        "../scripts/duplexeval_score.py"
+        "../scripts/duplexeval/score.py"
 
 
 rule duplexeval_figures:
@@ -90,4 +90,4 @@ rule duplexeval_figures:
     conda:
         "../../envs/figures.yaml"
     script:
-        "../scripts/duplexeval_figures.py"
+        "../scripts/duplexeval/figures.py"

@@ -1,5 +1,5 @@
 # Config, paths and input functions shared by the SocialOmni-style (socialomni.smk) and Omni-DuplexEval-style
-# (duplexeval.smk) benchmarks; their shared rules are in social_shared.smk.
+# (duplexeval.smk) benchmarks; their shared rules are in social.smk.
 # Everything lands under social.results. Included before socialomni.smk and duplexeval.smk.
 
 SOCIAL = config["social"]

@@ -1,5 +1,5 @@
 # Who / when / how (SocialOmni-style) benchmark: baselines, registry models, scoring, profile, figures.
-# Items come from social_import (social_shared.smk); `socialomni_all` builds this benchmark alone.
+# Items come from social_import (social.smk); `socialomni_all` builds this benchmark alone.
 
 
 rule socialomni_all:
@@ -30,7 +30,7 @@ rule socialomni_who_baselines:
         who=SOCIAL["who"],
         seed=SOCIAL["seed"],
     script:
-        "../scripts/socialomni_who_baselines.py"
+        "../scripts/socialomni/who_baselines.py"
 
 
 rule socialomni_when_baselines:
@@ -58,7 +58,7 @@ rule socialomni_when_baselines:
         vad=config["vad"],
         seed=SOCIAL["seed"],
     script:
-        "../scripts/socialomni_when_baselines.py"
+        "../scripts/socialomni/when_baselines.py"
 
 
 rule socialomni_how_baselines:
@@ -74,7 +74,7 @@ rule socialomni_how_baselines:
     params:
         seed=SOCIAL["seed"],
     script:
-        "../scripts/socialomni_how_baselines.py"
+        "../scripts/socialomni/how_baselines.py"
 
 
 rule socialomni_cut_media:
@@ -97,7 +97,7 @@ rule socialomni_cut_media:
         root=social_roots()[0],
         media_root=sout("media"),
     script:
-        "../scripts/socialomni_cut_media.py"
+        "../scripts/socialomni/cut_media.py"
 
 
 rule socialomni_model_replies:
@@ -125,7 +125,7 @@ rule socialomni_model_replies:
         include_asr=SOCIAL["include_asr"],
         failure_policy=failure_policy_config(),
     script:
-        "../scripts/socialomni_model_replies.py"
+        "../scripts/socialomni/model_replies.py"
 
 
 rule socialomni_score_who:
@@ -152,7 +152,7 @@ rule socialomni_score_who:
     conda:
         "../../envs/media.yaml"
     script:
-        "../scripts/socialomni_score_who.py"
+        "../scripts/socialomni/score_who.py"
 
 
 rule socialomni_score_when:
@@ -187,7 +187,7 @@ rule socialomni_score_when:
         thresholds=SOCIAL["when"]["thresholds"],
         deltas=SOCIAL["when"]["deltas"],
     script:
-        "../scripts/socialomni_score_when.py"
+        "../scripts/socialomni/score_when.py"
 
 
 rule socialomni_judge_how:
@@ -220,7 +220,7 @@ rule socialomni_judge_how:
         judges=SOCIAL["how"]["judges"],
         lexical_unit=SOCIAL["how"]["lexical_unit"],
     script:
-        "../scripts/socialomni_judge_how.py"
+        "../scripts/socialomni/judge_how.py"
 
 
 rule socialomni_profile:
@@ -244,7 +244,7 @@ rule socialomni_profile:
     params:
         profile_delta=SOCIAL["when"]["profile_delta"],
     script:
-        "../scripts/socialomni_profile.py"
+        "../scripts/socialomni/profile.py"
 
 
 rule socialomni_figures:
@@ -278,4 +278,4 @@ rule socialomni_figures:
     params:
         thresholds=SOCIAL["when"]["thresholds"],
     script:
-        "../scripts/socialomni_figures.py"
+        "../scripts/socialomni/figures.py"

@@ -1,16 +1,20 @@
-"""Glue of the familiarity study (benchmarks.md section 1): stimuli -> models and people -> statistics.
+"""The familiarity study (benchmarks.md section 1), split by stage like its rules.
 
-The workflow scripts `workflow/scripts/fam_*.py` each call one function of these modules;
-the statistics, models and figures themselves live in `omnisocial.stats`, `omnisocial.models`,
-`omnisocial.ratings` and `omnisocial.figures`. The glue is split by stage so that each rule's
-conda env holds only what its stage imports (tests/test_envs.py follows imports):
+Stages, in workflow order (rules in workflow/rules/familiarity/*.smk, thin adapters in
+workflow/scripts/familiarity/<rule>.py that each call one function here):
 
-- `contracts`: the data contract of every table these stages write;
-- `inference`: inference requests from the stimuli manifest and the design, run results into
-  PREDICTIONS and RESPONSES, behavioural features and the offline baselines;
-- `ratings`: the planned-missing rating design, the simulated panel, the survey import;
-- `analysis`: scoring, paired tests, power, individual differences, GLMM and Rasch tables;
-- `figures`: the inputs of each figure family and the call that draws it.
+- `corpus` (`corpus.seamless` ingest, `corpus.demo` the demo generator), `asr`, `transcripts`;
+- `signals` (stream durations, speech, sync), `turns`, `intervals` (interval unions, used by
+  these stages only);
+- `filters` (F1-F5 and the prompt audit), `sampling` (clip candidates and the design),
+  `stimuli` (text, audio and video renders);
+- `inference` (requests, run results, behavioural features and the offline baselines);
+- `ratings` (design, survey import, the simulated panel, rater differences);
+- `analysis` (scoring, rater tests, GLMM and Rasch tables), `figures` (one module per family),
+  `contracts` (the data contract of every table these stages write).
 
-This `__init__` imports nothing on purpose (see above).
+The package uses only the shared layers (`omnisocial.media`, `models`, `stats`,
+`figures.style`, `tables`, `io`, `config`, `workflow`, `prompt_templates`); each rule's conda
+env holds only what its stage imports (tests/test_envs.py follows imports), so this `__init__`
+imports nothing on purpose.
 """

@@ -49,7 +49,7 @@ from omnisocial.familiarity.contracts import FEATURES_TABLE, MODALITIES, RESPONS
 from omnisocial.models.base import Backend, Request
 from omnisocial.models.parsing import FAMILIARITY_SCHEMA, parse_familiarity
 from omnisocial.models.registry import RegistryError, build_backend, load_entries
-from omnisocial.models.runner import run_inference
+from omnisocial.models.runner import FailurePolicy, run_inference
 from omnisocial.prompt_templates import render_prompt
 from omnisocial.tables import DESIGN, PREDICTIONS, SEGMENTS, STIMULI_MANIFEST
 
@@ -271,12 +271,15 @@ def infer_model(
     cache_path: str | os.PathLike,
     backend: Backend | None = None,
     progress: bool = True,
+    policy: FailurePolicy | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run one registry entry on every stimulus it supports: (PREDICTIONS, RESPONSES).
 
     `backend` defaults to `models.registry.build_backend(entry)` (closed afterwards); the
     resumable result store lives at `cache_path` and is kept between runs. `progress` draws
-    a progress bar with rate and ETA on stderr (the rule's log in the workflow).
+    a progress bar with rate and ETA on stderr (the rule's log in the workflow). `policy`
+    (the workflow passes the config's) fails the job on an unreachable backend, a run of
+    failed calls or too large a share of failures, after every finished call is cached.
     """
     if not variants:
         raise ValueError("inference.prompt_variants is empty")
@@ -292,7 +295,11 @@ def infer_model(
     backend = build_backend(entry) if own else backend
     try:
         results = run_inference(
-            backend, [request for _, request in planned_requests], cache_path, progress=progress
+            backend,
+            [request for _, request in planned_requests],
+            cache_path,
+            progress=progress,
+            policy=policy,
         )
     finally:
         if own:

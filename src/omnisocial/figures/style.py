@@ -27,6 +27,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from omnisocial.io import atomic_path
+from omnisocial.tables import SIMULATED_LABEL
 
 MODALITIES = ("text", "audio", "video")
 MODALITY_COLORS = {"text": "#4C72B0", "audio": "#DD8452", "video": "#55A868"}
@@ -108,8 +109,6 @@ def is_simulated(*tables) -> bool:
 
 def simulated_note(simulated: bool | None, *tables) -> str:
     """'' for real data; else the demo label the subtitle must carry."""
-    from omnisocial.ratings import SIMULATED_LABEL
-
     flag = is_simulated(*tables) if simulated is None else bool(simulated)
     return f"SIMULATED DATA: {SIMULATED_LABEL}, not real ratings" if flag else ""
 

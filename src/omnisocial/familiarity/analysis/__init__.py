@@ -1,0 +1,62 @@
+"""Statistics of the familiarity study into tables (benchmarks.md 1.8 and 1.9).
+
+Inputs are the model PREDICTIONS (every `{name}@{variant}` of the registry and the offline
+baselines), the human trials (`RATED_TRIALS`, with their `source`) and the design (the truth).
+Each function returns a dict of tables named like the files the workflow writes. One module
+per stage: `inputs`, `scoring` (rule score_familiarity), `rater_tests` (rule rater_tests) and
+`glmm_rasch` (rules glmm and rasch); their names are re-exported here.
+
+Choices made here (the published analysis leaves them open):
+
+- humans: every rater is scored as a 'model' named by rater id (rater_type `human`), and the
+  majority vote per modality and dyad as `human_majority` (rater_type `crowd`; ties broken by a
+  coin seeded with `analysis.seed`, the tie record is in majority_votes.csv);
+- the best model of a modality (for the McNemar and TOST comparison with the crowd) is the
+  model with the highest accuracy counting non-answers as wrong (a model cannot win by refusing),
+  ties broken by accuracy on answered items, then name. It is chosen on the same dyads it is
+  tested on, so its comparison with the crowd is optimistic for the model;
+- paired tests (McNemar, TOST, prompt sensitivity) use the dyads both raters answered: a
+  non-answer is left out of the pair, like accuracy is on answered items;
+- modality pairs are tested within every model (each prompt variant its own model) and within
+  the crowd, paired on dyads;
+- TOST uses the `analysis.tost_method` standard error ("agresti_min" by default: with no
+  discordant dyad the plain Wald SE is 0 and nothing could ever be called equivalent);
+- calibration covers models only (the crowd's vote share is not a stated confidence);
+- Rasch: dyad difficulty per modality for humans (persons = raters) and for models (persons =
+  every model@variant and baseline that answered in that modality; answered predictions only);
+  the per-dyad human accuracy is the share of raters who were right, the model accuracy the
+  mean over the models' answered predictions; partial correlations control for the true class
+  by correlating the residuals after removing each class's mean (n - 3 degrees of freedom).
+"""
+
+from omnisocial.familiarity.analysis.glmm_rasch import (  # noqa: F401
+    _correlation,
+    _responses,
+    glmm_tables,
+    partial_correlation,
+    rasch_tables,
+)
+from omnisocial.familiarity.analysis.inputs import (  # noqa: F401
+    _correct,
+    _trials,
+    human_source,
+    model_predictions,
+)
+from omnisocial.familiarity.analysis.rater_tests import (  # noqa: F401
+    _pair,
+    best_models,
+    comparisons,
+    paired_tests,
+    power_analysis,
+    rater_tests,
+)
+from omnisocial.familiarity.analysis.scoring import (  # noqa: F401
+    _accuracy,
+    _sourced,
+    calibration_table,
+    crowd_sizes,
+    human_predictions,
+    prompt_sensitivity,
+    rater_types,
+    score_familiarity,
+)

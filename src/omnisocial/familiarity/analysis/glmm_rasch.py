@@ -1,0 +1,271 @@
+"""Rules glmm and rasch: the Bayesian GLMM tables and Rasch dyad difficulty with its correlations.
+
+The choices made are listed in `omnisocial.familiarity.analysis`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from omnisocial.familiarity.analysis.inputs import _trials, human_source, model_predictions
+from omnisocial.familiarity.contracts import (
+    GLMM_CONTRASTS,
+    GLMM_SUMMARY,
+    MODALITIES,
+    MODEL_SOURCE,
+    RASCH_CORRELATIONS,
+    RASCH_DIFFICULTY,
+    RASCH_FITS,
+    RASCH_PARTIAL,
+)
+from omnisocial.stats.sdt import (
+    NON_ANSWER,
+    truth_map,
+)
+
+log = logging.getLogger(__name__)
+
+# --- glmm ---------------------------------------------------------------------------------
+
+
+def glmm_tables(trials: pd.DataFrame, params: Mapping, cores: int = 1) -> dict[str, pd.DataFrame]:
+    """glmm_summary (fixed effects and group SDs) and glmm_contrasts of
+    `correct ~ 0 + modality + (1|rater_id) + (1|dyad_id)` on the human trials.
+
+    params: draws, tune, chains, seed. Every row carries r_hat, ess_bulk, converged and flag.
+    """
+    from omnisocial.stats import glmm
+
+    frame = _trials(trials)
+    if frame.empty:
+        raise ValueError("the GLMM needs human trials; the trial table is empty")
+    human = human_source(trials)
+    result = glmm.fit_glmm(
+        frame[["rater_id", "dyad_id", "modality", "correct"]],
+        glmm.DEFAULT_FORMULA,
+        draws=int(params.get("draws", 2000)),
+        tune=int(params.get("tune", 500)),
+        chains=int(params.get("chains", 2)),
+        seed=int(params.get("seed", 0)),
+        cores=max(1, int(cores)),
+    )
+    summary = glmm.summarize(result, levels=False).assign(
+        formula=result.formula,
+        sampler=result.sampler,
+        n_obs=result.n_obs,
+        draws=result.draws,
+        tune=result.tune,
+        chains=result.chains,
+        divergences=result.divergences,
+        source=human,
+    )
+    if len(result.fixed_levels) >= 2:
+        contrasts = GLMM_CONTRASTS.validate(glmm.contrasts(result).assign(source=human))
+    else:
+        log.warning("one modality only: no modality contrasts")
+        contrasts = GLMM_CONTRASTS.empty()
+    flagged = int((~summary["converged"]).sum())
+    if flagged:
+        log.warning("%d GLMM parameter(s) flagged as not converged (see the flag column)", flagged)
+    return {"glmm_summary": GLMM_SUMMARY.validate(summary), "glmm_contrasts": contrasts}
+
+
+# --- rasch --------------------------------------------------------------------------------
+
+
+def _responses(models: pd.DataFrame, trials: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
+    """(modality, rater_type) -> [person, dyad_id, correct] of answered responses."""
+    out = {}
+    frame = _trials(trials)
+    for modality, group in frame.groupby("modality", sort=True):
+        out[(modality, "human")] = pd.DataFrame(
+            {
+                "person": group["rater_id"],
+                "dyad_id": group["dyad_id"],
+                "correct": group["correct"].astype(bool),
+            }
+        )
+    answered = models[models["label"] != NON_ANSWER]
+    for modality, group in answered.groupby("modality", sort=True):
+        out[(modality, "model")] = pd.DataFrame(
+            {
+                "person": group["model"],
+                "dyad_id": group["item_id"],
+                "correct": group["label"] == group["truth"],
+            }
+        )
+    return out
+
+
+def partial_correlation(x, y, classes) -> tuple[float, float, float, int]:
+    """(r, partial r controlling for `classes`, its two-sided p, n) on the complete cases."""
+    frame = pd.DataFrame({"x": x, "y": y, "z": classes}).dropna()
+    n = len(frame)
+    nan = math.nan
+    if n < 4 or np.ptp(frame["x"]) == 0 or np.ptp(frame["y"]) == 0:
+        return nan, nan, nan, n
+    r = float(stats.pearsonr(frame["x"], frame["y"]).statistic)
+    rx = frame["x"] - frame.groupby("z")["x"].transform("mean")
+    ry = frame["y"] - frame.groupby("z")["y"].transform("mean")
+    if np.ptp(rx) == 0 or np.ptp(ry) == 0:
+        return r, nan, nan, n
+    partial = float(np.corrcoef(rx, ry)[0, 1])
+    df = n - 3
+    if abs(partial) >= 1:
+        return r, partial, 0.0, n
+    t = partial * math.sqrt(df / (1 - partial**2))
+    return r, partial, float(2 * stats.t.sf(abs(t), df)), n
+
+
+def _correlation(x: pd.Series, y: pd.Series) -> dict:
+    joined = pd.concat({"x": x, "y": y}, axis=1, join="inner").dropna()
+    out = {
+        "n": len(joined),
+        "pearson_r": math.nan,
+        "pearson_p": math.nan,
+        "spearman_r": math.nan,
+        "spearman_p": math.nan,
+    }
+    if len(joined) >= 3 and np.ptp(joined["x"]) > 0 and np.ptp(joined["y"]) > 0:
+        pearson, spearman = (
+            stats.pearsonr(joined["x"], joined["y"]),
+            stats.spearmanr(joined["x"], joined["y"]),
+        )
+        out.update(
+            pearson_r=float(pearson.statistic),
+            pearson_p=float(pearson.pvalue),
+            spearman_r=float(spearman.statistic),
+            spearman_p=float(spearman.pvalue),
+        )
+    return out
+
+
+def rasch_tables(
+    predictions: pd.DataFrame | Iterable[pd.DataFrame],
+    trials: pd.DataFrame,
+    design: pd.DataFrame,
+    params: Mapping,
+) -> dict[str, pd.DataFrame]:
+    """rasch_difficulty, rasch_fits, rasch_correlations, rasch_partial (module docstring).
+
+    params: draws, tune, chains, seed.
+    """
+    from omnisocial.stats.rasch import fit_rasch
+
+    models = model_predictions(predictions, design)
+    human = human_source(trials)
+    truth = truth_map(design)
+    difficulty, fits = [], []
+    for (modality, rater_type), responses in sorted(_responses(models, trials).items()):
+        source = human if rater_type == "human" else MODEL_SOURCE
+        n_persons, n_items = responses["person"].nunique(), responses["dyad_id"].nunique()
+        fit = {
+            "modality": modality,
+            "rater_type": rater_type,
+            "n_persons": n_persons,
+            "n_items": n_items,
+            "n_responses": len(responses),
+            "source": source,
+        }
+        if n_persons < 2 or n_items < 2:
+            who = "raters" if rater_type == "human" else "models"
+            reason = f"{n_persons} {who} and {n_items} dyads (2 of each needed)"
+            log.warning("Rasch %s %s: no fit, %s", modality, rater_type, reason)
+            fits.append(
+                {**fit, "fitted": False, "reason": reason, "converged": False, "flag": "", "divergences": 0}
+            )
+            continue
+        items, info = fit_rasch(
+            responses,
+            "person",
+            "dyad_id",
+            "correct",
+            draws=int(params.get("draws", 2000)),
+            tune=int(params.get("tune", 500)),
+            chains=int(params.get("chains", 2)),
+            seed=int(params.get("seed", 0)),
+        )
+        fits.append(
+            {**fit, **{k: info[k] for k in RASCH_FITS.names if k in info}, "fitted": True, "reason": ""}
+        )
+        per_dyad = responses.groupby("dyad_id")["correct"].agg(["mean", "size"])
+        difficulty.append(
+            pd.DataFrame(
+                {
+                    "modality": modality,
+                    "rater_type": rater_type,
+                    "dyad_id": items["item"].astype(str).to_numpy(),
+                    "difficulty": items["difficulty"].to_numpy(float),
+                    "sd": items["sd"].to_numpy(float),
+                    "hdi_low": items["hdi_low"].to_numpy(float),
+                    "hdi_high": items["hdi_high"].to_numpy(float),
+                    "source": source,
+                }
+            )
+        )
+        difficulty[-1]["truth"] = difficulty[-1]["dyad_id"].map(truth)
+        difficulty[-1]["accuracy"] = difficulty[-1]["dyad_id"].map(per_dyad["mean"]).astype(float)
+        difficulty[-1]["n_responses"] = difficulty[-1]["dyad_id"].map(per_dyad["size"]).astype("int64")
+    table = (
+        RASCH_DIFFICULTY.validate(pd.concat(difficulty, ignore_index=True))
+        if difficulty
+        else RASCH_DIFFICULTY.empty()
+    )
+    fit_table = (
+        RASCH_FITS.validate(pd.DataFrame(fits, columns=RASCH_FITS.names)) if fits else RASCH_FITS.empty()
+    )
+
+    correlations = []
+    for rater_type, group in table.groupby("rater_type", sort=True):
+        present = [m for m in MODALITIES if m in set(group["modality"])]
+        for first, second in itertools.combinations(present, 2):
+            x = group[group["modality"] == first].set_index("dyad_id")["difficulty"]
+            y = group[group["modality"] == second].set_index("dyad_id")["difficulty"]
+            correlations.append(
+                {
+                    "rater_type": rater_type,
+                    "modality_a": first,
+                    "modality_b": second,
+                    **_correlation(x, y),
+                    "source": human if rater_type == "human" else MODEL_SOURCE,
+                }
+            )
+    partial = []
+    for modality in MODALITIES:
+        own = table[table["modality"] == modality]
+        wide = own.pivot_table(index="dyad_id", columns="rater_type", values=["accuracy", "difficulty"])
+        if ("accuracy", "human") not in wide.columns or ("accuracy", "model") not in wide.columns:
+            continue
+        classes = wide.index.map(truth)
+        for measure in ("accuracy", "difficulty"):
+            r, partial_r, p_value, n = partial_correlation(
+                wide[(measure, "human")].to_numpy(float), wide[(measure, "model")].to_numpy(float), classes
+            )
+            partial.append(
+                {
+                    "modality": modality,
+                    "measure": measure,
+                    "n": n,
+                    "r": r,
+                    "partial_r": partial_r,
+                    "partial_p": p_value,
+                    "source": human,
+                }
+            )
+    return {
+        "rasch_difficulty": table,
+        "rasch_fits": fit_table,
+        "rasch_correlations": (
+            RASCH_CORRELATIONS.validate(pd.DataFrame(correlations))
+            if correlations
+            else RASCH_CORRELATIONS.empty()
+        ),
+        "rasch_partial": RASCH_PARTIAL.validate(pd.DataFrame(partial)) if partial else RASCH_PARTIAL.empty(),
+    }

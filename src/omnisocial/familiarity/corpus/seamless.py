@@ -1,0 +1,587 @@
+"""Read a Seamless Interaction corpus into the INTERACTIONS, SEGMENTS and SPEECH tables.
+
+Length (about 590 lines): one reader of one corpus layout, its parsing and its checks.
+
+Layout (see docs/data-formats.md):
+`{root}/{label}/{split}/{batch}/{archive}/{file_id}.{mp4,wav,json}`, one file set per
+participant, `file_id = V<vendor>_S<session>_I<prompt hash>_P<participant>[A]`, and the
+metadata tables `interactions.csv`, `relationships.csv`, `participants.csv` beside the
+label folders. One conversation (`interaction_id`) is `V_S_I`; its participants share it.
+
+Two kinds of problems are kept apart:
+- a broken configuration (a metadata table missing or lacking a required column, no
+  corpus folder, a gender table that contradicts itself) raises `CorpusError` at once;
+- anything that makes one interaction unusable (one participant, a missing or unreadable
+  file, no relationship or prompt row, a duplicate file id, ...) is recorded in that
+  interaction's row: `ingest_ok` False and every reason in `ingest_reason` ('; '-joined).
+
+Transcripts are all or nothing per interaction: `has_transcript` is True only when both
+participants' json hold a transcript, and only then are its segments emitted (source
+'transcript'); otherwise the ASR step transcribes both tracks, so one interaction never
+mixes transcript and ASR text. SEGMENTS and SPEECH rows are emitted for `ingest_ok`
+interactions only. A participant json without VAD is tolerated (no 'corpus_vad' rows:
+the VAD step can compute speech from the audio instead) and logged.
+
+Joins compare ids by their digits, so `V03` matches `03` and a `894` written by a
+spreadsheet still matches the `0894` of the file id; every id written to the tables keeps
+the spelling of the file id.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from omnisocial.io import read_csv_strings
+from omnisocial.tables import INTERACTIONS, RELATIONSHIPS, SEGMENTS, SPEECH
+
+log = logging.getLogger(__name__)
+
+FILE_ID = re.compile(r"^V(?P<vendor>\d+)_S(?P<session>\d+)_I(?P<prompt>\d+)_P(?P<participant>\w+)$")
+
+# file suffix -> slot; a participant needs exactly one file per slot.
+SLOTS = {".mp4": "video", ".wav": "audio", ".json": "json", ".jsonl": "json"}
+SLOT_NAMES = {"video": "mp4", "audio": "wav", "json": "json"}
+
+TRANSCRIPT_KEYS = ("metadata:transcript", "transcript")
+VAD_KEYS = ("metadata:vad", "vad")
+
+# Required columns of each metadata table (others are kept out of the way, not rejected).
+INTERACTIONS_COLUMNS = ("prompt_hash", "prompt_id_unique", "participant_a_prompt_text")
+RELATIONSHIPS_COLUMNS = ("vendor_id", "session_id", "relationship")
+PARTICIPANTS_COLUMNS = ("vendor_id", "participant_id")
+GENDER_COLUMNS = ("participant_id", "gender")
+
+GENDER_ALIASES = {"f": "female", "w": "female", "woman": "female", "m": "male", "man": "male"}
+_COUNT_WORDS = {2: "two", 3: "three", 4: "four"}
+
+
+class CorpusError(ValueError):
+    """The corpus or its metadata tables are unusable as configured; the message names file and column."""
+
+
+class ParticipantFileError(ValueError):
+    """A participant json could not be read or does not have the expected structure."""
+
+
+@dataclass(frozen=True)
+class FileId:
+    """A parsed participant file id; every part keeps its spelling (`0894` stays `0894`)."""
+
+    file_id: str
+    vendor: str
+    session: str
+    prompt_hash: str
+    participant: str
+
+    @property
+    def interaction_id(self) -> str:
+        return f"V{self.vendor}_S{self.session}_I{self.prompt_hash}"
+
+    @property
+    def participant_id(self) -> str:
+        return f"P{self.participant}"
+
+
+def parse_file_id(name: str) -> FileId | None:
+    """Parse `V00_S0809_I00000582_P0947A`; None when `name` is not a participant file id."""
+    match = FILE_ID.match(name)
+    if match is None:
+        return None
+    return FileId(name, match["vendor"], match["session"], match["prompt"], match["participant"])
+
+
+@dataclass
+class ParticipantRecord:
+    """What one participant json holds: timed transcript segments (None: no transcript) and VAD."""
+
+    transcript: list[tuple[float, float, str]] | None
+    vad: list[tuple[float, float]] | None
+    json_id: str | None = None
+
+
+@dataclass
+class _Participant:
+    fid: FileId
+    files: dict[str, list[Path]] = field(default_factory=lambda: defaultdict(list))
+
+
+# --------------------------------------------------------------------------- participant json
+
+
+def read_participant_json(path: Path) -> ParticipantRecord:
+    """Read a participant's json (one object) or its JSONL variant; raise ParticipantFileError."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ParticipantFileError(str(exc)) from None
+    return parse_participant_json(text)
+
+
+def parse_participant_json(text: str) -> ParticipantRecord:
+    """Parse the text of a participant json.
+
+    Accepted forms: one JSON object `{"id", "metadata:transcript", "metadata:vad"}`; or
+    JSONL, one object a line, each holding some of those keys (lists are concatenated,
+    a single segment object is appended) or a keyed record `{"key": K, "value": V}`.
+    A JSON list of such objects is read like JSONL.
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as whole:
+        if whole.msg != "Extra data":
+            raise ParticipantFileError(_json_error(whole)) from None
+        data = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                data.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ParticipantFileError(f"{exc.msg} line {number} column {exc.colno}") from None
+    if isinstance(data, list):
+        data = _merge_lines(data)
+    if not isinstance(data, dict):
+        raise ParticipantFileError(f"expected a JSON object, found {type(data).__name__}")
+    return _record(data)
+
+
+def _json_error(exc: json.JSONDecodeError) -> str:
+    return f"{exc.msg} line {exc.lineno} column {exc.colno}"
+
+
+def _merge_lines(lines: list) -> dict:
+    merged: dict = {}
+    for number, item in enumerate(lines, start=1):
+        if not isinstance(item, dict):
+            raise ParticipantFileError(f"record {number} is a {type(item).__name__}, not an object")
+        key = next((k for k in ("key", "field", "feature", "name") if k in item), None)
+        value_key = next((k for k in ("value", "data") if k in item), None)
+        if key is not None and value_key is not None and len(item) == 2:
+            item = {str(item[key]): item[value_key]}
+        for name, value in item.items():
+            if name in TRANSCRIPT_KEYS or name in VAD_KEYS:
+                # Segment lists accumulate over lines; a segment alone on a line is appended.
+                merged.setdefault(name, []).extend(value if isinstance(value, list) else [value])
+            elif name not in merged:
+                merged[name] = value
+            elif merged[name] != value:
+                raise ParticipantFileError(f"records disagree on {name!r}: {merged[name]!r} vs {value!r}")
+    return merged
+
+
+def _record(data: dict) -> ParticipantRecord:
+    transcript_key = next((k for k in TRANSCRIPT_KEYS if k in data), None)
+    vad_key = next((k for k in VAD_KEYS if k in data), None)
+    transcript = None
+    if transcript_key is not None and data[transcript_key] is not None:
+        transcript = _segments(data[transcript_key], transcript_key)
+    vad = None
+    if vad_key is not None and data[vad_key] is not None:
+        vad = [(start, end) for start, end, _ in _segments(data[vad_key], vad_key, text=False)]
+    json_id = data.get("id")
+    return ParticipantRecord(transcript, vad, json_id if isinstance(json_id, str) else None)
+
+
+def _segments(items, key: str, text: bool = True) -> list[tuple[float, float, str]]:
+    if isinstance(items, dict):
+        items = [items]
+    if not isinstance(items, list):
+        raise ParticipantFileError(f"{key} is a {type(items).__name__}, not a list")
+    out = []
+    for number, item in enumerate(items, start=1):
+        if isinstance(item, (list, tuple)) and len(item) == 2 and not text:
+            item = {"start": item[0], "end": item[1]}
+        if not isinstance(item, dict):
+            raise ParticipantFileError(f"{key} item {number} is not an object")
+        start, end = _time(item, "start", key, number), _time(item, "end", key, number)
+        if end < start:
+            raise ParticipantFileError(f"{key} item {number} ends ({end}) before it starts ({start})")
+        out.append((start, end, _segment_text(item) if text else ""))
+    return out
+
+
+def _time(item: dict, name: str, key: str, number: int) -> float:
+    value = item.get(name)
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise ParticipantFileError(f"{key} item {number} has no numeric {name} ({value!r})") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ParticipantFileError(f"{key} item {number} has {name} {value!r}")
+    return seconds
+
+
+def _segment_text(item: dict) -> str:
+    for name in ("transcript", "text"):
+        value = item.get(name)
+        if isinstance(value, str) and value.strip():
+            return " ".join(value.split())
+    # Some releases leave the segment text empty and keep only the words.
+    words = item.get("words")
+    if isinstance(words, list):
+        tokens = [str(w.get("word", "")).strip() for w in words if isinstance(w, dict)]
+        return " ".join(token for token in tokens if token)
+    return ""
+
+
+# --------------------------------------------------------------------------- metadata tables
+
+
+def _digits(value: str, prefix: str) -> str:
+    """Join key of a numeric id: `V03`, `03` and `3` all give `3`; non-numeric ids stay as spelled."""
+    text = str(value).strip()
+    if text[:1].upper() == prefix:
+        text = text[1:]
+    return str(int(text)) if text.isdigit() else text
+
+
+def participant_key(value: str) -> str:
+    """Join key of a participant id: `P0299A`, `0299a` and `299A` all give `299A`."""
+    text = str(value).strip()
+    if text[:1].upper() == "P":
+        text = text[1:]
+    match = re.fullmatch(r"(\d+)(\w*)", text)
+    if match is None:
+        return text.upper()
+    return f"{int(match[1])}{match[2].upper()}"
+
+
+def read_table(path: Path, required: tuple[str, ...], what: str) -> pd.DataFrame:
+    """Read a metadata table with every column as a string; CorpusError when unusable."""
+    path = Path(path)
+    if not path.is_file():
+        raise CorpusError(f"{path}: {what} table not found")
+    try:
+        frame = read_csv_strings(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise CorpusError(f"{path}: cannot read {what} table: {exc}") from None
+    frame.columns = [str(column).strip() for column in frame.columns]
+    missing = [column for column in required if column not in frame.columns]
+    if missing:
+        raise CorpusError(
+            f"{path}: {what} table lacks required column(s) {', '.join(missing)} "
+            f"(has {', '.join(frame.columns) or 'none'})"
+        )
+    return frame.apply(lambda column: column.str.strip())
+
+
+def _relationship_index(frame: pd.DataFrame) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    detail = (
+        frame["relationship_detail"] if "relationship_detail" in frame else pd.Series("", index=frame.index)
+    )
+    index: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    for vendor, session, relationship, more in zip(
+        frame["vendor_id"], frame["session_id"], frame["relationship"], detail, strict=True
+    ):
+        value = (relationship.lower(), more)
+        key = (_digits(vendor, "V"), _digits(session, "S"))
+        if value not in index[key]:
+            index[key].append(value)
+    return index
+
+
+def _prompt_index(frame: pd.DataFrame) -> dict[str, list[tuple[str, str]]]:
+    index: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for prompt_hash, prompt_id, text in zip(
+        frame["prompt_hash"], frame["prompt_id_unique"], frame["participant_a_prompt_text"], strict=True
+    ):
+        value = (prompt_id, text)
+        key = _digits(prompt_hash, "I")
+        if value not in index[key]:
+            index[key].append(value)
+    return index
+
+
+def read_genders(path: Path) -> dict[tuple[str, str], str]:
+    """participant -> gender from a user table `participant_id,gender[,vendor_id]`.
+
+    Keys are `(vendor digits or '', participant key)`; a table without `vendor_id` applies
+    to every vendor. Genders are lower-cased, `f`/`m` spelled out. Contradictory rows for
+    one participant raise CorpusError.
+    """
+    frame = read_table(path, GENDER_COLUMNS, "gender")
+    vendors = frame["vendor_id"] if "vendor_id" in frame else pd.Series("", index=frame.index)
+    genders: dict[tuple[str, str], str] = {}
+    for row, (vendor, participant, gender) in enumerate(
+        zip(vendors, frame["participant_id"], frame["gender"], strict=True), start=2
+    ):
+        if not participant:
+            continue
+        value = GENDER_ALIASES.get(gender.lower(), gender.lower())
+        key = (_digits(vendor, "V") if vendor else "", participant_key(participant))
+        if genders.get(key, value) != value:
+            raise CorpusError(
+                f"{path}: gender table row {row} column gender: participant {participant} is both "
+                f"{genders[key]!r} and {value!r}"
+            )
+        genders[key] = value
+    return genders
+
+
+def _gender(genders: dict[tuple[str, str], str], fid: FileId) -> str:
+    key = participant_key(fid.participant)
+    return genders.get((_digits(fid.vendor, "V"), key), genders.get(("", key), ""))
+
+
+# --------------------------------------------------------------------------- corpus walk
+
+
+def _walk(base: Path) -> dict[str, dict[str, _Participant]]:
+    """interaction id -> participant id -> that participant's files, found anywhere under `base`."""
+    groups: dict[str, dict[str, _Participant]] = defaultdict(dict)
+    skipped = 0
+    for path in sorted(base.rglob("*")):
+        slot = SLOTS.get(path.suffix.lower())
+        if slot is None or not path.is_file():
+            continue
+        fid = parse_file_id(path.stem)
+        if fid is None:
+            skipped += 1
+            log.debug("not a participant file id, skipped: %s", path)
+            continue
+        participant = groups[fid.interaction_id].setdefault(fid.participant_id, _Participant(fid))
+        participant.files[slot].append(path)
+    if skipped:
+        log.warning("%d file(s) under %s do not carry a participant file id; skipped", skipped, base)
+    return groups
+
+
+def _participant_order(participant_id: str) -> tuple:
+    key = participant_key(participant_id)
+    match = re.fullmatch(r"(\d+)(\w*)", key)
+    return (0, int(match[1]), match[2]) if match else (1, 0, key)
+
+
+def _file_problems(participant: _Participant, root: Path) -> tuple[dict[str, Path], list[str]]:
+    """The participant's one file per slot, and what is wrong with its files."""
+    chosen: dict[str, Path] = {}
+    problems: list[str] = []
+    for slot, extension in SLOT_NAMES.items():
+        paths = participant.files.get(slot, [])
+        if not paths:
+            problems.append(f"missing {extension} for {participant.fid.participant_id}")
+            continue
+        if len(paths) == 1:
+            chosen[slot] = paths[0]
+            continue
+        folders = sorted({_relative(path.parent, root) for path in paths})
+        if len(folders) > 1:
+            count = _COUNT_WORDS.get(len(folders), str(len(folders)))
+            problems.append(
+                f"duplicate file id {participant.fid.file_id} in {count} folders ({', '.join(folders)})"
+            )
+        else:
+            names = ", ".join(path.name for path in paths)
+            problems.append(f"several {extension} files for {participant.fid.file_id} ({names})")
+    # One folder holding two copies of the same slot gives one reason per slot; say it once.
+    return chosen, list(dict.fromkeys(problems))
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+# --------------------------------------------------------------------------- ingest
+
+
+def ingest(
+    root: Path,
+    label: str = "naturalistic",
+    gender_table: Path | None = None,
+    interactions_csv: Path | None = None,
+    relationships_csv: Path | None = None,
+    participants_csv: Path | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Read the corpus under `root` into validated (INTERACTIONS, SEGMENTS, SPEECH) frames.
+
+    Metadata tables default to `{root}/interactions.csv`, `{root}/relationships.csv` and
+    `{root}/participants.csv` (None or '' means the default); the last is optional (its
+    required columns are checked and participants it lacks are logged). Without
+    `gender_table` (None or ''), genders and `gender_mix` are empty, so the gender stratum
+    is skipped downstream. Raises CorpusError for a configuration problem; per-interaction
+    problems end in `ingest_ok`/`ingest_reason`.
+    """
+    root = Path(root)
+    base = root / label
+    if not base.is_dir():
+        raise CorpusError(f"{base}: corpus folder not found (root {root}, label {label!r})")
+    prompts = _prompt_index(
+        read_table(Path(interactions_csv or root / "interactions.csv"), INTERACTIONS_COLUMNS, "interactions")
+    )
+    relationships = _relationship_index(
+        read_table(
+            Path(relationships_csv or root / "relationships.csv"), RELATIONSHIPS_COLUMNS, "relationships"
+        )
+    )
+    known_participants = _known_participants(root, participants_csv)
+    genders = read_genders(Path(gender_table)) if gender_table else None
+
+    groups = _walk(base)
+    if not groups:
+        raise CorpusError(f"{base}: no participant files ({', '.join(sorted(SLOTS))}) found")
+
+    rows, segments, speech = [], [], []
+    unknown: list[str] = []
+    for interaction_id in sorted(groups):
+        participants = [
+            groups[interaction_id][pid] for pid in sorted(groups[interaction_id], key=_participant_order)
+        ]
+        row, records = _interaction_row(interaction_id, participants, root, prompts, relationships, genders)
+        rows.append(row)
+        if known_participants is not None:
+            unknown += [
+                p.fid.file_id
+                for p in participants
+                if (_digits(p.fid.vendor, "V"), participant_key(p.fid.participant)) not in known_participants
+            ]
+        if not row["ingest_ok"]:
+            continue
+        for speaker, record in zip(("a", "b"), records, strict=True):
+            if row["has_transcript"]:
+                segments += [
+                    {
+                        "interaction_id": interaction_id,
+                        "speaker": speaker,
+                        "start": start,
+                        "end": end,
+                        "text": text,
+                        "source": "transcript",
+                    }
+                    for start, end, text in record.transcript
+                ]
+            speech += [
+                {
+                    "interaction_id": interaction_id,
+                    "speaker": speaker,
+                    "start": start,
+                    "end": end,
+                    "source": "corpus_vad",
+                }
+                for start, end in record.vad or []
+            ]
+    if unknown:
+        log.warning("%d participant(s) missing from participants.csv, e.g. %s", len(unknown), unknown[0])
+
+    interactions = INTERACTIONS.validate(pd.DataFrame(rows, columns=INTERACTIONS.names), source=str(base))
+    n_bad = int((~interactions["ingest_ok"]).sum())
+    log.info("ingested %d interactions from %s (%d unusable)", len(interactions), base, n_bad)
+    return interactions, _sorted(SEGMENTS, segments, base), _sorted(SPEECH, speech, base)
+
+
+def _known_participants(root: Path, participants_csv: Path | None) -> set[tuple[str, str]] | None:
+    path = Path(participants_csv) if participants_csv else root / "participants.csv"
+    if not participants_csv and not path.is_file():
+        return None
+    frame = read_table(path, PARTICIPANTS_COLUMNS, "participants")
+    return {
+        (_digits(vendor, "V"), participant_key(participant))
+        for vendor, participant in zip(frame["vendor_id"], frame["participant_id"], strict=True)
+    }
+
+
+def _sorted(contract, rows: list[dict], source: Path) -> pd.DataFrame:
+    if not rows:
+        return contract.empty()
+    frame = pd.DataFrame(rows, columns=contract.names)
+    order = ["interaction_id", "start", "speaker", "end"] + (["text"] if "text" in frame else [])
+    frame = frame.sort_values(order, kind="mergesort").reset_index(drop=True)
+    return contract.validate(frame, source=str(source))
+
+
+def _interaction_row(
+    interaction_id: str,
+    participants: list[_Participant],
+    root: Path,
+    prompts: dict,
+    relationships: dict,
+    genders: dict | None,
+) -> tuple[dict, list[ParticipantRecord | None]]:
+    fid = participants[0].fid
+    reasons: list[str] = []
+    if len(participants) == 1:
+        reasons.append(f"one participant ({fid.file_id})")
+    elif len(participants) > 2:
+        reasons.append(f"more than two participants ({', '.join(p.fid.file_id for p in participants)})")
+
+    row = {name: "" for name in INTERACTIONS.names}
+    row.update(
+        interaction_id=interaction_id,
+        vendor_id=f"V{fid.vendor}",
+        session_id=fid.session,
+        prompt_hash=fid.prompt_hash,
+        site=f"V{fid.vendor}",
+        n_participants=len(participants),
+    )
+
+    records: list[ParticipantRecord | None] = []
+    for speaker, participant in zip(("a", "b"), participants[:2], strict=False):
+        files, problems = _file_problems(participant, root)
+        reasons += problems
+        record = None
+        if "json" in files:
+            try:
+                record = read_participant_json(files["json"])
+            except ParticipantFileError as exc:
+                reasons.append(f"unreadable json for {participant.fid.participant_id}: {exc}")
+            else:
+                if record.json_id is not None and record.json_id != participant.fid.file_id:
+                    reasons.append(
+                        f"json of {participant.fid.file_id} holds the id {record.json_id!r} of another file"
+                    )
+                if record.vad is None:
+                    log.warning("%s: no VAD in %s", interaction_id, files["json"])
+        records.append(record)
+        row[f"participant_{speaker}"] = participant.fid.participant_id
+        row[f"video_{speaker}"] = str(files.get("video", ""))
+        row[f"audio_{speaker}"] = str(files.get("audio", ""))
+        row[f"json_{speaker}"] = str(files.get("json", ""))
+        if genders is not None:
+            row[f"gender_{speaker}"] = _gender(genders, participant.fid)
+    row["has_transcript"] = len(records) == 2 and all(
+        r is not None and r.transcript is not None for r in records
+    )
+
+    if genders is not None and row["gender_a"] and row["gender_b"]:
+        row["gender_mix"] = "-".join(sorted((row["gender_a"], row["gender_b"])))
+    elif genders is not None:
+        missing = [
+            row[f"participant_{s}"] for s in ("a", "b") if row[f"participant_{s}"] and not row[f"gender_{s}"]
+        ]
+        if missing:
+            log.warning("%s: no gender for %s in the gender table", interaction_id, ", ".join(missing))
+
+    session = f"V{fid.vendor} session {fid.session}"
+    found = relationships.get((_digits(fid.vendor, "V"), _digits(fid.session, "S")), [])
+    if not found:
+        reasons.append(f"no relationship row for {session}")
+    elif len(found) > 1:
+        reasons.append(f"conflicting relationship rows for {session}: {', '.join(r for r, _ in found)}")
+    else:
+        row["relationship"], row["relationship_detail"] = found[0]
+        if row["relationship"] not in RELATIONSHIPS:
+            reasons.append(
+                f"relationship {row['relationship']!r} for {session} is not one of {', '.join(RELATIONSHIPS)}"
+            )
+
+    found = prompts.get(_digits(fid.prompt_hash, "I"), [])
+    if not found:
+        reasons.append(f"no prompt row for prompt hash {fid.prompt_hash}")
+    elif len(found) > 1:
+        reasons.append(f"conflicting prompt rows for prompt hash {fid.prompt_hash}")
+    else:
+        row["prompt_id"], row["prompt_text"] = found[0]
+
+    row["ingest_ok"] = not reasons
+    row["ingest_reason"] = "; ".join(reasons)
+    return row, records

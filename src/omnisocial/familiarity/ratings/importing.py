@@ -1,0 +1,324 @@
+"""Survey exports and rater questionnaires into trials (see `omnisocial.familiarity.ratings`, Import)."""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from omnisocial.familiarity.ratings.design import MODALITIES
+from omnisocial.io import read_csv_strings
+from omnisocial.stats.sdt import truth_map
+from omnisocial.tables import RELATIONSHIPS, TRIALS, Column, Contract
+
+REASONS = (
+    "imported",
+    "not_shown",
+    "filtered",
+    "missing_rater_id",
+    "unknown_dyad",
+    "empty_response",
+    "invalid_response",
+    "duplicate",
+)
+IMPORT_REPORT = Contract(
+    "import_report",
+    (
+        Column("modality", allowed=MODALITIES),
+        Column("reason", allowed=REASONS),
+        Column("n", "int", doc="trials (export rows, or wide cells) with this outcome"),
+        Column("example", doc="the first such trial: file row, rater, dyad, response"),
+    ),
+    key=("modality", "reason"),
+)
+
+DEFAULT_MAPPING = {
+    "rater_id": "ResponseId",
+    "dyad_id": "stimulus",  # long exports: the column naming the dyad
+    "response": "answer",  # long exports: the column holding the answer
+    "response_values": {"familiar": ["Know each other", "familiar"], "stranger": ["Strangers", "just met"]},
+    "dyad_pattern": "{dyad_id}",  # how a dyad id is written in the dyad column, e.g. "video/{dyad_id}.mp4"
+    "wide": False,
+    "column_pattern": "{dyad_id}",  # wide exports: the answer columns, e.g. "{dyad_id}_rating"
+    "ignore_columns": [],  # wide exports: other columns the pattern would match (StartDate, ...)
+    "empty_values": [],  # codes for a shown but unanswered trial, e.g. "-99"
+    "skip_rows": 0,  # rows under the header to skip (Qualtrics: 2)
+    "require": {},  # {column: [accepted values]}: other rows are `filtered`
+}
+
+
+def _pattern_regex(pattern: str) -> re.Pattern:
+    if pattern.count("{dyad_id}") != 1:
+        raise ValueError(f"pattern {pattern!r} must hold {{dyad_id}} exactly once")
+    before, after = pattern.split("{dyad_id}")
+    return re.compile(f"{re.escape(before)}(?P<dyad_id>.+?){re.escape(after)}")
+
+
+def _norm(value) -> str:
+    return str(value).strip().casefold()
+
+
+def _response_lookup(response_values: Mapping) -> dict[str, str]:
+    if set(response_values) != set(RELATIONSHIPS):
+        raise ValueError(
+            f"response_values needs exactly the keys {RELATIONSHIPS}, got {sorted(response_values)}"
+        )
+    lookup: dict[str, str] = {}
+    for label, values in response_values.items():
+        for value in [values] if isinstance(values, str) else values:
+            key = _norm(value)
+            if not key:
+                raise ValueError(f"response_values[{label}] holds an empty value")
+            if lookup.get(key, label) != label:
+                raise ValueError(f"response value {value!r} maps to both familiar and stranger")
+            lookup[key] = label
+    return lookup
+
+
+def _merged_mapping(mapping: Mapping | None) -> dict:
+    merged = {**DEFAULT_MAPPING, **(dict(mapping) if mapping else {})}
+    unknown = sorted(set(merged) - set(DEFAULT_MAPPING))
+    if unknown:
+        raise ValueError(f"unknown mapping key(s): {', '.join(unknown)}; known: {', '.join(DEFAULT_MAPPING)}")
+    return merged
+
+
+def _need_columns(raw: pd.DataFrame, columns: Sequence[str], source: str) -> None:
+    missing = [c for c in columns if c not in raw.columns]
+    if missing:
+        raise ValueError(
+            f"{source}: export lacks column(s) {', '.join(map(repr, missing))} named in the mapping; "
+            f"it has {', '.join(map(repr, raw.columns[:20]))}"
+        )
+
+
+def _export_trials(raw: pd.DataFrame, mapping: dict, source: str) -> pd.DataFrame:
+    """One row per trial: file row, rater, dyad (raw text), response (raw text), wide flag."""
+    rater_col = mapping["rater_id"]
+    if not mapping["wide"]:
+        _need_columns(raw, [rater_col, mapping["dyad_id"], mapping["response"]], source)
+        return pd.DataFrame(
+            {
+                "row": raw.index + 2,
+                "rater": raw[rater_col].to_numpy(),
+                "dyad": raw[mapping["dyad_id"]].to_numpy(),
+                "response": raw[mapping["response"]].to_numpy(),
+                "column_dyad": False,
+            }
+        )
+    _need_columns(raw, [rater_col], source)
+    regex = _pattern_regex(mapping["column_pattern"])
+    # the rater column, `require` columns and `ignore_columns` are never answer columns
+    skip = {rater_col, *dict(mapping["require"]), *mapping["ignore_columns"]}
+    columns = [(c, m.group("dyad_id")) for c in raw.columns if c not in skip and (m := regex.fullmatch(c))]
+    if not columns:
+        raise ValueError(f"{source}: no column matches column_pattern {mapping['column_pattern']!r}")
+    parts = [
+        pd.DataFrame(
+            {
+                "row": raw.index + 2,
+                "rater": raw[rater_col].to_numpy(),
+                "dyad": dyad,
+                "response": raw[column].to_numpy(),
+                "column_dyad": True,
+            }
+        )
+        for column, dyad in columns
+    ]
+    # trials in file order: by row, then by column order within the row
+    return pd.concat(parts, ignore_index=True).sort_values("row", kind="stable").reset_index(drop=True)
+
+
+def _example(trial) -> str:
+    return f"row {trial.row}: rater={trial.rater!r} dyad={trial.dyad!r} response={trial.response!r}"
+
+
+def import_ratings(export_csv, mapping: Mapping | None, modality: str, design_truth) -> tuple:
+    """Read one experiment's survey export into (TRIALS frame, IMPORT_REPORT frame).
+
+    `mapping` overrides `DEFAULT_MAPPING` (keys explained there and in the module docstring);
+    `design_truth` is a dyad -> familiar/stranger mapping, Series or DESIGN frame. Every trial
+    of the export is either imported or excluded and counted under one reason of the report,
+    with the first offending trial as its example; `sum(report.n)` is the number of trials in
+    the export. TRIALS rows are sorted by rater_id then dyad_id; correct = response == truth.
+    """
+    if modality not in MODALITIES:
+        raise ValueError(f"modality must be one of {MODALITIES}, got {modality!r}")
+    spec = _merged_mapping(mapping)
+    truth = truth_map(design_truth)
+    lookup = _response_lookup(spec["response_values"])
+    empty_codes = {_norm(v) for v in spec["empty_values"]}
+    dyad_regex = _pattern_regex(spec["dyad_pattern"])
+    source = str(export_csv)
+
+    raw = read_csv_strings(export_csv)
+    raw = raw.iloc[int(spec["skip_rows"]) :]
+    trials = _export_trials(raw, spec, source)
+
+    passes = pd.Series(True, index=raw.index)
+    for column, accepted in dict(spec["require"]).items():
+        _need_columns(raw, [column], source)
+        allowed = {_norm(v) for v in ([accepted] if isinstance(accepted, str) else accepted)}
+        passes &= raw[column].map(_norm).isin(allowed)
+    row_passes = dict(zip(raw.index + 2, passes.to_numpy(), strict=True))
+
+    rater = trials["rater"].astype(str).str.strip()
+    value = trials["response"].astype(str).str.strip().str.casefold()
+    raw_dyad = trials["dyad"].astype(str).str.strip()
+    extracted = raw_dyad.str.extract(f"^(?:{dyad_regex.pattern})$")["dyad_id"].fillna("")
+    dyad = raw_dyad.where(trials["column_dyad"], extracted)
+    known = set(truth)
+    conditions = [
+        trials["column_dyad"] & (value == ""),
+        ~trials["row"].map(row_passes).astype(bool),
+        rater == "",
+        ~dyad.isin(known),
+        (value == "") | value.isin(empty_codes),
+        ~value.isin(set(lookup)),
+    ]
+    names = [
+        "not_shown",
+        "filtered",
+        "missing_rater_id",
+        "unknown_dyad",
+        "empty_response",
+        "invalid_response",
+    ]
+    reason = pd.Series(np.select(conditions, names, default="imported"), index=trials.index)
+    valid = reason == "imported"
+    # duplicates among valid ratings: the first in file order is kept
+    repeated = pd.DataFrame({"rater": rater, "dyad": dyad})[valid].duplicated(keep="first")
+    reason[repeated[repeated].index] = "duplicate"
+    trials["reason"] = reason
+
+    report_rows = []
+    for name in REASONS:
+        hits = trials[trials["reason"] == name]
+        example = _example(next(hits.itertuples(index=False))) if len(hits) else ""
+        report_rows.append({"modality": modality, "reason": name, "n": len(hits), "example": example})
+    report = IMPORT_REPORT.validate(pd.DataFrame(report_rows))
+
+    imported = trials["reason"] == "imported"
+    out = pd.DataFrame(
+        {
+            "rater_id": rater[imported].to_numpy(dtype=object),
+            "dyad_id": dyad[imported].to_numpy(dtype=object),
+            "modality": modality,
+            "response": value[imported].map(lookup).to_numpy(dtype=object),
+        }
+    )
+    out["correct"] = out["response"].to_numpy() == out["dyad_id"].map(truth).to_numpy()
+    out = out.sort_values(["rater_id", "dyad_id"], kind="stable")
+    return (TRIALS.empty() if out.empty else TRIALS.validate(out)), report
+
+
+def import_experiments(
+    exports: Mapping[str, object], mappings: Mapping, design_truth
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Import one export per modality; concatenated (TRIALS, IMPORT_REPORT), modalities in order.
+
+    `mappings` is one mapping for every export, or {modality: mapping}.
+    """
+    per_modality = set(mappings) <= set(MODALITIES) and bool(mappings)
+    trials, reports = [], []
+    for modality in [m for m in MODALITIES if m in exports]:
+        mapping = mappings[modality] if per_modality else mappings
+        got, report = import_ratings(exports[modality], mapping, modality, design_truth)
+        trials.append(got)
+        reports.append(report)
+    unknown = sorted(set(exports) - set(MODALITIES))
+    if unknown:
+        raise ValueError(f"unknown modality key(s) {unknown}")
+    if not trials:
+        return TRIALS.empty(), IMPORT_REPORT.empty()
+    return TRIALS.validate(pd.concat(trials, ignore_index=True)), pd.concat(reports, ignore_index=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Rater covariates
+# --------------------------------------------------------------------------------------------
+
+
+def _numeric(raw: pd.DataFrame, column: str, item_values: Mapping[str, float], source: str) -> pd.Series:
+    """A questionnaire column as floats: numbers, labels from item_values, blank -> NaN."""
+    values = []
+    for position, text in zip(raw.index, raw[column], strict=True):
+        key = _norm(text)
+        if key == "":
+            values.append(math.nan)
+        elif key in item_values:
+            values.append(float(item_values[key]))
+        else:
+            try:
+                values.append(float(key))
+            except ValueError:
+                raise ValueError(
+                    f"{source} row {position + 2} column {column}: {text!r} is neither a number "
+                    f"nor one of the mapping's item_values"
+                ) from None
+    return pd.Series(values, index=raw.index, dtype=float)
+
+
+def import_covariates(csv, mapping: Mapping) -> pd.DataFrame:
+    """Rater covariates [rater_id, one column per scale, one per copied item].
+
+    mapping: `rater_id` (column), optional `skip_rows`, `item_values` ({label: number}, matched
+    trimmed and case-insensitively), `scales` ({name: {items: [...], reverse: [...], min, max,
+    min_items}}) and `columns` ({name: column}). A scale score is the mean of its answered items
+    after reverse-keying (min + max - x), NaN when fewer than `min_items` (default: all) were
+    answered. Rows without a rater id are skipped and a repeated rater id keeps its first row;
+    both with a warning saying how many. A value that is not a number raises ValueError naming
+    row and column.
+    """
+    source = str(csv)
+    raw = read_csv_strings(csv).iloc[int(mapping.get("skip_rows", 0)) :]
+    rater_col = mapping["rater_id"]
+    scales = dict(mapping.get("scales") or {})
+    columns = dict(mapping.get("columns") or {})
+    clash = sorted(set(scales) & set(columns) | ({"rater_id"} & (set(scales) | set(columns))))
+    if clash:
+        raise ValueError(f"covariate name(s) {clash} used twice")
+    needed = [rater_col, *columns.values(), *(i for s in scales.values() for i in s["items"])]
+    _need_columns(raw, list(dict.fromkeys(needed)), source)
+    item_values = {_norm(k): float(v) for k, v in dict(mapping.get("item_values") or {}).items()}
+
+    rater = raw[rater_col].map(lambda v: str(v).strip())
+    blank = rater == ""
+    if blank.any():
+        warnings.warn(f"{source}: {int(blank.sum())} row(s) without a rater id skipped", stacklevel=2)
+    repeated = rater.duplicated() & ~blank
+    if repeated.any():
+        warnings.warn(
+            f"{source}: {int(repeated.sum())} repeated rater id(s) (e.g. {rater[repeated].iloc[0]!r}); "
+            "the first row of each is kept",
+            stacklevel=2,
+        )
+    keep = ~blank & ~repeated
+    raw, out = raw[keep], pd.DataFrame({"rater_id": rater[keep].to_numpy()})
+    for name, scale in scales.items():
+        items = list(scale["items"])
+        reverse = set(scale.get("reverse") or [])
+        if reverse - set(items):
+            raise ValueError(
+                f"scale {name}: reverse item(s) {sorted(reverse - set(items))} are not its items"
+            )
+        if reverse and ("min" not in scale or "max" not in scale):
+            raise ValueError(f"scale {name}: reverse-keyed items need the scale's min and max")
+        scored = []
+        for item in items:
+            values = _numeric(raw, item, item_values, source).to_numpy()
+            scored.append(scale["min"] + scale["max"] - values if item in reverse else values)
+        matrix = np.column_stack(scored)
+        answered = (~np.isnan(matrix)).sum(axis=1)
+        min_items = int(scale.get("min_items", len(items)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            score = np.nanmean(matrix, axis=1)
+        out[name] = np.where(answered >= max(min_items, 1), score, np.nan)
+    for name, column in columns.items():
+        out[name] = _numeric(raw, column, item_values, source).to_numpy()
+    return out.reset_index(drop=True)

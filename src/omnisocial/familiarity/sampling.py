@@ -1,0 +1,496 @@
+"""Clip selection (benchmarks.md 1.3) and the stratified, fully crossed dyad design (1.4).
+
+`clip_candidates` proposes an early and a late window per interaction; the filters judge
+them (F2 turns, F3 speech) and `sample_design` draws the dyads from the interactions
+that pass every filter.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from omnisocial.familiarity.intervals import union_seconds
+from omnisocial.familiarity.turns import merge_turns, timeline
+from omnisocial.tables import CLIP_CANDIDATES, DESIGN, POSITIONS, RELATIONSHIPS
+
+_EPS = 1e-9
+DEFAULT_STRATA = ("site", "relationship", "gender_mix")
+# Pass columns of FILTER_REPORT, in the order a failure is reported.
+FILTER_PASS_COLUMNS = (
+    "ingest_pass",
+    "f1_prompt_pass",
+    "f2_turns_pass",
+    "f3_speech_pass",
+    "f4_tracks_pass",
+    "f5_amount_pass",
+    "audit_pass",
+)
+# Randomized greedy passes before the design is solved exactly as a 0/1 program.
+GREEDY_TRIES = 200
+MILP_TIME_LIMIT_S = 120.0
+
+
+class DesignError(ValueError):
+    """The design cannot be filled; the message names the cell and what excluded its candidates."""
+
+
+# --------------------------------------------------------------------------------------------
+# Clip candidates
+# --------------------------------------------------------------------------------------------
+
+
+def _by_interaction(frame: pd.DataFrame | None) -> dict[str, pd.DataFrame]:
+    """The rows of `frame` per interaction_id (one pass instead of one filter per interaction)."""
+    if frame is None or frame.empty:
+        return {}
+    keys = frame["interaction_id"].astype(str)
+    return {str(key): rows for key, rows in frame.groupby(keys, sort=False)}
+
+
+def _interaction_end(interaction_id: str, line: pd.DataFrame, signals: pd.DataFrame | None) -> float:
+    """Usable end of an interaction: the shorter known audio track, else the timeline's end."""
+    if signals is not None and not signals.empty:
+        row = signals[signals["interaction_id"].astype(str) == str(interaction_id)]
+        if not row.empty:
+            durations = [
+                float(value)
+                for value in (row.iloc[0].get("duration_audio_a"), row.iloc[0].get("duration_audio_b"))
+                if value is not None and not pd.isna(value)
+            ]
+            if durations:
+                return min(durations)
+    return float(line["end"].max())
+
+
+def _is_cut(point: float, starts: np.ndarray, ends: np.ndarray) -> bool:
+    """True when some unit [start, end] strictly contains `point`."""
+    return bool(np.any((starts < point - _EPS) & (ends > point + _EPS)))
+
+
+def snap_end(end: float, line: pd.DataFrame, tolerance_s: float) -> float:
+    """Move a clip end back so that it does not cut a segment, where possible.
+
+    When no unit (segment) of `line` is cut at `end`, `end` stays. Otherwise the end moves
+    back to the latest unit end in [end - tolerance_s, end] that itself cuts no unit (the
+    end of the last whole word/utterance before `end`). When there is none, `end` stays:
+    a cut is unavoidable within the tolerance.
+    """
+    starts = line["start"].to_numpy(dtype=float)
+    ends = line["end"].to_numpy(dtype=float)
+    if not _is_cut(end, starts, ends):
+        return end
+    options = sorted({e for e in ends.tolist() if end - tolerance_s - _EPS <= e <= end + _EPS}, reverse=True)
+    for option in options:
+        if not _is_cut(option, starts, ends):
+            return min(option, end)
+    return end
+
+
+def snap_start_forward(target: float, onsets: np.ndarray, tolerance_s: float) -> float:
+    """The first turn onset in [target, target + tolerance_s], else `target` itself."""
+    inside = onsets[(onsets >= target - _EPS) & (onsets <= target + tolerance_s + _EPS)]
+    return float(inside.min()) if inside.size else float(target)
+
+
+def snap_start_backward(target: float, onsets: np.ndarray, tolerance_s: float) -> float:
+    """The last turn onset in [target - tolerance_s, target], else `target` itself."""
+    inside = onsets[(onsets <= target + _EPS) & (onsets >= target - tolerance_s - _EPS)]
+    return float(inside.max()) if inside.size else float(target)
+
+
+def _union_seconds(rows: pd.DataFrame, lo: float, hi: float) -> float:
+    """Seconds of [lo, hi] covered by the union of the intervals in `rows`."""
+    return union_seconds(zip(rows["start"].tolist(), rows["end"].tolist(), strict=True), lo, hi)
+
+
+def count_turns(turns: pd.DataFrame, clip_start: float, clip_end: float) -> int:
+    """Turns with a positive stretch inside [clip_start, clip_end] (turns clipped to the window)."""
+    overlap = np.minimum(turns["end"].to_numpy(float), clip_end) - np.maximum(
+        turns["start"].to_numpy(float), clip_start
+    )
+    return int(np.sum(overlap > _EPS))
+
+
+def _window(
+    position: str,
+    line: pd.DataFrame,
+    onsets: np.ndarray,
+    total_end: float,
+    params: Mapping,
+) -> tuple[float, float] | None:
+    duration = float(params["duration_s"])
+    tolerance = float(params["snap_tolerance_s"])
+    if position == "early":
+        target = float(params["early_start_s"])
+        start = snap_start_forward(target, onsets, tolerance)
+        if start + duration > total_end + _EPS:
+            start = target  # the snapped window runs past the end; the unsnapped one may fit
+        if target < 0 or start + duration > total_end + _EPS:
+            return None
+    else:
+        target = total_end - float(params["late_end_margin_s"]) - duration
+        if target < -_EPS:
+            return None
+        target = max(target, 0.0)
+        start = snap_start_backward(target, onsets, tolerance)
+    end = snap_end(start + duration, line, tolerance)
+    return round(start, 6), round(end, 6)
+
+
+def clip_candidates(
+    interactions: pd.DataFrame,
+    segments: pd.DataFrame | None,
+    speech: pd.DataFrame | None,
+    signals: pd.DataFrame | None,
+    clip_params: Mapping,
+    turn_gap_s: float,
+) -> pd.DataFrame:
+    """An early and a late clip window per interaction (a CLIP_CANDIDATES frame).
+
+    Source of speech: the interaction's timeline (`turns.timeline`): transcript/ASR
+    segments when it has any, else its VAD speech rows. An interaction with neither gets no
+    row. Turns are `merge_turns(timeline, turn_gap_s)`; a turn onset is a turn's start.
+
+    `clip_params` keys: duration_s, early_start_s, late_end_margin_s, snap_tolerance_s.
+
+    Interaction end T: the shorter of the two audio durations in `signals` when either is
+    known (clips are cut from the audio), else the end of the last timeline unit.
+
+    - early: starts at the first turn onset in [early_start_s, early_start_s + tolerance];
+      with no onset there (or when the snapped window would run past T) at early_start_s.
+      No early row when early_start_s + duration_s > T.
+    - late: the unsnapped start is u = T - late_end_margin_s - duration_s; the start is the
+      last turn onset in [u - tolerance, u], else u. No late row when u < 0. For a short
+      interaction the late window may overlap the early one (the filters still see both).
+    - end: start + duration_s, then moved back by `snap_end` to the end of the last whole
+      timeline unit when a unit would be cut (never more than the tolerance, so the clip is
+      between duration_s - tolerance and duration_s long).
+
+    n_turns counts merged turns overlapping the window (clipped to it). speech_s_a/b are
+    the seconds inside the window covered by each speaker's speech: the union of the
+    interaction's SPEECH (VAD) rows when it has any, else of its timeline units.
+    Rows are sorted by interaction_id, then early before late.
+    """
+    rows = []
+    ids = sorted(set(interactions["interaction_id"].astype(str)))
+    by_segments, by_speech, by_signals = (_by_interaction(frame) for frame in (segments, speech, signals))
+    for interaction_id in ids:
+        own_speech = by_speech.get(interaction_id)
+        line = timeline(interaction_id, by_segments.get(interaction_id), own_speech)
+        if line.empty:
+            continue
+        turns = merge_turns(line, turn_gap_s)
+        onsets = np.sort(turns["start"].to_numpy(float))
+        voiced = timeline(interaction_id, None, own_speech)
+        voiced = voiced if not voiced.empty else line
+        total_end = _interaction_end(interaction_id, line, by_signals.get(interaction_id))
+        for position in POSITIONS:
+            window = _window(position, line, onsets, total_end, clip_params)
+            if window is None:
+                continue
+            start, end = window
+            rows.append(
+                {
+                    "interaction_id": interaction_id,
+                    "position": position,
+                    "clip_start": start,
+                    "clip_end": end,
+                    "n_turns": count_turns(turns, start, end),
+                    "speech_s_a": round(_union_seconds(voiced[voiced["speaker"] == "a"], start, end), 6),
+                    "speech_s_b": round(_union_seconds(voiced[voiced["speaker"] == "b"], start, end), 6),
+                }
+            )
+    if not rows:
+        return CLIP_CANDIDATES.empty()
+    return CLIP_CANDIDATES.validate(pd.DataFrame(rows))
+
+
+# --------------------------------------------------------------------------------------------
+# Stratified design
+# --------------------------------------------------------------------------------------------
+
+
+def _text(value) -> str:
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+
+
+def _pool(filter_report: pd.DataFrame, interactions: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """filter_report rows with `columns` taken from interactions (or the report when absent)."""
+    pool = filter_report.copy()
+    pool["interaction_id"] = pool["interaction_id"].astype(str)
+    by_id = interactions.assign(interaction_id=interactions["interaction_id"].astype(str)).set_index(
+        "interaction_id"
+    )
+    for column in columns:
+        if column in by_id.columns:
+            pool[column] = pool["interaction_id"].map(by_id[column])
+        elif column not in pool.columns:
+            raise ValueError(f"stratum column {column!r} is in neither interactions nor the filter report")
+        pool[column] = pool[column].map(_text)
+    return pool
+
+
+def _as_bool(series: pd.Series) -> pd.Series:
+    return series.map(lambda v: bool(v) if not pd.isna(v) else False).astype(bool)
+
+
+def _cell_exclusions(pool: pd.DataFrame, mask: pd.Series) -> str:
+    """'f2_turns: 2, f4_tracks: 1' for the interactions of one cell that fail filters."""
+    cell_rows = pool[mask]
+    parts = []
+    for column in FILTER_PASS_COLUMNS:
+        if column in cell_rows.columns:
+            failing = int((~_as_bool(cell_rows[column])).sum())
+            if failing:
+                parts.append(f"{column.removesuffix('_pass')}: {failing}")
+    return ", ".join(parts) if parts else "none"
+
+
+Pool = dict[str, list[tuple[str, frozenset]]]
+
+
+def _people(participant_a: str, participant_b: str, vendor: str) -> frozenset:
+    """The participants of one interaction as identities: `vendor/participant` when the
+    vendor is known (Seamless numbers participants per vendor), else the bare id."""
+    return frozenset(f"{vendor}/{p}" if vendor else p for p in (participant_a, participant_b) if p)
+
+
+def _greedy(order: list[str], pools: Pool, n: int, rng: np.random.Generator) -> tuple[dict | None, str]:
+    """One randomized greedy pass: cells in `order`, each cell's candidates in a fresh seeded
+    random order, taking every candidate disjoint from the participants taken so far.
+    Returns (picks, "") or (None, the cell that could not be filled)."""
+    used: set = set()
+    picks: dict[str, list[str]] = {}
+    for cell in order:
+        candidates = pools[cell]
+        chosen = []
+        for index in rng.permutation(len(candidates)):
+            interaction_id, people = candidates[index]
+            if not people & used:
+                chosen.append(interaction_id)
+                used |= people
+                if len(chosen) == n:
+                    break
+        if len(chosen) < n:
+            return None, cell
+        picks[cell] = chosen
+    return picks, ""
+
+
+def _exact(order: list[str], pools: Pool, n: int, rng: np.random.Generator) -> dict | None:
+    """An exact solve as a 0/1 program (scipy's HiGHS MILP): n per cell, every participant
+    at most once, maximizing seeded random weights (so the design is still a seeded draw).
+    Returns None when no design exists; raises DesignError past MILP_TIME_LIMIT_S."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import lil_matrix
+
+    entries = [(cell, interaction_id, people) for cell in order for interaction_id, people in pools[cell]]
+    weights = rng.random(len(entries))
+    by_person: dict[str, list[int]] = {}
+    for column, (_, _, people) in enumerate(entries):
+        for person in sorted(people):
+            by_person.setdefault(person, []).append(column)
+    shared = [columns for _, columns in sorted(by_person.items()) if len(columns) > 1]
+    matrix = lil_matrix((len(order) + len(shared), len(entries)))
+    for column, (cell, _, _) in enumerate(entries):
+        matrix[order.index(cell), column] = 1
+    for row, columns in enumerate(shared, start=len(order)):
+        for column in columns:
+            matrix[row, column] = 1
+    lower = np.r_[np.full(len(order), n), np.zeros(len(shared))]
+    upper = np.r_[np.full(len(order), n), np.ones(len(shared))]
+    result = milp(
+        -weights,
+        integrality=np.ones(len(entries)),
+        bounds=Bounds(0, 1),
+        constraints=[LinearConstraint(matrix.tocsr(), lower, upper)],
+        options={"time_limit": MILP_TIME_LIMIT_S, "presolve": True},
+    )
+    if result.status == 1:  # a time-limited answer would not be reproducible
+        raise DesignError(
+            f"the exact design search over {len(entries)} candidates hit its {MILP_TIME_LIMIT_S:g} s limit "
+            f"without proving a design exists or not: {result.message}"
+        )
+    if result.status != 0 or result.x is None:
+        return None
+    picks: dict[str, list[str]] = {cell: [] for cell in order}
+    for column in np.flatnonzero(result.x > 0.5):
+        cell, interaction_id, _ = entries[column]
+        picks[cell].append(interaction_id)
+    return picks
+
+
+def _draw(order: list[str], pools: Pool, n: int, rng: np.random.Generator) -> tuple[dict | None, str]:
+    """Seeded randomized greedy with GREEDY_TRIES retries, then the exact MILP.
+
+    Returns (picks, "") or (None, the cell the greedy passes failed on most often)."""
+    failures = dict.fromkeys(order, 0)
+    for _ in range(GREEDY_TRIES):
+        picks, stuck = _greedy(order, pools, n, rng)
+        if picks is not None:
+            return picks, ""
+        failures[stuck] += 1
+    picks = _exact(order, pools, n, rng)
+    if picks is not None:
+        return picks, ""
+    return None, max(order, key=lambda cell: (failures[cell], -order.index(cell)))
+
+
+def sample_design(
+    filter_report: pd.DataFrame,
+    clip_candidates: pd.DataFrame,
+    interactions: pd.DataFrame,
+    sampling_params: Mapping,
+) -> pd.DataFrame:
+    """Draw a fully crossed, participant-disjoint, position-counterbalanced design (DESIGN frame).
+
+    `sampling_params`: seed, n_per_cell, strata (default site, relationship, gender_mix).
+
+    - Candidates: interactions with `passed` True in the filter report that have both an
+      early and a late clip candidate and a non-empty value in every stratum (relationship
+      must be familiar/stranger). Stratum values and participants come from
+      `interactions` (the report's copy when interactions lacks the column).
+      'gender_mix' is dropped from the strata when every passing interaction has it empty
+      (no gender table).
+    - Cells: every combination of the levels observed among the candidates, named by
+      joining the stratum values with '|'. Each cell gets exactly n_per_cell dyads.
+    - No participant appears in two sampled dyads; a participant is identified by
+      interactions' vendor_id plus participant id when that column exists (Seamless
+      participant ids are per vendor), else by the participant id alone. Draws use
+      numpy.random.default_rng(seed) on candidates sorted by id. Randomized greedy first:
+      cells ordered by scarcity (fewest candidates first), each cell's candidates in a
+      seeded random order, taking each one whose participants are still free; up to
+      GREEDY_TRIES passes. When every pass fails
+      (heavy participant sharing), the design is solved exactly as a 0/1 program (n per
+      cell, each participant at most once, seeded random weights maximized; scipy HiGHS),
+      so a design is found whenever one exists.
+    - Positions: within each cell (cells sorted by name), floor(n/2) dyads are early and
+      as many late; with odd n the extra dyad is early in every other cell, starting from a
+      seeded coin flip. Which dyads get early is a seeded shuffle. The clip window and
+      n_turns are that position's candidate.
+    - dyad_id D001, D002, ... in order of (cell, interaction_id).
+
+    Raises DesignError naming the cell that cannot be filled (every cell with fewer than
+    n candidates; else the cell the greedy passes ran short in most often), its candidate count,
+    the number of its interactions failing each filter and passing without both clip
+    windows, and, as the participant-overlap loss, how many of its candidates share a
+    participant with another candidate.
+    """
+    n = int(sampling_params["n_per_cell"])
+    seed = int(sampling_params["seed"])
+    if n < 1:
+        raise ValueError(f"n_per_cell must be at least 1, got {n}")
+    strata = list(sampling_params.get("strata") or DEFAULT_STRATA)
+    if len(set(strata)) != len(strata):
+        raise ValueError(f"strata repeat a column: {strata}")
+    needed = list(dict.fromkeys([*strata, *DEFAULT_STRATA, "participant_a", "participant_b"]))
+    pool = _pool(filter_report, interactions, needed)
+    has_vendor = "vendor_id" in interactions.columns
+    pool["_vendor"] = _pool(filter_report, interactions, ["vendor_id"])["vendor_id"] if has_vendor else ""
+    passed = _as_bool(pool["passed"])
+    unknown = sorted(
+        set(pool.loc[passed, "interaction_id"]) - set(interactions["interaction_id"].astype(str))
+    )
+    if unknown:
+        raise ValueError(
+            f"{len(unknown)} passing interaction(s) missing from interactions, e.g. {unknown[0]}"
+        )
+    if "gender_mix" in strata and (pool.loc[passed, "gender_mix"] == "").all():
+        strata.remove("gender_mix")
+
+    windows = {
+        (str(row.interaction_id), row.position): row for row in clip_candidates.itertuples(index=False)
+    }
+    has_clips = pool["interaction_id"].map(lambda i: all((i, p) in windows for p in POSITIONS))
+    known = pd.Series(True, index=pool.index)
+    for column in strata:
+        known &= pool[column] != ""
+    known &= pool["relationship"].isin(RELATIONSHIPS)
+    eligible = pool[passed & has_clips & known]
+    if eligible.empty:
+        raise DesignError(
+            f"no candidate interactions: {int(passed.sum())} of {len(pool)} passed every filter; "
+            f"of those, {int((passed & ~has_clips).sum())} lack an early or late clip window and "
+            f"{int((passed & ~known).sum())} have an empty stratum value ({', '.join(strata)}) or a "
+            f"relationship other than {'/'.join(RELATIONSHIPS)}; failing filters: "
+            f"{_cell_exclusions(pool, pd.Series(True, index=pool.index))}"
+        )
+
+    levels = [sorted(eligible[column].unique()) for column in strata]
+    cells = ["|".join(combo) for combo in itertools.product(*levels)]
+    cell_of = pool[strata].apply(lambda row: "|".join(row), axis=1) if len(pool) else pd.Series(dtype=str)
+    eligible_cell = cell_of[eligible.index]
+
+    rng = np.random.default_rng(seed)
+    pools: dict[str, list[tuple[str, frozenset]]] = {}
+    for cell in cells:
+        members = eligible[eligible_cell == cell].sort_values("interaction_id")
+        pools[cell] = [
+            (iid, _people(pa, pb, vendor))
+            for iid, pa, pb, vendor in zip(
+                members["interaction_id"],
+                members["participant_a"],
+                members["participant_b"],
+                members["_vendor"],
+                strict=True,
+            )
+        ]
+
+    everyone = Counter(person for entries in pools.values() for _, people in entries for person in people)
+
+    def describe(cell: str) -> str:
+        in_cell = cell_of == cell
+        no_clip = int((in_cell & passed & known & ~has_clips).sum())
+        shared = sum(1 for _, people in pools[cell] if any(everyone[p] > 1 for p in people))
+        return (
+            f"cell {cell!r} needs {n} dyad(s) but has {len(pools[cell])} candidate(s) "
+            f"({int(in_cell.sum())} interaction(s) in the cell; failing filters: "
+            f"{_cell_exclusions(pool, in_cell)}; passed without both clip windows: {no_clip}; "
+            f"lost to participant overlap: {shared} candidate(s) share a participant with another)"
+        )
+
+    short = [cell for cell in cells if len(pools[cell]) < n]
+    if short:
+        raise DesignError("design cannot be filled: " + "; ".join(describe(cell) for cell in short))
+
+    order = sorted(cells, key=lambda cell: (len(pools[cell]), cell))
+    picks, stuck = _draw(order, pools, n, rng)
+    if picks is None:
+        raise DesignError("design cannot be filled without reusing a participant: " + describe(stuck))
+
+    parity = int(rng.integers(2))
+    lookup = eligible.set_index("interaction_id")
+    rows = []
+    for index, cell in enumerate(sorted(cells)):
+        chosen = sorted(picks[cell])
+        n_early = n // 2 + (1 if n % 2 and (index + parity) % 2 == 0 else 0)
+        shuffled = [chosen[i] for i in rng.permutation(len(chosen))]
+        for rank, interaction_id in enumerate(shuffled):
+            position = "early" if rank < n_early else "late"
+            clip = windows[(interaction_id, position)]
+            info = lookup.loc[interaction_id]
+            rows.append(
+                {
+                    "interaction_id": interaction_id,
+                    "cell": cell,
+                    "site": info["site"],
+                    "relationship": info["relationship"],
+                    "gender_mix": info["gender_mix"],
+                    "position": position,
+                    "clip_start": float(clip.clip_start),
+                    "clip_end": float(clip.clip_end),
+                    "n_turns": int(clip.n_turns),
+                    "participant_a": info["participant_a"],
+                    "participant_b": info["participant_b"],
+                }
+            )
+    design = pd.DataFrame(rows).sort_values(["cell", "interaction_id"], kind="mergesort")
+    width = max(3, len(str(len(design))))
+    design.insert(0, "dyad_id", [f"D{i:0{width}d}" for i in range(1, len(design) + 1)])
+    return DESIGN.validate(design)

@@ -1,0 +1,258 @@
+"""Per-interaction media measurements: the SIGNALS table (and silero rows for SPEECH).
+
+For every ingested interaction: the audio and video stream durations of both
+participants, each speaker's speech time and their union, the similarity and lag between
+the two audio tracks, each participant's audio-video lag, and the transcript's word
+count. Speech comes from the corpus's own VAD (SPEECH rows of source `corpus_vad`) when
+the interaction has any; otherwise silero-vad runs on both tracks, with cross-talk
+suppressed (see `omnisocial.media.vad.suppress_crosstalk`), and its segments are handed
+back so the caller can add them to the SPEECH table.
+
+A missing, corrupt or unreadable file never raises: the row gets `measure_ok` False and
+a reason naming the file (`video_a: cannot probe ...: moov atom not found`).
+
+Parameters (`params`) are read from a flat dict, or from nested `vad:` / `filters:` /
+`signals:` blocks of the config (flat keys win). Keys and defaults are in `DEFAULTS`:
+
+- `threshold`, `min_speech_s`, `min_silence_s`: silero settings (config `vad:`);
+- `measure_av_sync`: measure the audio-video lags (config `filters:`);
+- `sample_rate`: rate the audio is decoded at (16000; silero needs 16 kHz);
+- `hop_s`: envelope hop; `track_lag_search_s` / `av_lag_search_s`: lag search ranges,
+  which must exceed the filter thresholds they feed; `av_min_correlation`: the weakest
+  audio-video correlation whose lag is reported (below it the lag is NaN); `motion_fps`, `motion_size`: how
+  video motion is decoded; `crosstalk_margin_db`: how much louder a speaker's own
+  microphone must be for silero speech to count as theirs (None turns this off).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_all_start_methods, get_context
+
+import numpy as np
+import pandas as pd
+
+from omnisocial.familiarity.intervals import union_seconds
+from omnisocial.media.audio import MediaError, envelope, load_audio, probe
+from omnisocial.media.sync import av_lag, track_similarity, video_motion
+from omnisocial.media.vad import speech_segments, suppress_crosstalk
+from omnisocial.tables import SIGNALS, SPEAKERS, SPEECH, is_true
+
+DEFAULTS = {
+    "threshold": 0.5,
+    "min_speech_s": 0.25,
+    "min_silence_s": 0.1,
+    "measure_av_sync": True,
+    "sample_rate": 16000,
+    "hop_s": 0.02,
+    "track_lag_search_s": 3.0,
+    "av_lag_search_s": 2.0,
+    "av_min_correlation": 0.3,
+    "motion_fps": 10.0,
+    "motion_size": (32, 24),
+    "crosstalk_margin_db": 6.0,
+}
+_NESTED = ("vad", "filters", "signals")
+
+
+def measure_params(params: dict | None) -> dict:
+    """`DEFAULTS` overridden by nested `vad`/`filters`/`signals` blocks, then by flat keys."""
+    params = dict(params or {})
+    merged = dict(DEFAULTS)
+    for block in _NESTED:
+        if isinstance(params.get(block), dict):
+            merged.update({k: v for k, v in params[block].items() if k in DEFAULTS})
+    merged.update({k: v for k, v in params.items() if k in DEFAULTS})
+    return merged
+
+
+def _finite_or_none(value) -> float | None:
+    return float(value) if value is not None and np.isfinite(value) else None
+
+
+def _empty_row(interaction_id: str) -> dict:
+    row = {name: None for name in SIGNALS.names}
+    row.update(interaction_id=interaction_id, measure_ok=False, measure_reason="", vad_source="")
+    return row
+
+
+def _of(frame: pd.DataFrame | None, interaction_id: str) -> pd.DataFrame:
+    if frame is None or len(frame) == 0:
+        return pd.DataFrame()
+    return frame[frame["interaction_id"].astype(str) == str(interaction_id)]
+
+
+def _word_count(segments: pd.DataFrame) -> int | None:
+    if len(segments) == 0:
+        return None
+    return int(sum(len(str(text).split()) for text in segments["text"].tolist()))
+
+
+def measure_interaction(
+    row: dict, speech: pd.DataFrame | None, segments: pd.DataFrame | None, params: dict | None
+) -> tuple[dict, list[dict]]:
+    """Measure one INTERACTIONS row; returns (SIGNALS row as a dict, new silero SPEECH rows).
+
+    `speech` and `segments` may hold other interactions' rows too; only this
+    interaction's are used. The SPEECH rows are empty when the corpus VAD (or earlier
+    silero rows) were used, or when measurement failed.
+    """
+    p = measure_params(params)
+    interaction_id = str(row["interaction_id"])
+    out = _empty_row(interaction_id)
+    if not is_true(row.get("ingest_ok")):
+        out["measure_reason"] = "not ingested"
+        return out, []
+    sr = int(p["sample_rate"])
+    hop_s = float(p["hop_s"])
+    stage = ""
+    try:
+        audio = {}
+        for speaker in SPEAKERS:
+            stage = f"audio_{speaker}"
+            audio[speaker] = load_audio(row.get(stage), sr)
+            info = probe(row[stage])
+            duration = info["audio_duration"]
+            out[f"duration_audio_{speaker}"] = duration if duration is not None else audio[speaker].size / sr
+            stage = f"video_{speaker}"
+            info = probe(row.get(stage))
+            if info["video_duration"] is None:
+                raise MediaError(f"no video stream in {info['path']}")
+            out[f"duration_video_{speaker}"] = info["video_duration"]
+
+        stage = "speech"
+        own_speech = _of(speech, interaction_id)
+        new_rows: list[dict] = []
+        if len(own_speech):
+            sources = sorted(set(own_speech["source"].astype(str)))
+            out["vad_source"] = sources[0] if len(sources) == 1 else "+".join(sources)
+            intervals = {
+                s: list(zip(g["start"].astype(float), g["end"].astype(float), strict=True))
+                for s, g in own_speech.groupby(own_speech["speaker"].astype(str))
+            }
+        else:
+            out["vad_source"] = "silero"
+            intervals = {}
+            for speaker, other in (("a", "b"), ("b", "a")):
+                found = speech_segments(
+                    audio[speaker],
+                    sr,
+                    float(p["threshold"]),
+                    float(p["min_speech_s"]),
+                    float(p["min_silence_s"]),
+                )
+                if p["crosstalk_margin_db"] is not None:
+                    found = suppress_crosstalk(
+                        found,
+                        audio[speaker],
+                        audio[other],
+                        sr,
+                        margin_db=float(p["crosstalk_margin_db"]),
+                        hop_s=hop_s,
+                        min_speech_s=float(p["min_speech_s"]),
+                        min_silence_s=float(p["min_silence_s"]),
+                    )
+                intervals[speaker] = found
+                new_rows += [
+                    {
+                        "interaction_id": interaction_id,
+                        "speaker": speaker,
+                        "start": s,
+                        "end": e,
+                        "source": "silero",
+                    }
+                    for s, e in found
+                ]
+        for speaker in SPEAKERS:
+            out[f"speech_s_{speaker}"] = union_seconds(intervals.get(speaker, []))
+        out["speech_total_s"] = union_seconds([iv for ivs in intervals.values() for iv in ivs])
+
+        stage = "track similarity"
+        log_env = {s: envelope(audio[s], sr, hop_s, log=True) for s in SPEAKERS}
+        similarity, lag = track_similarity(log_env["a"], log_env["b"], hop_s, float(p["track_lag_search_s"]))
+        out["track_similarity"] = _finite_or_none(similarity)
+        out["track_lag_s"] = _finite_or_none(lag)
+
+        if is_true(p["measure_av_sync"]):
+            for speaker in SPEAKERS:
+                stage = f"video_{speaker}"
+                fps = float(p["motion_fps"])
+                motion = video_motion(row[stage], fps=fps, size=tuple(p["motion_size"]))
+                own_env = envelope(audio[speaker], sr, hop_s)
+                lag = av_lag(
+                    own_env, hop_s, motion, fps, float(p["av_lag_search_s"]), float(p["av_min_correlation"])
+                )
+                out[f"av_lag_{speaker}_s"] = _finite_or_none(lag)
+
+        out["transcript_words"] = _word_count(_of(segments, interaction_id))
+        out["measure_ok"] = True
+        return out, new_rows
+    except (MediaError, OSError, ValueError) as error:
+        out["measure_ok"] = False
+        out["measure_reason"] = f"{stage}: {error}" if stage else str(error)
+        return out, []
+
+
+def _measure_task(task: tuple) -> tuple[dict, list[dict]]:
+    return measure_interaction(*task)
+
+
+def _pool_context():
+    # fork: workers need not re-import the caller's main module (a Snakemake script has no
+    # `if __name__ == "__main__"` guard); spawn only where fork does not exist.
+    return get_context("fork" if "fork" in get_all_start_methods() else "spawn")
+
+
+def _fresh_worker() -> None:
+    # A forked worker must not reuse an onnxruntime session created in the parent.
+    from omnisocial.media import vad
+
+    vad._session.cache_clear()
+
+
+def measure_all(
+    interactions: pd.DataFrame,
+    speech: pd.DataFrame | None,
+    segments: pd.DataFrame | None,
+    params: dict | None,
+    workers: int = 1,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Measure every interaction; returns (SIGNALS frame, complete SPEECH frame).
+
+    Interactions with `ingest_ok` False get `measure_ok` False and the reason
+    'not ingested'. The SPEECH frame is every row of `speech` plus the silero rows added
+    for interactions without any, sorted by interaction_id, speaker and start; write it
+    as the SPEECH table. `workers` > 1 measures in a pool of (forked) processes (each runs
+    silero on one thread). Both frames are validated; SIGNALS is sorted by interaction_id.
+    """
+    speech_in = SPEECH.validate(speech, "speech") if speech is not None and len(speech) else SPEECH.empty()
+    segments_in = segments if segments is not None and len(segments) else None
+    speech_by_id = {str(k): g for k, g in speech_in.groupby("interaction_id")} if len(speech_in) else {}
+    segments_by_id = (
+        {str(k): g for k, g in segments_in.groupby("interaction_id")} if segments_in is not None else {}
+    )
+    tasks = []
+    for row in interactions.to_dict("records"):
+        interaction_id = str(row["interaction_id"])
+        tasks.append((row, speech_by_id.get(interaction_id), segments_by_id.get(interaction_id), params))
+    if workers > 1 and len(tasks) > 1:
+        with ProcessPoolExecutor(
+            max_workers=min(workers, len(tasks)), mp_context=_pool_context(), initializer=_fresh_worker
+        ) as pool:
+            results = list(pool.map(_measure_task, tasks))
+    else:
+        results = [_measure_task(task) for task in tasks]
+
+    rows = [signals_row for signals_row, _ in results]
+    signals = pd.DataFrame(rows, columns=SIGNALS.names) if rows else SIGNALS.empty()
+    signals = SIGNALS.validate(signals, "signals")
+    signals = signals.sort_values("interaction_id", kind="stable").reset_index(drop=True)
+
+    added = [speech_row for _, speech_rows in results for speech_row in speech_rows]
+    combined = speech_in
+    if added:
+        new_speech = pd.DataFrame(added, columns=SPEECH.names)
+        parts = [new_speech] if len(speech_in) == 0 else [speech_in, new_speech]
+        combined = SPEECH.validate(pd.concat(parts, ignore_index=True), "speech")
+    combined = combined.sort_values(["interaction_id", "speaker", "start", "end"], kind="stable")
+    return signals, combined.reset_index(drop=True)

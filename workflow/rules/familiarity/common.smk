@@ -1,0 +1,201 @@
+# Config, paths and input functions of the familiarity study: corpus, signals, filters, design,
+# stimuli, models, ratings, statistics and figures (included by the Snakefile right after
+# common.smk; rules in workflow/rules/familiarity/*.smk).
+import re
+
+from omnisocial.familiarity.inference import (  # noqa: E402
+    load_models,
+    model_resources,
+    needs_baseline_predictions,
+    with_baseline_predictions,
+)
+
+CORPUS = config["corpus"]
+FAM_MODELS = load_models(config["models"])
+# infer_model matches only the configured names (a regex matching nothing when there are none)
+FAM_MODEL_PATTERN = "|".join(re.escape(name) for name in FAM_MODELS) or "(?!)"
+INFERENCE = config["inference"]
+
+
+def fam_predictions():
+    """Every model's predictions: the offline baselines and one file per registry model."""
+    return [out("predictions", "baselines.csv")] + [
+        out("predictions", f"{name}.csv") for name in FAM_MODELS
+    ]
+
+
+def fam_model_entry(wildcards):
+    """The entry as the backend gets it (a behavioural baseline reads this study's predictions)."""
+    return with_baseline_predictions(
+        FAM_MODELS[wildcards.model], out("predictions", "baselines.csv")
+    )
+
+
+def fam_model_inputs(wildcards):
+    inputs = {
+        "manifest": out("stimuli", "manifest.csv"),
+        "design": out("design", "design.csv"),
+    }
+    if needs_baseline_predictions(FAM_MODELS[wildcards.model]):
+        inputs["baselines"] = out("predictions", "baselines.csv")
+    return inputs
+
+
+def fam_model_cache(wildcards):
+    """The model's append-only result store. Not an output: Snakemake never deletes it, so
+    a failed or interrupted job resumes where it stopped and only failed calls are retried.
+    """
+    return out("cache", f"{wildcards.model}.jsonl")
+
+
+def fam_model_gpu(wildcards):
+    entry = FAM_MODELS[wildcards.model]
+    return model_resources(
+        entry, INFERENCE["transformers_mem_mb"], INFERENCE["default_mem_mb"]
+    )["gpu"]
+
+
+def fam_model_mem_mb(wildcards):
+    entry = FAM_MODELS[wildcards.model]
+    return model_resources(
+        entry, INFERENCE["transformers_mem_mb"], INFERENCE["default_mem_mb"]
+    )["mem_mb"]
+
+
+def corpus_root(wildcards=None):
+    """The corpus folder: made by make_demo_corpus for the demo, read as given otherwise."""
+    return CORPUS["root"]
+
+
+def transcript_inputs(wildcards=None):
+    """Corpus transcripts, plus ASR output when missing transcripts are transcribed."""
+    inputs = {"transcripts": out("corpus", "transcript_segments.csv")}
+    if CORPUS["missing_transcript"] == "asr":
+        inputs["asr"] = out("corpus", "asr_segments.csv")
+        inputs["asr_failures"] = out("corpus", "asr_failures.csv")
+    return inputs
+
+
+def final_outputs():
+    return [
+        out("filters", "filter_report.csv"),
+        out("design", "design.csv"),
+        out("stimuli", "manifest.csv"),
+        # models, ratings, statistics, figures
+        *familiarity_outputs(),
+    ]
+
+
+# --- ratings ---
+RATINGS = config["ratings"]
+RATED_MODALITIES = [
+    m for m in ("text", "audio", "video") if m in RATINGS["raters_per_modality"]
+]
+if RATINGS["source"] == "exports":
+    RATED_MODALITIES = [m for m in RATED_MODALITIES if RATINGS["exports"][m]]
+    if not RATED_MODALITIES:
+        raise ValueError(
+            "ratings.source is exports but ratings.exports names no export for a modality "
+            "of ratings.raters_per_modality"
+        )
+
+
+def simulated_export(modality):
+    return out("ratings", "simulated", f"simulated_{modality}_export.csv")
+
+
+def rating_exports(wildcards=None):
+    """Survey exports by modality (the simulated panel's, or the configured files), and covariates."""
+    if RATINGS["source"] == "simulated":
+        inputs = {m: simulated_export(m) for m in RATED_MODALITIES}
+        inputs["covariates"] = out(
+            "ratings", "simulated", "simulated_covariates_export.csv"
+        )
+        return inputs
+    inputs = {m: RATINGS["exports"][m] for m in RATED_MODALITIES}
+    if RATINGS["covariates"]["path"]:
+        inputs["covariates"] = RATINGS["covariates"]["path"]
+    return inputs
+
+
+# --- analysis ---
+ANALYSIS = config["analysis"]
+FAM_CATEGORY = "5. Familiarity results"
+
+
+def fam_table(name, caption=None):
+    """An analysis table; shown in the report when it has a caption (workflow/report/fam_*.rst)."""
+    path = out("analysis", f"{name}.csv")
+    if caption is None:
+        return path
+    return report(
+        path,
+        caption=f"../../report/fam_{caption}.rst",
+        category=FAM_CATEGORY,
+        subcategory="Tables",
+    )
+
+
+# --- figures ---
+FIGURE_OPTIONS = {
+    "variant": config["inference"]["prompt_variants"][0],
+    "seed": config["analysis"]["seed"],
+}
+
+
+def fam_figure_png(name):
+    """A figure's PNG, shown in the report with its caption (workflow/report/fam_fig_*.rst)."""
+    return report(
+        out("figures", f"{name}.png"),
+        caption=f"../../report/fam_fig_{name}.rst",
+        category=FAM_CATEGORY,
+        subcategory="Figures",
+    )
+
+
+def fam_figure_outputs():
+    return [
+        out("figures", f"{name}.{ext}")
+        for name in (
+            "accuracy",
+            "sdt",
+            "crowds",
+            "difficulty",
+            "glmm",
+            "calibration",
+            "power",
+        )
+        for ext in ("png", "pdf")
+    ]
+
+
+def familiarity_outputs():
+    """Every final output of the familiarity study's models, ratings, statistics and figures."""
+    tables = [
+        "metrics",
+        "nonanswer_accuracy",
+        "per_rater_sdt",
+        "majority_votes",
+        "crowd_curves",
+        "calibration",
+        "prompt_sensitivity",
+        "mcnemar",
+        "tost",
+        "power",
+        "individual_differences",
+        "glmm_summary",
+        "glmm_contrasts",
+        "rasch_difficulty",
+        "rasch_fits",
+        "rasch_correlations",
+        "rasch_partial",
+    ]
+    return [
+        *fam_predictions(),
+        *(out("responses", f"{name}.csv") for name in FAM_MODELS),
+        out("baselines", "features.csv"),
+        out("ratings", "surveys"),
+        out("ratings", "import_report.csv"),
+        *(out("analysis", f"{name}.csv") for name in tables),
+        *fam_figure_outputs(),
+    ]

@@ -1,0 +1,131 @@
+# Familiarity study, figures: one rule per family, PNG + PDF under figures/, in the report.
+# Each family's tables are listed in omnisocial.familiarity.figures.INPUTS.
+
+
+rule fam_figure_accuracy:
+    """Accuracy by modality: raters, crowd, models (95% Wilson intervals)."""
+    input:
+        per_rater_sdt=out("analysis", "per_rater_sdt.csv"),
+        metrics=out("analysis", "metrics.csv"),
+    output:
+        png=fam_figure_png("accuracy"),
+        pdf=out("figures", "accuracy.pdf"),
+    log:
+        out("logs", "fam_figure_accuracy.log"),
+    conda:
+        "../../../envs/figures.yaml"
+    params:
+        family="accuracy",
+        options=FIGURE_OPTIONS,
+    script:
+        "../../scripts/familiarity/figure.py"
+
+
+rule fam_figure_sdt:
+    """d' against c per modality: raters, crowd, models."""
+    input:
+        per_rater_sdt=out("analysis", "per_rater_sdt.csv"),
+        metrics=out("analysis", "metrics.csv"),
+    output:
+        png=fam_figure_png("sdt"),
+        pdf=out("figures", "sdt.pdf"),
+    log:
+        out("logs", "fam_figure_sdt.log"),
+    conda:
+        "../../../envs/figures.yaml"
+    params:
+        family="sdt",
+        options=FIGURE_OPTIONS,
+    script:
+        "../../scripts/familiarity/figure.py"
+
+
+rule fam_figure_crowds:
+    """Majority-vote accuracy against crowd size, best model per modality."""
+    input:
+        crowd_curves=out("analysis", "crowd_curves.csv"),
+        metrics=out("analysis", "metrics.csv"),
+    output:
+        png=fam_figure_png("crowds"),
+        pdf=out("figures", "crowds.pdf"),
+    log:
+        out("logs", "fam_figure_crowds.log"),
+    conda:
+        "../../../envs/figures.yaml"
+    params:
+        family="crowds",
+        options=FIGURE_OPTIONS,
+    script:
+        "../../scripts/familiarity/figure.py"
+
+
+rule fam_figure_difficulty:
+    """Rasch dyad difficulty across modalities and between humans and models."""
+    input:
+        rasch_difficulty=out("analysis", "rasch_difficulty.csv"),
+    output:
+        png=fam_figure_png("difficulty"),
+        pdf=out("figures", "difficulty.pdf"),
+    log:
+        out("logs", "fam_figure_difficulty.log"),
+    conda:
+        "../../../envs/figures.yaml"
+    params:
+        family="difficulty",
+        options=FIGURE_OPTIONS,
+    script:
+        "../../scripts/familiarity/figure.py"
+
+
+rule fam_figure_glmm:
+    """GLMM modality contrasts with 95% HDIs and P(> 0)."""
+    input:
+        glmm_contrasts=out("analysis", "glmm_contrasts.csv"),
+    output:
+        png=fam_figure_png("glmm"),
+        pdf=out("figures", "glmm.pdf"),
+    log:
+        out("logs", "fam_figure_glmm.log"),
+    conda:
+        "../../../envs/figures.yaml"
+    params:
+        family="glmm",
+        options=FIGURE_OPTIONS,
+    script:
+        "../../scripts/familiarity/figure.py"
+
+
+rule fam_figure_calibration:
+    """Reliability diagrams of model confidence with ECE and AUROC."""
+    input:
+        calibration=out("analysis", "calibration.csv"),
+    output:
+        png=fam_figure_png("calibration"),
+        pdf=out("figures", "calibration.pdf"),
+    log:
+        out("logs", "fam_figure_calibration.log"),
+    conda:
+        "../../../envs/figures.yaml"
+    params:
+        family="calibration",
+        options=FIGURE_OPTIONS,
+    script:
+        "../../scripts/familiarity/figure.py"
+
+
+rule fam_figure_power:
+    """Dyads needed to detect a difference (McNemar) or show equivalence (TOST)."""
+    input:
+        power=out("analysis", "power.csv"),
+    output:
+        png=fam_figure_png("power"),
+        pdf=out("figures", "power.pdf"),
+    log:
+        out("logs", "fam_figure_power.log"),
+    conda:
+        "../../../envs/figures.yaml"
+    params:
+        family="power",
+        options=FIGURE_OPTIONS,
+    script:
+        "../../scripts/familiarity/figure.py"

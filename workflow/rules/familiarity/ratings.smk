@@ -1,0 +1,78 @@
+# Familiarity study, human ratings (benchmarks.md 1.6): planned-missing design and survey
+# lists, the demo's simulated rater panel, and the import of survey exports into trials.
+
+
+rule rating_design:
+    """Blocks of dyads, rater assignments per modality and every rater's survey list."""
+    input:
+        design=out("design", "design.csv"),
+    output:
+        blocks=out("ratings", "blocks.csv"),
+        assignments=out("ratings", "assignments.csv"),
+        surveys=directory(out("ratings", "surveys")),
+    log:
+        out("logs", "rating_design.log"),
+    conda:
+        "../../../envs/stats.yaml"
+    params:
+        n_blocks=RATINGS["n_blocks"],
+        blocks_per_rater=RATINGS["blocks_per_rater"],
+        raters_per_modality=RATINGS["raters_per_modality"],
+        seed=RATINGS["seed"],
+    script:
+        "../../scripts/familiarity/rating_design.py"
+
+
+if RATINGS["source"] == "simulated":
+
+    rule simulate_ratings:
+        """The demo's SIMULATED rater panel, written as survey exports (file names say 'simulated')."""
+        input:
+            design=out("design", "design.csv"),
+            blocks=out("ratings", "blocks.csv"),
+            assignments=out("ratings", "assignments.csv"),
+        output:
+            **{m: simulated_export(m) for m in RATED_MODALITIES},
+            covariates=out("ratings", "simulated", "simulated_covariates_export.csv"),
+        log:
+            out("logs", "simulate_ratings.log"),
+        conda:
+            "../../../envs/stats.yaml"
+        params:
+            simulation=RATINGS["simulation"],
+            seed=RATINGS["seed"],
+        script:
+            "../../scripts/familiarity/simulate_ratings.py"
+
+
+rule import_ratings:
+    """Survey exports into one trial table, an import report (every trial accounted for) and covariates."""
+    input:
+        unpack(rating_exports),
+        design=out("design", "design.csv"),
+    output:
+        trials=report(
+            out("ratings", "trials.csv"),
+            caption="../../report/fam_trials.rst",
+            category="5. Familiarity results",
+            subcategory="Ratings",
+        ),
+        report=report(
+            out("ratings", "import_report.csv"),
+            caption="../../report/fam_import_report.rst",
+            category="5. Familiarity results",
+            subcategory="Ratings",
+        ),
+        covariates=out("ratings", "covariates.csv"),
+    log:
+        out("logs", "import_ratings.log"),
+    conda:
+        "../../../envs/stats.yaml"
+    params:
+        source=RATINGS["source"],
+        modalities=RATED_MODALITIES,
+        mapping=RATINGS["mapping"],
+        covariate_mapping=RATINGS["covariates"]["mapping"],
+        simulation=RATINGS["simulation"],
+    script:
+        "../../scripts/familiarity/import_ratings.py"

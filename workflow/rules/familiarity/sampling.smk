@@ -1,0 +1,20 @@
+rule sample_design:
+    """Fully crossed site x relationship x gender design, n per cell, seeded."""
+    input:
+        report=out("filters", "filter_report.csv"),
+        candidates=out("clips", "clip_candidates.csv"),
+        interactions=out("corpus", "interactions.csv"),
+    output:
+        design=report(
+            out("design", "design.csv"),
+            caption="../../report/design.rst",
+            category="2. Design and stimuli",
+        ),
+    log:
+        out("logs", "sample_design.log"),
+    conda:
+        "../../../envs/media.yaml"
+    params:
+        sampling=config["sampling"],
+    script:
+        "../../scripts/familiarity/sample_design.py"

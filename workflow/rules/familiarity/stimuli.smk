@@ -1,0 +1,26 @@
+rule render_stimuli:
+    """Text, audio (mix and stereo) and side-by-side video from the same clip window."""
+    input:
+        design=out("design", "design.csv"),
+        interactions=out("corpus", "interactions.csv"),
+        segments=out("signals", "segments.csv"),
+    output:
+        manifest=report(
+            out("stimuli", "manifest.csv"),
+            caption="../../report/manifest.rst",
+            category="2. Design and stimuli",
+        ),
+        media=directory(out("stimuli", "media")),
+    log:
+        out("logs", "render_stimuli.log"),
+    benchmark:
+        out("benchmarks", "render_stimuli.tsv")
+    conda:
+        "../../../envs/media.yaml"
+    threads: 8  # Snakemake lowers this to --cores on a smaller machine
+    resources:
+        mem_mb=2000,
+    params:
+        stimuli=config["stimuli"],
+    script:
+        "../../scripts/familiarity/render_stimuli.py"

@@ -1,0 +1,83 @@
+# Rules shared by both social benchmarks: the demo that serves both, the import of both, the judge
+# calibration that compares both benchmarks' judges with human scores, and the `social_all` target.
+
+
+rule social_all:
+    """Build only the social benchmarks (who / when / how and streaming: socialomni_all + duplexeval_all)."""
+    input:
+        social_outputs(),
+    # a target runs nothing; the env only satisfies tests/test_envs.py (every rule names one)
+    conda:
+        "../../envs/media.yaml"
+
+
+if SOCIAL["source"] == "demo":
+
+    rule social_demo:
+        """Multi-party and visual-event clips in the released SocialOmni / Omni-DuplexEval formats."""
+        output:
+            directory(SOCIAL["demo_root"]),
+        log:
+            sout("logs", "social_demo.log"),
+        benchmark:
+            sout("benchmarks", "social_demo.tsv")
+        conda:
+            "../../envs/media.yaml"
+        resources:
+            mem_mb=1500,
+        params:
+            demo=SOCIAL["demo"],
+        script:
+            "../scripts/social/demo.py"
+
+
+rule social_import:
+    """Items, references, ground truth and streaming responses through the released-format importers."""
+    input:
+        unpack(social_sources),
+    output:
+        who_items=sout("items", "who_items.csv"),
+        when_items=sout("items", "when_items.csv"),
+        how_references=sout("items", "how_references.csv"),
+        when_stream_items=sout("items", "when_stream_items.csv"),
+        turns=sout("items", "turns.csv"),
+        panels=sout("items", "panels.csv"),
+        stream_items=sout("items", "stream_items.csv"),
+        stream_events=sout("items", "stream_events.csv"),
+        stream_responses=sout("items", "stream_responses_imported.csv"),
+        errors=sout("items", "import_errors.csv"),
+    log:
+        sout("logs", "social_import.log"),
+    conda:
+        "../../envs/media.yaml"
+    params:
+        socialomni_root=social_roots()[0],
+        duplexeval_root=social_roots()[1],
+        duplexeval_items=SOCIAL["duplexeval_items"],
+        responses_root=SOCIAL["responses_root"],
+        skip_bad_items=SOCIAL["skip_bad_items"],
+        max_time_s=SOCIAL["max_time_s"],
+    script:
+        "../scripts/social/import.py"
+
+
+if SOCIAL["human_scores"]:
+
+    rule social_judge_calibration:
+        """Spearman between the automatic judges and human scores of the same answers."""
+        input:
+            human=SOCIAL["human_scores"],
+            how=sout("scores", "how_judgements.csv"),
+            rtd=sout("scores", "rtd_scores.csv"),
+        output:
+            calibration=report(
+                sout("metrics", "judge_calibration.csv"),
+                caption="../report/social_judge_calibration.rst",
+                category="3. Who / when / how",
+            ),
+        log:
+            sout("logs", "social_judge_calibration.log"),
+        conda:
+            "../../envs/media.yaml"
+        script:
+            "../scripts/social/judge_calibration.py"

@@ -1,0 +1,62 @@
+"""Rule duplexeval_score: real-time description and reminder scores with offline judges."""
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
+
+from omnisocial.duplexeval.contracts import (
+    PR_EVENT_SCORES,
+    PR_SCORES,
+    RTD_SCORES,
+    RTD_SENTENCES,
+    STREAM_EVENTS,
+    STREAM_ITEMS,
+    STREAM_RESPONSES,
+)
+from omnisocial.duplexeval.description import score_rtd
+from omnisocial.duplexeval.metrics import streaming_metrics
+from omnisocial.duplexeval.reminders import reminder_judge, score_pr
+from omnisocial.io import write_csv
+from omnisocial.judges.embedding import EmbeddingJudge
+from omnisocial.judges.lexical import keyword_match
+from omnisocial.workflow import start
+
+log = start(snakemake)
+params = snakemake.params
+items = STREAM_ITEMS.read(snakemake.input.stream_items)
+events = STREAM_EVENTS.read(snakemake.input.stream_events)
+responses = STREAM_RESPONSES.validate(
+    pd.concat(
+        [STREAM_RESPONSES.read(snakemake.input.baselines), STREAM_RESPONSES.read(snakemake.input.imported)],
+        ignore_index=True,
+    )
+)
+judge = EmbeddingJudge()
+sentences, rtd = score_rtd(
+    responses,
+    items,
+    events,
+    judge,
+    late_s=list(params.late_s),
+    relevance_threshold=float(params.relevance_threshold),
+    judge_fps=float(params.judge_fps),
+)
+reminders = reminder_judge(judge, params.reminder_judge, float(params.keyword_share), keyword_match)
+pr_events, pr = score_pr(responses, items, reminders)
+metrics = streaming_metrics(rtd, pr)
+for row in metrics[metrics["split"] == "all"].itertuples():
+    log.info(
+        "%s: temporal %.1f, content %.1f, reminders %.1f",
+        row.model,
+        row.temporal_100,
+        row.content_100,
+        row.reminder_100,
+    )
+RTD_SENTENCES.write(snakemake.output.sentences, sentences)
+RTD_SCORES.write(snakemake.output.rtd, rtd)
+PR_EVENT_SCORES.write(snakemake.output.pr_events, pr_events)
+PR_SCORES.write(snakemake.output.pr, pr)
+write_csv(snakemake.output.metrics, metrics)

@@ -1,0 +1,54 @@
+"""Rule social_import: who / when / how and streaming items (and any model responses) as tables."""
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
+
+from omnisocial.duplexeval.contracts import STREAM_EVENTS, STREAM_ITEMS, STREAM_RESPONSES
+from omnisocial.duplexeval.importers import import_duplexeval, import_stream_responses
+from omnisocial.importing import IMPORT_ERRORS
+from omnisocial.socialomni.contracts import (
+    HOW_REFERENCES,
+    PANELS,
+    TURNS,
+    WHEN_ITEMS,
+    WHEN_STREAM_ITEMS,
+    WHO_ITEMS,
+)
+from omnisocial.socialomni.importers import import_socialomni
+from omnisocial.workflow import start
+
+log = start(snakemake)
+params = snakemake.params
+social = import_socialomni(params.socialomni_root, params.skip_bad_items, params.max_time_s)
+duplex = import_duplexeval(params.duplexeval_root, params.duplexeval_items, params.skip_bad_items)
+responses, response_errors = import_stream_responses(
+    params.responses_root, duplex["stream_items"], params.skip_bad_items
+)
+errors = [frame for frame in (social["errors"], duplex["errors"], response_errors) if len(frame)]
+for frame in errors:
+    for row in frame.itertuples():
+        log.warning("left out: %s item %s field %s: %s", row.source, row.item_id, row.field, row.message)
+out = snakemake.output
+WHO_ITEMS.write(out.who_items, social["who_items"])
+WHEN_ITEMS.write(out.when_items, social["when_items"])
+HOW_REFERENCES.write(out.how_references, social["how_references"])
+WHEN_STREAM_ITEMS.write(out.when_stream_items, social["when_stream_items"])
+TURNS.write(out.turns, social["turns"])
+PANELS.write(out.panels, social["panels"])
+STREAM_ITEMS.write(out.stream_items, duplex["stream_items"])
+STREAM_EVENTS.write(out.stream_events, duplex["stream_events"])
+STREAM_RESPONSES.write(out.stream_responses, responses)
+IMPORT_ERRORS.write(out.errors, pd.concat(errors, ignore_index=True) if errors else IMPORT_ERRORS.empty())
+log.info(
+    "%d who, %d when, %d streaming-when, %d streaming items; %d imported response sentences; %d errors",
+    len(social["who_items"]),
+    len(social["when_items"]),
+    len(social["when_stream_items"]),
+    len(duplex["stream_items"]),
+    len(responses),
+    sum(len(frame) for frame in errors),
+)

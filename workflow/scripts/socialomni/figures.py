@@ -1,0 +1,24 @@
+"""Rule socialomni_figures: profile, timing and rank scatter figures (PNG + PDF)."""
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
+
+from omnisocial.socialomni.contracts import WHEN_STREAM_SCORES
+from omnisocial.socialomni.figures import profile_figure, rank_scatter, timing_figure
+from omnisocial.workflow import start
+
+log = start(snakemake)
+out = snakemake.output
+profile = pd.read_csv(snakemake.input.profile)
+profile_figure(profile, Path(out.profile_png).with_suffix(""))
+timing_figure(
+    WHEN_STREAM_SCORES.read(snakemake.input.stream_scores),
+    Path(out.timing_png).with_suffix(""),
+    thresholds=tuple(snakemake.params.thresholds),
+)
+rank_scatter(profile, Path(out.rank_png).with_suffix(""))
+log.info("3 figures written to %s", Path(out.profile_png).parent)

@@ -1,0 +1,43 @@
+"""Rule socialomni_score_when: single-cut accuracy and the streaming timing metrics."""
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
+
+from omnisocial.io import write_csv
+from omnisocial.socialomni.contracts import (
+    ACCURACY_BREAKDOWN,
+    REPLIES,
+    WHEN_ITEMS,
+    WHEN_SCORES,
+    WHEN_STREAM_RESPONSES,
+    WHEN_STREAM_SCORES,
+)
+from omnisocial.socialomni.when import score_when_replies, score_when_stream
+from omnisocial.workflow import start
+
+log = start(snakemake)
+params = snakemake.params
+items = WHEN_ITEMS.read(snakemake.input.when_items)
+replies = pd.concat([REPLIES.read(path) for path in snakemake.input.replies], ignore_index=True)
+single, breakdown = score_when_replies(items, replies)
+streamed, rates, tolerance = score_when_stream(
+    WHEN_STREAM_RESPONSES.read(snakemake.input.stream), list(params.thresholds), list(params.deltas)
+)
+for row in rates.itertuples():
+    log.info(
+        "%s: on time %.3f, early %.3f, late %.3f over %d items",
+        row.model,
+        row.on_time,
+        row.early,
+        row.late,
+        row.n,
+    )
+WHEN_SCORES.write(snakemake.output.single_scores, single)
+ACCURACY_BREAKDOWN.write(snakemake.output.single_metrics, breakdown)
+WHEN_STREAM_SCORES.write(snakemake.output.stream_scores, streamed)
+write_csv(snakemake.output.rates, rates)
+write_csv(snakemake.output.tolerance, tolerance)

@@ -1,0 +1,25 @@
+"""Rule socialomni_score_who: who accuracy, breakdowns, confusion matrices and McNemar tests."""
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
+
+from omnisocial.io import write_csv
+from omnisocial.socialomni.contracts import ACCURACY_BREAKDOWN, REPLIES, WHO_ITEMS, WHO_SCORES
+from omnisocial.socialomni.who import mcnemar_models, score_who_replies
+from omnisocial.workflow import start
+
+log = start(snakemake)
+items = WHO_ITEMS.read(snakemake.input.who_items)
+replies = pd.concat([REPLIES.read(path) for path in snakemake.input.replies], ignore_index=True)
+scores = score_who_replies(items, replies)
+for row in scores.summary.itertuples():
+    log.info("%s (%s): accuracy %.3f over %d items", row.model, row.modality, row.accuracy, row.n)
+WHO_SCORES.write(snakemake.output.scores, scores.items)
+write_csv(snakemake.output.metrics, scores.summary)
+ACCURACY_BREAKDOWN.write(snakemake.output.breakdown, scores.breakdown)
+write_csv(snakemake.output.confusion, scores.confusion)
+write_csv(snakemake.output.mcnemar, mcnemar_models(scores.items))
