@@ -89,8 +89,10 @@ class FakeChatServer:
         self,
         default: Action | None = None,
         responder: Callable[[dict, int], Action | None] | None = None,
+        port: int = 0,
     ):
         self.default = default or Action.ok()
+        self.port = port  # 0: any free port
         self.responder = responder
         self._queue: list[Action] = []
         self._lock = threading.Lock()
@@ -156,7 +158,8 @@ class FakeChatServer:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler, bind_and_activate=False)
+        httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler, bind_and_activate=False)
+        httpd.allow_reuse_address = True  # a benchmark restarts a server on the same port
         httpd.daemon_threads = True
         httpd.block_on_close = False
         httpd.request_queue_size = 256
