@@ -110,8 +110,8 @@ def test_each_attempt_appends_to_the_attempt_history(tmp_path):
 
     log = tmp_path / "rule.log"
 
-    def job(attempt: int):
-        return types.SimpleNamespace(log=[str(log)], rule="demo_rule", attempt=attempt, params={})
+    def job(attempt: int):  # Snakemake gives scripts no attempt number: the log counts them
+        return types.SimpleNamespace(log=[str(log)], rule="demo_rule", params={})
 
     import sys
 

@@ -212,3 +212,34 @@ def test_missing_transcripts_route_to_the_asr_rule(study, tmp_path):
     # accounted for, as segments or as a recorded failure, never silently dropped.
     assert missing in set(segments["interaction_id"]) | set(failures["interaction_id"])
     assert set(segments["interaction_id"]) <= {missing}
+
+
+def test_a_dead_model_host_fails_its_job_fast_and_a_plain_rerun_resumes(study):
+    """A registry entry whose host is down fails in seconds, not after hours of retries."""
+    import socket
+    import time
+
+    from http_server import FakeChatServer
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = small_config()
+    remote = {"name": "remote", "backend": "openai", "model": "m", "modalities": ["text"]}
+    config["models"] = [*config["models"], {**remote, "base_url": f"http://127.0.0.1:{port}/v1"}]
+    write_config(study, config)
+    target = "results/familiarity/predictions/remote.csv"
+    try:
+        started = time.monotonic()
+        failed = snakemake(study, "--cores", "2", target, check=False)
+        assert failed.returncode != 0 and time.monotonic() - started < 30
+        log = (results(study) / "logs" / "infer_model_remote.log").read_text()
+        assert "probe" in log and "unreachable" in log and "no call was made" in log
+        with FakeChatServer(port=port) as server:  # the host is back: a plain rerun makes the calls
+            snakemake(study, "--cores", "2", target)
+            assert server.requests == 4 * 2  # 4 dyads x 1 modality x 2 prompt variants
+        assert (results(study) / "logs" / "infer_model_remote.log.attempts").read_text().count(
+            "attempt 1"
+        ) == 2
+    finally:
+        write_config(study, small_config())

@@ -1,9 +1,11 @@
 """What every workflow script shares: logging into the rule's log file.
 
 Snakemake deletes a job's declared log before each attempt, so a retried job would lose
-the failed attempt's traceback. Each attempt therefore writes, behind a header naming the
-attempt, both to the declared log and to `<log>.attempts` beside it, a file that no rule
-declares and that is only ever appended to: it keeps every attempt's log.
+the failed attempt's traceback. Each attempt (a retry or a later run of the same job)
+therefore writes, behind a header numbering it, both to the declared log and to
+`<log>.attempts` beside it, a file that no rule declares and that is only ever appended
+to: it keeps every attempt's log. (Snakemake gives scripts no attempt number, so the
+number counts the headers already in that file.)
 """
 
 from __future__ import annotations
@@ -32,9 +34,20 @@ class _Tee(io.TextIOBase):
             stream.flush()
 
 
+HEADER = "===== rule "
+
+
 def attempt_header(rule: str, attempt: int) -> str:
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return f"===== rule {rule}, attempt {attempt}, started {stamp} =====\n"
+    return f"{HEADER}{rule}, attempt {attempt}, started {stamp} =====\n"
+
+
+def _attempts_so_far(history_path: str) -> int:
+    try:
+        with open(history_path, encoding="utf-8", errors="replace") as handle:
+            return sum(line.startswith(HEADER) for line in handle)
+    except FileNotFoundError:
+        return 0
 
 
 def start(smk) -> logging.Logger:
@@ -42,9 +55,10 @@ def start(smk) -> logging.Logger:
     log_path = smk.log[0]
     # Both live for the job; line buffering keeps a crash's last lines.
     declared = open(log_path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115
+    attempt = _attempts_so_far(log_path + ATTEMPTS_SUFFIX) + 1
     history = open(log_path + ATTEMPTS_SUFFIX, "a", buffering=1, encoding="utf-8")  # noqa: SIM115
     stream = _Tee(declared, history)
-    stream.write(attempt_header(smk.rule, int(getattr(smk, "attempt", 1) or 1)))
+    stream.write(attempt_header(smk.rule, attempt))
     sys.stderr = stream
     logging.basicConfig(
         stream=stream,
