@@ -1,12 +1,24 @@
 """Read a Seamless Interaction corpus into the INTERACTIONS, SEGMENTS and SPEECH tables.
 
-Length (about 590 lines): one reader of one corpus layout, its parsing and its checks.
+Length (about 810 lines): the readers of the corpus layouts, their parsing and checks.
 
-Layout (see docs/data-formats.md):
-`{root}/{label}/{split}/{batch}/{archive}/{file_id}.{mp4,wav,json}`, one file set per
-participant, `file_id = V<vendor>_S<session>_I<prompt hash>_P<participant>[A]`, and the
-metadata tables `interactions.csv`, `relationships.csv`, `participants.csv` beside the
-label folders. One conversation (`interaction_id`) is `V_S_I`; its participants share it.
+Layouts (see docs/data-formats.md), detected per file and paired by file id
+`V<vendor>_S<session>_I<prompt hash>_P<participant>[A]` (a file's name up to its first dot):
+- converted: `{root}/{label}/{split}/{batch}/{archive}/{file_id}.{mp4,wav,json}`, one file
+  set per participant; the json (or JSONL) holds transcript and VAD;
+- raw download: per-modality folders under each split, `audio/{file_id}.wav`,
+  `video/{file_id}.mp4`, `metadata/transcript/{file_id}.jsonl`, `metadata/vad/{file_id}.jsonl`
+  (one segment a line; either may be missing, not both), `annotations/<type>/` (ignored);
+  `json_a/b` then name the VAD file (else the transcript file);
+- webdataset tar shards (`*.tar` under the label folder): members grouped by key (the
+  member path up to the first dot of its name), extracted into `shard_dir`; without one
+  the ingest stops with the exact `tar` command, and a shard beside a folder of its own
+  name counts as extracted.
+Per-segment JSONL in a converted json file is read too: a bare segment line with text or
+words is a transcript segment, otherwise a VAD segment. A VAD entry with `is_speech` false
+is not speech and is dropped. The metadata tables `interactions.csv`, `relationships.csv`,
+`participants.csv` sit beside the label folders. One conversation (`interaction_id`) is
+`V_S_I`; its participants share it.
 
 Two kinds of problems are kept apart:
 - a broken configuration (a metadata table missing or lacking a required column, no
