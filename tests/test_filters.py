@@ -167,6 +167,33 @@ def test_f1_requires_the_either_or_marker():
     assert one(inter=[interaction(prompt_text="Placeholder-free but real text")])["f1_prompt_pass"]
 
 
+@pytest.mark.parametrize(
+    ("prompt_id", "marker", "passes"),
+    [
+        ("S_EO_3", "_EO_", True),
+        ("EO_0042", "_EO_", True),  # a real corpus spelled EO_...: the marker leads the id
+        ("NAT_EO", "_EO_", True),
+        ("EO", "_EO_", True),
+        ("EO_0042", "EO", True),
+        ("P_EO_001", "EO_", True),
+        ("GEO_1", "_EO_", False),
+        ("P_EOX_1", "_EO_", False),
+        ("eo_1", "_EO_", False),
+        ("P_EITHER_OR_7", "_EITHER_OR_", True),
+        ("P_EITHER_7", "_EITHER_OR_", False),
+    ],
+)
+def test_f1_marker_is_an_underscore_delimited_token(prompt_id, marker, passes):
+    row = one(inter=[interaction(prompt_id=prompt_id)], params={**PARAMS, "either_or_marker": marker})
+    assert bool(row["f1_prompt_pass"]) is passes
+    assert row["f1_prompt_value"] == f"{prompt_id}: {'either-or' if passes else 'not either-or'}"
+
+
+def test_f1_empty_marker_matches_nothing():
+    row = one(params={**PARAMS, "either_or_marker": ""})
+    assert not row["f1_prompt_pass"]
+
+
 # ------------------------------------------------------------------ F2, F3
 
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -339,3 +342,147 @@ def test_configuration_errors(corpus: Path, tmp_path: Path):
     (corpus / "participant_genders.csv").write_text("participant_id,gender\nP0001,female\n0001,male\n")
     with pytest.raises(CorpusError, match="participant 0001 is both 'female' and 'male'"):
         run(corpus)
+
+
+# ------------------------------------------------------------------ other layouts of the download
+
+
+def jsonl(items: list[dict]) -> str:
+    return "".join(json.dumps(item) + "\n" for item in items)
+
+
+def add_raw_participant(
+    root: Path, file_id: str, split: str = "train", offset: float = 0.0, metadata: bool = True
+) -> Path:
+    """One participant in the raw per-modality layout: audio/, video/, metadata/{transcript,vad}/
+    and an annotation file, each `{file_id}.<ext>` under the split folder."""
+    split_dir = root / LABEL / split
+    for folder in ("audio", "video", "metadata/transcript", "metadata/vad", "annotations/1P-IS"):
+        (split_dir / folder).mkdir(parents=True, exist_ok=True)
+    sf.write(
+        split_dir / "audio" / f"{file_id}.wav", np.zeros(1600, dtype=np.float32), 16000, subtype="PCM_16"
+    )
+    (split_dir / "video" / f"{file_id}.mp4").write_bytes(b"not a real video; ingest only checks existence")
+    (split_dir / "annotations" / "1P-IS" / f"{file_id}.json").write_text('{"labels": []}', encoding="utf-8")
+    if metadata:
+        (split_dir / "metadata" / "transcript" / f"{file_id}.jsonl").write_text(
+            jsonl(transcript(offset)), encoding="utf-8"
+        )
+        vad = [
+            {"start": offset, "end": offset + 1.5, "is_speech": True},
+            {"start": offset + 1.5, "end": offset + 3.0, "is_speech": False},  # a pause, not speech
+            {"start": offset + 3.0, "end": offset + 4.0},
+        ]
+        (split_dir / "metadata" / "vad" / f"{file_id}.jsonl").write_text(jsonl(vad), encoding="utf-8")
+    return split_dir
+
+
+def test_raw_per_modality_layout(tmp_path: Path):
+    root = tmp_path / "raw"
+    write_tables(root)
+    add_raw_participant(root, "V00_S0894_I00000042_P0299A", offset=1.0)
+    add_raw_participant(root, "V00_S0894_I00000042_P0001")
+    add_raw_participant(root, "V01_S0012_I00000043_P0002", split="dev")
+    add_raw_participant(root, "V01_S0012_I00000043_P0003", split="dev", metadata=False)
+    interactions, segments, speech = run(root)
+    good = row(interactions, "V00_S0894_I00000042")
+    assert good["ingest_ok"], good["ingest_reason"]
+    assert good["has_transcript"]
+    assert good["audio_b"].endswith("train/audio/V00_S0894_I00000042_P0299A.wav")
+    assert good["video_a"].endswith("train/video/V00_S0894_I00000042_P0001.mp4")
+    assert good["json_a"].endswith("train/metadata/vad/V00_S0894_I00000042_P0001.jsonl")
+    assert (good["relationship"], good["prompt_id"], good["gender_mix"]) == (
+        "familiar",
+        "P_EO_001",
+        "female-male",
+    )
+    b_segments = segments[
+        (segments["interaction_id"] == good["interaction_id"]) & (segments["speaker"] == "b")
+    ]
+    assert b_segments["text"].tolist() == ["would you rather", "sure"]
+    assert b_segments["start"].tolist() == [1.0, 4.0]
+    b_speech = speech[(speech["interaction_id"] == good["interaction_id"]) & (speech["speaker"] == "b")]
+    # the is_speech: false entry is no speech
+    assert list(zip(b_speech["start"], b_speech["end"], strict=True)) == [(1.0, 2.5), (4.0, 5.0)]
+    bad = row(interactions, "V01_S0012_I00000043")
+    assert not bad["ingest_ok"]
+    assert bad["ingest_reason"] == "missing transcript or vad jsonl for P0003"
+
+
+def test_raw_layout_unreadable_metadata_and_is_speech(tmp_path: Path):
+    root = tmp_path / "raw"
+    write_tables(root)
+    add_raw_participant(root, "V00_S0894_I00000042_P0299A")
+    split_dir = add_raw_participant(root, "V00_S0894_I00000042_P0001")
+    vad = split_dir / "metadata" / "vad" / "V00_S0894_I00000042_P0001.jsonl"
+    vad.write_text(jsonl([{"start": 0, "end": 1, "is_speech": "maybe"}]), encoding="utf-8")
+    interactions, _, _ = run(root)
+    assert row(interactions, "V00_S0894_I00000042")["ingest_reason"] == (
+        "unreadable vad for P0001: metadata:vad item 1 has is_speech 'maybe', not true/false"
+    )
+
+
+def test_per_segment_jsonl_in_converted_layout(corpus: Path):
+    file_id = "V01_S0012_I00000043_P0003"
+    lines = [
+        {"id": file_id},
+        *transcript(0.0),  # one transcript segment a line
+        {"start": 0.0, "end": 1.5},  # one VAD segment a line
+        {"start": 1.5, "end": 3.0, "is_speech": False},
+        {"start": 3.0, "end": 4.0, "is_speech": True},
+    ]
+    add_participant(corpus, file_id, folder=("dev", "0001", "0003"), json_text=jsonl(lines))
+    interactions, segments, speech = run(corpus)
+    pair = row(interactions, "V01_S0012_I00000043")
+    assert pair["ingest_ok"], pair["ingest_reason"]
+    assert pair["has_transcript"]
+    b = segments[(segments["interaction_id"] == "V01_S0012_I00000043") & (segments["speaker"] == "b")]
+    assert b["text"].tolist() == ["would you rather", "sure"]
+    b_speech = speech[(speech["interaction_id"] == "V01_S0012_I00000043") & (speech["speaker"] == "b")]
+    assert list(zip(b_speech["start"], b_speech["end"], strict=True)) == [(0.0, 1.5), (3.0, 4.0)]
+    record = parse_participant_json(jsonl([{"start": 0, "end": 1, "is_speech": 0}, {"start": 2, "end": 3}]))
+    assert record.vad == [(2.0, 3.0)] and record.transcript is None
+
+
+def write_shard(corpus: Path, shard: Path) -> None:
+    """Pack the converted corpus's participant files into one webdataset tar (members keyed
+    by file id, plus an npz the ingest does not need) and remove the loose files."""
+    shard.parent.mkdir(parents=True, exist_ok=True)
+    loose = sorted(p for p in (corpus / LABEL).rglob("*") if p.is_file() and p.suffix != ".tar")
+    with tarfile.open(shard, "w") as archive:
+        for path in loose:
+            archive.add(path, arcname=f"{path.parent.name}/{path.name}")
+        npz = loose[0].with_name(f"{loose[0].name.split('.')[0]}.npz")
+        npz.write_bytes(b"features")
+        archive.add(npz, arcname=npz.name)
+    for path in [*loose, npz]:
+        path.unlink()
+    for folder in sorted((corpus / LABEL).rglob("*"), key=lambda p: -len(p.parts)):
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+
+
+def test_webdataset_shards(corpus: Path, tmp_path: Path):
+    expected, expected_segments, _ = run(corpus)
+    shard = corpus / LABEL / "train" / "0000" / "0000.tar"
+    write_shard(corpus, shard)
+    # Not extracted and no shard_dir: stop with the exact commands.
+    with pytest.raises(CorpusError, match=r"0000\.tar: webdataset tar shard not extracted") as info:
+        run(corpus)
+    # The ingest extracts into shard_dir, grouping members by key as webdataset does.
+    cache = tmp_path / "shards"
+    interactions, segments, _ = ingest(
+        corpus, LABEL, gender_table=corpus / "participant_genders.csv", shard_dir=cache
+    )
+    assert interactions["ingest_ok"].all(), interactions["ingest_reason"].tolist()
+    assert interactions["interaction_id"].tolist() == expected["interaction_id"].tolist()
+    assert row(interactions, "V00_S0894_I00000042")["audio_a"].startswith(str(cache / LABEL / "train"))
+    assert not list(cache.rglob("*.npz"))
+    pd.testing.assert_frame_equal(segments, expected_segments)
+    # Or the user runs the command from the error; the extracted folder then stands for the shard.
+    command = re.search(r"every shard with `([^`]+)`", str(info.value))[1]
+    subprocess.run(command, shell=True, check=True)
+    interactions, segments, _ = run(corpus)
+    assert interactions["ingest_ok"].all(), interactions["ingest_reason"].tolist()
+    assert row(interactions, "V01_S0012_I00000043")["json_a"].startswith(str(shard.with_suffix("")))
+    pd.testing.assert_frame_equal(segments, expected_segments)

@@ -413,3 +413,56 @@ def test_participants_are_identified_per_vendor():
     assert sorted(design["interaction_id"]) == ["I1", "I2", "I3", "I4"]
     with pytest.raises(DesignError, match="reusing a participant"):
         sample_design(report, clips, interactions.drop(columns="vendor_id"), {"seed": 5, "n_per_cell": 1})
+
+
+def _gender_gap_tables():
+    """Two sites, both relationships, two gender mixes; one V01 participant lacks a gender."""
+    specs = []
+    for site in ("V00", "V01"):
+        for rel in RELATIONSHIPS:
+            for gmix in ("female-female", "female-male"):
+                key = f"{site}{rel[0]}{gmix[7]}"
+                specs.append(((site, rel, gmix), f"I{key}", f"P{key}a", f"P{key}b"))
+    specs.append((("V01", "familiar", ""), "IV01gap", "PGAPa", "PGAPb"))
+    report, clips, interactions = build_tables(specs)
+    interactions["gender_a"] = interactions["gender_mix"].str.split("-").str[0].fillna("")
+    interactions["gender_b"] = interactions["gender_mix"].str.split("-").str[-1].fillna("")
+    interactions.loc[interactions["interaction_id"] == "IV01gap", ["gender_a", "gender_b"]] = ["male", ""]
+    return report, clips, interactions
+
+
+def test_missing_stratum_value_stops_the_design_by_default():
+    report, clips, interactions = _gender_gap_tables()
+    with pytest.raises(DesignError) as info:
+        sample_design(report, clips, interactions, {"seed": 0, "n_per_cell": 1})
+    message = str(info.value)
+    assert "1 passing interaction(s) have no usable stratum value" in message
+    assert "IV01gap: empty gender_mix (no gender for PGAPb)" in message
+    assert "sampling.unknown_stratum: level" in message
+    with pytest.raises(DesignError, match="IV01gap: empty gender_mix"):
+        sample_design(report, clips, interactions, {"seed": 0, "n_per_cell": 1, "unknown_stratum": "error"})
+
+
+def test_missing_stratum_value_as_an_explicit_level():
+    report, clips, interactions = _gender_gap_tables()
+    params = {"seed": 0, "n_per_cell": 1, "unknown_stratum": "level"}
+    # 'unknown' is a level like any other: crossed with every site and relationship
+    with pytest.raises(DesignError, match=r"cell 'V00\|familiar\|unknown' needs 1 dyad\(s\) but has 0"):
+        sample_design(report, clips, interactions, params)
+    # with one more gap in every other site x relationship cell, the design fills, V01 included
+    extra = [
+        (("V00", "familiar", ""), "IV00fgap", "Q1a", "Q1b"),
+        (("V00", "stranger", ""), "IV00sgap", "Q2a", "Q2b"),
+        (("V01", "stranger", ""), "IV01sgap", "Q3a", "Q3b"),
+    ]
+    report2, clips2, inter2 = build_tables(extra)
+    report = FILTER_REPORT.validate(pd.concat([report, report2], ignore_index=True))
+    clips = CLIP_CANDIDATES.validate(pd.concat([clips, clips2], ignore_index=True))
+    interactions = pd.concat([interactions, inter2], ignore_index=True).fillna("")
+    design = sample_design(report, clips, interactions, params)
+    assert sorted(set(design["site"])) == ["V00", "V01"]
+    unknown = design[design["gender_mix"] == "unknown"]
+    assert sorted(unknown["cell"]) == [f"{s}|{r}|unknown" for s in ("V00", "V01") for r in RELATIONSHIPS]
+    assert "IV01gap" in set(unknown["interaction_id"])
+    with pytest.raises(ValueError, match="unknown_stratum must be one of error, level"):
+        sample_design(report, clips, interactions, {**params, "unknown_stratum": "drop"})

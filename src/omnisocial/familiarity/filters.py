@@ -7,7 +7,9 @@ config block, passed in as `params`; every key listed in `REQUIRED_PARAMS` must 
 
 - ingest: the interaction was read (`ingest_ok`), with the ingest reason otherwise.
 - F1 prompt: the prompt text is not a placeholder (case-insensitive, stripped, against
-  `placeholder_prompts`) and `prompt_id` contains `either_or_marker`.
+  `placeholder_prompts`) and `prompt_id` carries `either_or_marker` as an underscore-delimited
+  token (`marker_tokens`): the marker `_EO_` (or `EO`) matches `P_EO_001`, a leading
+  `EO_001` and a trailing `NAT_EO`, but not `GEO_1` or `P_EOX_1`; case-sensitive.
 - F2 turns: the fewest merged turns over the clip candidates (early/late) >= `min_turns`;
   no candidate at all fails ("no clip window").
 - F3 speech: the least speech of either speaker over the clip candidates >=
@@ -95,13 +97,27 @@ def keyword_hits(text: str, keywords) -> dict[str, int]:
     return hits
 
 
+def marker_tokens(marker: str) -> tuple[str, ...]:
+    """The underscore-delimited tokens of a marker: `_EO_`, `EO_` and `EO` all give ('EO',)."""
+    return tuple(token for token in str(marker).split("_") if token)
+
+
+def has_marker(prompt_id: str, marker: str) -> bool:
+    """True when the tokens of `marker` occur as consecutive `_`-delimited tokens of `prompt_id`."""
+    needle = marker_tokens(marker)
+    tokens = str(prompt_id).split("_")
+    if not needle:
+        return False
+    return any(tuple(tokens[i : i + len(needle)]) == needle for i in range(len(tokens) - len(needle) + 1))
+
+
 def _f1(row: dict, params: dict) -> tuple[bool, str, list[str]]:
     prompt_id = str(row.get("prompt_id") or "")
     text = str(row.get("prompt_text") or "")
     placeholders = {str(p).strip().lower() for p in params["placeholder_prompts"]}
     marker = str(params["either_or_marker"])
     is_placeholder = text.strip().lower() in placeholders
-    is_either_or = bool(marker) and marker in prompt_id
+    is_either_or = has_marker(prompt_id, marker)
     value = f"{prompt_id or '<no id>'}: {'either-or' if is_either_or else 'not either-or'}"
     reasons = []
     if is_placeholder:

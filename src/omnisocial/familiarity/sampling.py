@@ -1,5 +1,9 @@
 """Clip selection (benchmarks.md 1.3) and the stratified, fully crossed dyad design (1.4).
 
+A passing interaction with an empty stratum value (a participant missing from the gender
+table) is never dropped silently: `sample_design` stops naming it, or, with
+`unknown_stratum: level`, samples it in the explicit level `unknown`.
+
 `clip_candidates` proposes an early and a late window per interaction; the filters judge
 them (F2 turns, F3 speech) and `sample_design` draws the dyads from the interactions
 that pass every filter.
@@ -8,6 +12,7 @@ that pass every filter.
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -19,7 +24,11 @@ from omnisocial.familiarity.intervals import union_seconds
 from omnisocial.familiarity.turns import merge_turns, timeline
 from omnisocial.tables import CLIP_CANDIDATES, DESIGN, POSITIONS, RELATIONSHIPS
 
+log = logging.getLogger(__name__)
+
 _EPS = 1e-9
+UNKNOWN_LEVEL = "unknown"
+UNKNOWN_POLICIES = ("error", "level")
 DEFAULT_STRATA = ("site", "relationship", "gender_mix")
 # Pass columns of FILTER_REPORT, in the order a failure is reported.
 FILTER_PASS_COLUMNS = (
@@ -342,6 +351,64 @@ def _draw(order: list[str], pools: Pool, n: int, rng: np.random.Generator) -> tu
     return None, max(order, key=lambda cell: (failures[cell], -order.index(cell)))
 
 
+def _missing_genders(interaction_id: str, interactions: pd.DataFrame) -> str:
+    """' (no gender for P0003)' when interactions name the participants lacking a gender, else ''."""
+    if not {"gender_a", "gender_b", "participant_a", "participant_b"} <= set(interactions.columns):
+        return ""
+    row = interactions[interactions["interaction_id"].astype(str) == interaction_id]
+    if row.empty:
+        return ""
+    record = row.iloc[0]
+    missing = [
+        _text(record[f"participant_{s}"]) or f"participant {s}"
+        for s in ("a", "b")
+        if not _text(record[f"gender_{s}"])
+    ]
+    return f" (no gender for {', '.join(missing)})" if missing else ""
+
+
+def _unknown_strata(
+    pool: pd.DataFrame, candidates: pd.Series, strata: list[str], interactions: pd.DataFrame, policy: str
+) -> None:
+    """Raise DesignError for candidates with an empty stratum value, or (policy 'level') set it
+    to UNKNOWN_LEVEL in `pool`; a relationship other than familiar/stranger always raises."""
+    problems = []
+    bad_relationship = candidates & ~pool["relationship"].isin(RELATIONSHIPS)
+    for interaction_id, value in pool.loc[bad_relationship, ["interaction_id", "relationship"]].itertuples(
+        index=False
+    ):
+        problems.append(f"{interaction_id}: relationship {value!r} is not one of {'/'.join(RELATIONSHIPS)}")
+    for column in strata:
+        if column == "relationship":
+            continue
+        empty = candidates & (pool[column] == "")
+        if not empty.any():
+            continue
+        ids = pool.loc[empty, "interaction_id"].tolist()
+        if policy == "level":
+            pool.loc[empty, column] = UNKNOWN_LEVEL
+            log.warning(
+                "%d passing interaction(s) without %s sampled as the level %r, e.g. %s%s",
+                len(ids),
+                column,
+                UNKNOWN_LEVEL,
+                ids[0],
+                _missing_genders(ids[0], interactions) if column == "gender_mix" else "",
+            )
+            continue
+        for interaction_id in ids:
+            why = _missing_genders(interaction_id, interactions) if column == "gender_mix" else ""
+            problems.append(f"{interaction_id}: empty {column}{why}")
+    if problems:
+        more = f"; ... and {len(problems) - 10} more" if len(problems) > 10 else ""
+        shown = "; ".join(problems[:10]) + more
+        raise DesignError(
+            f"{len(problems)} passing interaction(s) have no usable stratum value: {shown}. Supply the "
+            f"missing values (e.g. the gender table), or set sampling.unknown_stratum: level to sample "
+            f"them as the explicit level {UNKNOWN_LEVEL!r}"
+        )
+
+
 def sample_design(
     filter_report: pd.DataFrame,
     clip_candidates: pd.DataFrame,
@@ -350,14 +417,21 @@ def sample_design(
 ) -> pd.DataFrame:
     """Draw a fully crossed, participant-disjoint, position-counterbalanced design (DESIGN frame).
 
-    `sampling_params`: seed, n_per_cell, strata (default site, relationship, gender_mix).
+    `sampling_params`: seed, n_per_cell, strata (default site, relationship, gender_mix),
+    unknown_stratum ('error', the default, or 'level').
 
     - Candidates: interactions with `passed` True in the filter report that have both an
-      early and a late clip candidate and a non-empty value in every stratum (relationship
-      must be familiar/stranger). Stratum values and participants come from
+      early and a late clip candidate. Stratum values and participants come from
       `interactions` (the report's copy when interactions lacks the column).
       'gender_mix' is dropped from the strata when every passing interaction has it empty
       (no gender table).
+    - A candidate with an empty stratum value (e.g. one participant missing from the gender
+      table) is never dropped silently: with unknown_stratum 'error' a DesignError names
+      every such interaction, the stratum and, for gender_mix, the participant(s) without a
+      gender; with 'level' the value becomes the explicit level 'unknown', which is crossed
+      with the other strata like any level (so it needs n dyads in each of its cells) and
+      shows in the cell names and stratum columns of the design. A candidate whose
+      relationship is not familiar/stranger always raises (no design cell can hold it).
     - Cells: every combination of the levels observed among the candidates, named by
       joining the stratum values with '|'. Each cell gets exactly n_per_cell dyads.
     - No participant appears in two sampled dyads; a participant is identified by
@@ -403,11 +477,15 @@ def sample_design(
         )
     if "gender_mix" in strata and (pool.loc[passed, "gender_mix"] == "").all():
         strata.remove("gender_mix")
+    policy = str(sampling_params.get("unknown_stratum") or "error")
+    if policy not in UNKNOWN_POLICIES:
+        raise ValueError(f"unknown_stratum must be one of {', '.join(UNKNOWN_POLICIES)}, got {policy!r}")
 
     windows = {
         (str(row.interaction_id), row.position): row for row in clip_candidates.itertuples(index=False)
     }
     has_clips = pool["interaction_id"].map(lambda i: all((i, p) in windows for p in POSITIONS))
+    _unknown_strata(pool, passed & has_clips, strata, interactions, policy)
     known = pd.Series(True, index=pool.index)
     for column in strata:
         known &= pool[column] != ""

@@ -40,6 +40,7 @@ rule ingest_corpus:
         relationships_csv=CORPUS["relationships_csv"],
         participants_csv=CORPUS["participants_csv"],
         missing_transcript=CORPUS["missing_transcript"],
+        shard_dir=CORPUS["shard_dir"],
     script:
         "../../scripts/familiarity/ingest_corpus.py"
 

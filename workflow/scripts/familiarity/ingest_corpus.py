@@ -18,6 +18,7 @@ interactions, segments, speech = ingest(
     interactions_csv=p.interactions_csv or None,
     relationships_csv=p.relationships_csv or None,
     participants_csv=p.participants_csv or None,
+    shard_dir=p.shard_dir or None,
 )
 if p.missing_transcript == "exclude":
     without = interactions["ingest_ok"] & ~interactions["has_transcript"]

@@ -1,12 +1,24 @@
 """Read a Seamless Interaction corpus into the INTERACTIONS, SEGMENTS and SPEECH tables.
 
-Length (about 590 lines): one reader of one corpus layout, its parsing and its checks.
+Length (about 810 lines): the readers of the corpus layouts, their parsing and checks.
 
-Layout (see docs/data-formats.md):
-`{root}/{label}/{split}/{batch}/{archive}/{file_id}.{mp4,wav,json}`, one file set per
-participant, `file_id = V<vendor>_S<session>_I<prompt hash>_P<participant>[A]`, and the
-metadata tables `interactions.csv`, `relationships.csv`, `participants.csv` beside the
-label folders. One conversation (`interaction_id`) is `V_S_I`; its participants share it.
+Layouts (see docs/data-formats.md), detected per file and paired by file id
+`V<vendor>_S<session>_I<prompt hash>_P<participant>[A]` (a file's name up to its first dot):
+- converted: `{root}/{label}/{split}/{batch}/{archive}/{file_id}.{mp4,wav,json}`, one file
+  set per participant; the json (or JSONL) holds transcript and VAD;
+- raw download: per-modality folders under each split, `audio/{file_id}.wav`,
+  `video/{file_id}.mp4`, `metadata/transcript/{file_id}.jsonl`, `metadata/vad/{file_id}.jsonl`
+  (one segment a line; either may be missing, not both), `annotations/<type>/` (ignored);
+  `json_a/b` then name the VAD file (else the transcript file);
+- webdataset tar shards (`*.tar` under the label folder): members grouped by key (the
+  member path up to the first dot of its name), extracted into `shard_dir`; without one
+  the ingest stops with the exact `tar` command, and a shard beside a folder of its own
+  name counts as extracted.
+Per-segment JSONL in a converted json file is read too: a bare segment line with text or
+words is a transcript segment, otherwise a VAD segment. A VAD entry with `is_speech` false
+is not speech and is dropped. The metadata tables `interactions.csv`, `relationships.csv`,
+`participants.csv` sit beside the label folders. One conversation (`interaction_id`) is
+`V_S_I`; its participants share it.
 
 Two kinds of problems are kept apart:
 - a broken configuration (a metadata table missing or lacking a required column, no
@@ -33,6 +45,8 @@ import json
 import logging
 import math
 import re
+import shutil
+import tarfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +63,10 @@ FILE_ID = re.compile(r"^V(?P<vendor>\d+)_S(?P<session>\d+)_I(?P<prompt>\d+)_P(?P
 # file suffix -> slot; a participant needs exactly one file per slot.
 SLOTS = {".mp4": "video", ".wav": "audio", ".json": "json", ".jsonl": "json"}
 SLOT_NAMES = {"video": "mp4", "audio": "wav", "json": "json"}
+# Raw per-modality layout: folder -> slot (metadata/<kind>/ for the two metadata kinds).
+MODALITY_FOLDERS = {"audio": "audio", "video": "video"}
+METADATA_FOLDERS = {"transcript": "transcript", "vad": "vad"}
+RAW_SLOT_NAMES = {"video": "mp4", "audio": "wav"}
 
 TRANSCRIPT_KEYS = ("metadata:transcript", "transcript")
 VAD_KEYS = ("metadata:vad", "vad")
@@ -111,6 +129,7 @@ class ParticipantRecord:
 class _Participant:
     fid: FileId
     files: dict[str, list[Path]] = field(default_factory=lambda: defaultdict(list))
+    raw: bool = False  # some file came from a per-modality folder (raw download layout)
 
 
 # --------------------------------------------------------------------------- participant json
@@ -166,6 +185,12 @@ def _merge_lines(lines: list) -> dict:
         value_key = next((k for k in ("value", "data") if k in item), None)
         if key is not None and value_key is not None and len(item) == 2:
             item = {str(item[key]): item[value_key]}
+        if _is_bare_segment(item):
+            # A bare segment on its line (per-segment JSONL): text or words make it a transcript
+            # segment, anything else a VAD segment.
+            name = "metadata:transcript" if _is_transcript_segment(item) else "metadata:vad"
+            merged.setdefault(name, []).append(item)
+            continue
         for name, value in item.items():
             if name in TRANSCRIPT_KEYS or name in VAD_KEYS:
                 # Segment lists accumulate over lines; a segment alone on a line is appended.
@@ -175,6 +200,48 @@ def _merge_lines(lines: list) -> dict:
             elif merged[name] != value:
                 raise ParticipantFileError(f"records disagree on {name!r}: {merged[name]!r} vs {value!r}")
     return merged
+
+
+def _is_bare_segment(item: dict) -> bool:
+    """A line that is one segment (`start`, `end`, maybe `transcript` text), not a keyed record."""
+    if "start" not in item or "end" not in item or any(k in item for k in ("metadata:transcript", *VAD_KEYS)):
+        return False
+    return not isinstance(item.get("transcript"), (list, dict))
+
+
+def _is_transcript_segment(item: dict) -> bool:
+    return any(name in item for name in ("transcript", "text", "words"))
+
+
+def read_segment_file(path: Path, kind: str) -> list:
+    """The segments of a per-modality metadata file (raw layout), `kind` 'transcript' or 'vad'.
+
+    JSONL, one segment object a line (blank lines skipped); a JSON list of segments, or an
+    object holding them under `metadata:<kind>`/`<kind>`, is accepted too. Returns the
+    parsed items (checked by `_segments`); raises ParticipantFileError.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ParticipantFileError(str(exc)) from None
+    try:
+        data = json.loads(text) if text.strip() else []
+    except json.JSONDecodeError as whole:
+        if whole.msg != "Extra data":
+            raise ParticipantFileError(_json_error(whole)) from None
+        data = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                data.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ParticipantFileError(f"{exc.msg} line {number} column {exc.colno}") from None
+    if isinstance(data, dict):
+        keys = TRANSCRIPT_KEYS if kind == "transcript" else VAD_KEYS
+        key = next((k for k in keys if k in data), None)
+        data = data[key] if key is not None else [data]
+    return data
 
 
 def _record(data: dict) -> ParticipantRecord:
@@ -201,11 +268,25 @@ def _segments(items, key: str, text: bool = True) -> list[tuple[float, float, st
             item = {"start": item[0], "end": item[1]}
         if not isinstance(item, dict):
             raise ParticipantFileError(f"{key} item {number} is not an object")
+        if not text and not _is_speech(item, key, number):
+            continue  # a VAD entry flagged is_speech false is a non-speech stretch
         start, end = _time(item, "start", key, number), _time(item, "end", key, number)
         if end < start:
             raise ParticipantFileError(f"{key} item {number} ends ({end}) before it starts ({start})")
         out.append((start, end, _segment_text(item) if text else ""))
     return out
+
+
+def _is_speech(item: dict, key: str, number: int) -> bool:
+    """The VAD entry's `is_speech` flag; True when absent. Booleans, 0/1 and true/false/yes/no."""
+    value = item.get("is_speech", True)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no", "1", "0"):
+        return value.strip().lower() in ("true", "yes", "1")
+    raise ParticipantFileError(f"{key} item {number} has is_speech {value!r}, not true/false")
 
 
 def _time(item: dict, name: str, key: str, number: int) -> float:
@@ -334,23 +415,58 @@ def _gender(genders: dict[tuple[str, str], str], fid: FileId) -> str:
 # --------------------------------------------------------------------------- corpus walk
 
 
-def _walk(base: Path) -> dict[str, dict[str, _Participant]]:
-    """interaction id -> participant id -> that participant's files, found anywhere under `base`."""
+def file_slot(path: Path, base: Path) -> tuple[str | None, bool]:
+    """(slot, raw) of a file under `base`: the per-modality folder it sits in (`audio/`,
+    `video/`, `metadata/transcript/`, `metadata/vad/`: raw layout) or else its suffix
+    (converted layout). Annotations (`annotations/<type>/`), other metadata folders and
+    unknown suffixes give slot None."""
+    if path.suffix.lower() not in SLOTS:
+        return None, False
+    try:
+        folders = [part.lower() for part in path.relative_to(base).parts[:-1]]
+    except ValueError:
+        folders = [part.lower() for part in path.parts[:-1]]
+    if "annotations" in folders:
+        return None, True
+    if "metadata" in folders:
+        after = folders[folders.index("metadata") + 1 : folders.index("metadata") + 2]
+        return (METADATA_FOLDERS.get(after[0]) if after else None), True
+    for folder in reversed(folders):
+        if folder in MODALITY_FOLDERS:
+            return MODALITY_FOLDERS[folder], True
+    return SLOTS[path.suffix.lower()], False
+
+
+def _stem(path: Path) -> str:
+    """The file id of a participant file: its name up to the first dot (webdataset's key)."""
+    return path.name.split(".", 1)[0]
+
+
+def _walk(bases: list[Path]) -> dict[str, dict[str, _Participant]]:
+    """interaction id -> participant id -> that participant's files, found anywhere under `bases`."""
     groups: dict[str, dict[str, _Participant]] = defaultdict(dict)
     skipped = 0
-    for path in sorted(base.rglob("*")):
-        slot = SLOTS.get(path.suffix.lower())
-        if slot is None or not path.is_file():
-            continue
-        fid = parse_file_id(path.stem)
-        if fid is None:
-            skipped += 1
-            log.debug("not a participant file id, skipped: %s", path)
-            continue
-        participant = groups[fid.interaction_id].setdefault(fid.participant_id, _Participant(fid))
-        participant.files[slot].append(path)
+    raw = converted = 0
+    for base in bases:
+        for path in sorted(base.rglob("*")):
+            if not path.is_file():
+                continue
+            slot, is_raw = file_slot(path, base)
+            if slot is None:
+                continue
+            fid = parse_file_id(_stem(path))
+            if fid is None:
+                skipped += 1
+                log.debug("not a participant file id, skipped: %s", path)
+                continue
+            participant = groups[fid.interaction_id].setdefault(fid.participant_id, _Participant(fid))
+            participant.files[slot].append(path)
+            participant.raw |= is_raw
+            raw, converted = raw + is_raw, converted + (not is_raw)
     if skipped:
-        log.warning("%d file(s) under %s do not carry a participant file id; skipped", skipped, base)
+        log.warning("%d file(s) under %s do not carry a participant file id; skipped", skipped, bases[0])
+    layouts = [name for name, count in (("per-modality (raw)", raw), ("converted", converted)) if count]
+    log.info("corpus layout under %s: %s", bases[0], " + ".join(layouts) or "no participant files")
     return groups
 
 
@@ -364,10 +480,16 @@ def _file_problems(participant: _Participant, root: Path) -> tuple[dict[str, Pat
     """The participant's one file per slot, and what is wrong with its files."""
     chosen: dict[str, Path] = {}
     problems: list[str] = []
-    for slot, extension in SLOT_NAMES.items():
+    names = dict(RAW_SLOT_NAMES if participant.raw else SLOT_NAMES)
+    if participant.raw:
+        names.update(transcript="transcript jsonl", vad="vad jsonl", json="json")
+        if not any(participant.files.get(slot) for slot in ("transcript", "vad", "json")):
+            problems.append(f"missing transcript or vad jsonl for {participant.fid.participant_id}")
+    for slot, extension in names.items():
         paths = participant.files.get(slot, [])
         if not paths:
-            problems.append(f"missing {extension} for {participant.fid.participant_id}")
+            if slot in SLOT_NAMES and (slot != "json" or not participant.raw):
+                problems.append(f"missing {extension} for {participant.fid.participant_id}")
             continue
         if len(paths) == 1:
             chosen[slot] = paths[0]
@@ -383,6 +505,26 @@ def _file_problems(participant: _Participant, root: Path) -> tuple[dict[str, Pat
             problems.append(f"several {extension} files for {participant.fid.file_id} ({names})")
     # One folder holding two copies of the same slot gives one reason per slot; say it once.
     return chosen, list(dict.fromkeys(problems))
+
+
+def _read_metadata_files(
+    participant: _Participant, files: dict[str, Path]
+) -> tuple[ParticipantRecord | None, list[str]]:
+    """The record of a raw-layout participant from its transcript and VAD jsonl files."""
+    parts: dict[str, list | None] = {"transcript": None, "vad": None}
+    problems = []
+    for kind, key in (("transcript", "metadata:transcript"), ("vad", "metadata:vad")):
+        if kind not in files:
+            continue
+        try:
+            items = _segments(read_segment_file(files[kind], kind), key, text=kind == "transcript")
+        except ParticipantFileError as exc:
+            problems.append(f"unreadable {kind} for {participant.fid.participant_id}: {exc}")
+            continue
+        parts[kind] = items if kind == "transcript" else [(start, end) for start, end, _ in items]
+    if problems:
+        return None, problems
+    return ParticipantRecord(parts["transcript"], parts["vad"], None), []
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -402,6 +544,7 @@ def ingest(
     interactions_csv: Path | None = None,
     relationships_csv: Path | None = None,
     participants_csv: Path | None = None,
+    shard_dir: Path | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Read the corpus under `root` into validated (INTERACTIONS, SEGMENTS, SPEECH) frames.
 
@@ -411,6 +554,11 @@ def ingest(
     `gender_table` (None or ''), genders and `gender_mix` are empty, so the gender stratum
     is skipped downstream. Raises CorpusError for a configuration problem; per-interaction
     problems end in `ingest_ok`/`ingest_reason`.
+
+    Webdataset tar shards (`*.tar`) under the label folder are read with `extract_shards`
+    into `shard_dir` (None or '': not extracted, and the CorpusError gives the exact `tar`
+    command); a shard beside a folder of its own name (`0000.tar` and `0000/`) counts as
+    extracted by hand and is skipped.
     """
     root = Path(root)
     base = root / label
@@ -427,7 +575,13 @@ def ingest(
     known_participants = _known_participants(root, participants_csv)
     genders = read_genders(Path(gender_table)) if gender_table else None
 
-    groups = _walk(base)
+    bases = [base]
+    shards = pending_shards(base)
+    if shards and not shard_dir:
+        raise CorpusError(shard_message(shards, base))
+    if shards:
+        bases.append(extract_shards(shards, root, Path(shard_dir)) / label)
+    groups = _walk(bases)
     if not groups:
         raise CorpusError(f"{base}: no participant files ({', '.join(sorted(SLOTS))}) found")
 
@@ -477,6 +631,73 @@ def ingest(
     n_bad = int((~interactions["ingest_ok"]).sum())
     log.info("ingested %d interactions from %s (%d unusable)", len(interactions), base, n_bad)
     return interactions, _sorted(SEGMENTS, segments, base), _sorted(SPEECH, speech, base)
+
+
+def pending_shards(base: Path) -> list[Path]:
+    """The webdataset tar shards under `base` not extracted beside themselves (`0000.tar` + `0000/`)."""
+    shards = sorted(base.rglob("*.tar"))
+    return [path for path in shards if path.is_file() and not path.with_suffix("").is_dir()]
+
+
+def shard_message(shards: list[Path], base: Path) -> str:
+    """The CorpusError text for unextracted shards: the exact command for the first, and for all."""
+    first, dest = shards[0], shards[0].with_suffix("")
+    return (
+        f"{first}: webdataset tar shard not extracted ({len(shards)} under {base}); extract it with "
+        f"`mkdir -p {dest} && tar -xf {first} -C {dest}`, every shard with "
+        f"`find {base} -name '*.tar' -exec sh -c 'mkdir -p \"${{1%.tar}}\" && "
+        f'tar -xf "$1" -C "${{1%.tar}}"\' _ {{}} \\;`, or set corpus.shard_dir to a folder '
+        f"the ingest extracts them into"
+    )
+
+
+def shard_members(shard: Path) -> dict[str, dict[str, tarfile.TarInfo]]:
+    """key -> extension -> member of a webdataset tar, grouped as webdataset does: the key is
+    the member path up to the first dot of its file name, the extension the rest."""
+    groups: dict[str, dict[str, tarfile.TarInfo]] = defaultdict(dict)
+    with tarfile.open(shard) as archive:
+        for member in archive.getmembers():
+            if not member.isfile():
+                continue
+            folder, _, name = member.name.rpartition("/")
+            stem, dot, extension = name.partition(".")
+            if dot:
+                groups[f"{folder}/{stem}" if folder else stem][extension] = member
+    return groups
+
+
+def extract_shards(shards: list[Path], root: Path, shard_dir: Path) -> Path:
+    """Extract the participant files of each shard into `{shard_dir}/{shard path under root, no .tar}/`.
+
+    Members are grouped by key (`shard_members`); keys that are not participant file ids and
+    extensions other than mp4/wav/json/jsonl (e.g. npz features) are skipped. Files are
+    written by their file name only (no member path, so nothing escapes `shard_dir`); one
+    already there with the member's size is kept. Returns `shard_dir`; CorpusError naming the
+    shard when it cannot be read.
+    """
+    for shard in shards:
+        dest = shard_dir / shard.relative_to(root).with_suffix("")
+        try:
+            groups = shard_members(shard)
+            with tarfile.open(shard) as archive:
+                for key, members in sorted(groups.items()):
+                    file_id = key.rpartition("/")[2]
+                    if parse_file_id(file_id) is None:
+                        continue
+                    for extension, member in sorted(members.items()):
+                        if f".{extension.lower()}" not in SLOTS:
+                            continue
+                        target = dest / f"{file_id}.{extension}"
+                        if target.is_file() and target.stat().st_size == member.size:
+                            continue
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        source = archive.extractfile(member)
+                        with open(target, "wb") as out:
+                            shutil.copyfileobj(source, out)
+        except (tarfile.TarError, OSError) as exc:
+            raise CorpusError(f"{shard}: cannot read webdataset shard: {exc}") from None
+        log.info("extracted shard %s into %s", shard, dest)
+    return shard_dir
 
 
 def _known_participants(root: Path, participants_csv: Path | None) -> set[tuple[str, str]] | None:
@@ -529,7 +750,12 @@ def _interaction_row(
         files, problems = _file_problems(participant, root)
         reasons += problems
         record = None
-        if "json" in files:
+        if "transcript" in files or "vad" in files:
+            record, problems = _read_metadata_files(participant, files)
+            reasons += problems
+            if record is not None and record.vad is None:
+                log.warning("%s: no VAD file for %s", interaction_id, participant.fid.file_id)
+        elif "json" in files:
             try:
                 record = read_participant_json(files["json"])
             except ParticipantFileError as exc:
@@ -545,7 +771,8 @@ def _interaction_row(
         row[f"participant_{speaker}"] = participant.fid.participant_id
         row[f"video_{speaker}"] = str(files.get("video", ""))
         row[f"audio_{speaker}"] = str(files.get("audio", ""))
-        row[f"json_{speaker}"] = str(files.get("json", ""))
+        # Raw layout: the VAD jsonl (else the transcript jsonl) stands in for the combined json.
+        row[f"json_{speaker}"] = str(files.get("json", files.get("vad", files.get("transcript", ""))))
         if genders is not None:
             row[f"gender_{speaker}"] = _gender(genders, participant.fid)
     row["has_transcript"] = len(records) == 2 and all(
