@@ -3,16 +3,19 @@
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+# This repository's root from this file's own folder (workflow/rules), not workflow.basedir:
+# used as a module (`module omnisocial: snakefile: ...`), basedir is the outer workflow's.
+REPO = Path(str(workflow.current_basedir)).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
 
 from omnisocial.config import validate_config  # noqa: E402
 
 validate_config(
-    config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
+    config, REPO / "workflow" / "schemas" / "config.schema.yaml"
 )
 
 RESULTS = config["results"]
-ENVS = Path(workflow.basedir) / "envs"
+ENVS = REPO / "envs"
 
 
 def failure_policy_config():
