@@ -60,7 +60,14 @@ def base_command(workdir: Path) -> list[str]:
 
 def slurm_args(cores: int) -> list[str]:
     # the profile as a user runs it; the CI node is small, so cap threads to its CPUs
-    return ["--profile", str(ROOT / "workflow" / "profiles" / "slurm"), "--max-threads", str(cores)]
+    return [
+        "--profile",
+        str(ROOT / "workflow" / "profiles" / "slurm"),
+        "--max-threads",
+        str(cores),
+        "--cores",
+        str(cores),
+    ]
 
 
 def run(command: list[str], log: Path, timeout: int = 900) -> float:
