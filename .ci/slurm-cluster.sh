@@ -69,7 +69,10 @@ EOF
     fi
     chown munge:munge /run/munge
     if ! munge -n >/dev/null 2>&1; then
-        runuser -u munge -- munged --pid-file="$STATE/munged.pid"
+        runuser -u munge -- munged
+        # munged writes its pid to /run/munge/munged.pid whatever it is told; keep a copy
+        for _ in $(seq 1 20); do [ -s /run/munge/munged.pid ] && break; sleep 0.2; done
+        cp /run/munge/munged.pid "$STATE/munged.pid"
         echo munged >>"$STATE/started"
     fi
     slurmctld -f "$CONF"
