@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= all
 
-.PHONY: setup system-deps demo test lint format benchmark report clean
+.PHONY: setup system-deps demo test test-slurm test-module lint format benchmark report clean
 
 setup: system-deps $(STAMP)
 
@@ -24,6 +24,11 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest
+
+# The demo through a single-node SLURM cluster this target starts and stops (root, Debian).
+test-slurm: setup
+	$(BIN)/python -m pip install --quiet -c requirements/lock.txt -e '.[slurm]'
+	BIN=$(BIN) bash .ci/slurm-test.sh
 
 lint: setup
 	$(BIN)/ruff check src tests workflow benchmarks

@@ -3,16 +3,17 @@
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+# This repository's root from this file's own folder (workflow/rules), not workflow.basedir:
+# used as a module (`module omnisocial: snakefile: ...`), basedir is the outer workflow's.
+REPO = Path(str(workflow.current_basedir)).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
 
 from omnisocial.config import validate_config  # noqa: E402
 
-validate_config(
-    config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
-)
+validate_config(config, REPO / "workflow" / "schemas" / "config.schema.yaml")
 
 RESULTS = config["results"]
-ENVS = Path(workflow.basedir) / "envs"
+ENVS = REPO / "envs"
 
 
 def failure_policy_config():
@@ -24,3 +25,68 @@ def failure_policy_config():
 def out(*parts):
     """A path under this study's results folder."""
     return str(Path(RESULTS, *parts))
+
+
+# --- cluster resources ---
+def default_partition():
+    """The profile's default slurm_partition; "" (the cluster's default partition) when it cannot be read."""
+    try:
+        parsed = workflow.resource_settings._parsed_default_resources
+        value = parsed.get("slurm_partition")
+        return str(getattr(value, "value", value) or "")
+    except Exception:
+        return ""
+
+
+def minutes(base):
+    """A runtime resource (minutes) of `base`, doubled on every retry (a timeout is retried longer)."""
+    return lambda wildcards, attempt: int(base * 2 ** (attempt - 1))
+
+
+def model_job_resources(entry, key):
+    """One cluster resource of a model job from its registry entry (omnisocial.models.cluster)."""
+    from omnisocial.models.cluster import placement
+
+    inference = config["inference"]
+    placed = placement(
+        entry, inference["default_mem_mb"], inference["transformers_mem_mb"]
+    )
+    if key == "slurm_partition":
+        return placed.get(key) or default_partition()
+    if key in ("gpu_model",):
+        return placed.get(key, "")
+    if key == "cpus_per_gpu":
+        return placed.get(key, 4)
+    return placed[key]
+
+
+def fam_model_runtime(wildcards, input, attempt):
+    """Minutes of infer_model: stimuli x modalities x prompt variants calls at the entry's latency."""
+    from omnisocial.models.cluster import count_rows, runtime_minutes
+
+    entry = FAM_MODELS[wildcards.model]
+    modalities = [
+        m for m in entry.get("modalities", ["text"]) if m in INFERENCE["modalities"]
+    ]
+    calls = (
+        count_rows(input.manifest)
+        * max(len(modalities), 1)
+        * len(INFERENCE["prompt_variants"])
+    )
+    return runtime_minutes(entry, calls, attempt)
+
+
+def social_model_runtime(wildcards, input, attempt):
+    """Minutes of socialomni_model_replies: one call per who and when item at the entry's latency."""
+    from omnisocial.models.cluster import count_rows, runtime_minutes
+
+    calls = count_rows(input.who_items) + count_rows(input.when_items)
+    return runtime_minutes(SOCIAL_MODELS[wildcards.model], calls, attempt)
+
+
+def fam_model_resource(key):
+    return lambda wildcards: model_job_resources(FAM_MODELS[wildcards.model], key)
+
+
+def social_model_resource(key):
+    return lambda wildcards: model_job_resources(SOCIAL_MODELS[wildcards.model], key)

@@ -30,6 +30,8 @@ rule duplexeval_baselines:
         sout("benchmarks", "social_stream_baselines.tsv")
     conda:
         "../../envs/media.yaml"
+    resources:
+        runtime=minutes(30),
     params:
         root=social_roots()[1],
         caption_delay_s=SOCIAL["streaming"]["caption_delay_s"],
@@ -63,6 +65,7 @@ rule duplexeval_score:
     conda:
         "../../envs/judge.yaml"
     resources:
+        runtime=minutes(20),
         mem_mb=3000,
     params:
         late_s=SOCIAL["streaming"]["late_s"],
@@ -89,5 +92,7 @@ rule duplexeval_figures:
         sout("logs", "duplexeval_figures.log"),
     conda:
         "../../envs/figures.yaml"
+    resources:
+        runtime=minutes(10),
     script:
         "../scripts/duplexeval/figures.py"

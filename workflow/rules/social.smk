@@ -24,6 +24,7 @@ if SOCIAL["source"] == "demo":
         conda:
             "../../envs/media.yaml"
         resources:
+            runtime=minutes(20),
             mem_mb=1500,
         params:
             demo=SOCIAL["demo"],
@@ -50,6 +51,8 @@ rule social_import:
         sout("logs", "social_import.log"),
     conda:
         "../../envs/media.yaml"
+    resources:
+        runtime=minutes(15),
     params:
         socialomni_root=social_roots()[0],
         duplexeval_root=social_roots()[1],
@@ -79,5 +82,7 @@ if SOCIAL["human_scores"]:
             sout("logs", "social_judge_calibration.log"),
         conda:
             "../../envs/media.yaml"
+        resources:
+            runtime=minutes(10),
         script:
             "../scripts/social/judge_calibration.py"

@@ -25,6 +25,8 @@ rule socialomni_who_baselines:
         sout("benchmarks", "social_who_baselines.tsv")
     conda:
         "../../envs/media.yaml"
+    resources:
+        runtime=minutes(15),
     params:
         root=social_roots()[0],
         who=SOCIAL["who"],
@@ -49,6 +51,7 @@ rule socialomni_when_baselines:
     conda:
         "../../envs/media.yaml"
     resources:
+        runtime=minutes(30),
         mem_mb=1500,
     params:
         root=social_roots()[0],
@@ -71,6 +74,8 @@ rule socialomni_how_baselines:
         sout("logs", "social_how_baselines.log"),
     conda:
         "../../envs/media.yaml"
+    resources:
+        runtime=minutes(15),
     params:
         seed=SOCIAL["seed"],
     script:
@@ -93,6 +98,8 @@ rule socialomni_cut_media:
     conda:
         "../../envs/media.yaml"
     threads: 2
+    resources:
+        runtime=minutes(30),
     params:
         root=social_roots()[0],
         media_root=sout("media"),
@@ -118,6 +125,11 @@ rule socialomni_model_replies:
         "../../envs/inference.yaml"
     resources:
         mem_mb=8000,
+        gpu=social_model_resource("gpu"),
+        runtime=social_model_runtime,
+        slurm_partition=social_model_resource("slurm_partition"),
+        gpu_model=social_model_resource("gpu_model"),
+        cpus_per_gpu=social_model_resource("cpus_per_gpu"),
     params:
         entry=social_model_entry,
         media_root=sout("media"),
@@ -151,6 +163,8 @@ rule socialomni_score_who:
         sout("logs", "social_score_who.log"),
     conda:
         "../../envs/media.yaml"
+    resources:
+        runtime=minutes(10),
     script:
         "../scripts/socialomni/score_who.py"
 
@@ -183,6 +197,8 @@ rule socialomni_score_when:
         sout("logs", "social_score_when.log"),
     conda:
         "../../envs/media.yaml"
+    resources:
+        runtime=minutes(10),
     params:
         thresholds=SOCIAL["when"]["thresholds"],
         deltas=SOCIAL["when"]["deltas"],
@@ -215,6 +231,7 @@ rule socialomni_judge_how:
     conda:
         "../../envs/judge.yaml"
     resources:
+        runtime=minutes(20),
         mem_mb=3000,
     params:
         judges=SOCIAL["how"]["judges"],
@@ -241,6 +258,8 @@ rule socialomni_profile:
         sout("logs", "social_profile.log"),
     conda:
         "../../envs/media.yaml"
+    resources:
+        runtime=minutes(10),
     params:
         profile_delta=SOCIAL["when"]["profile_delta"],
     script:
@@ -275,6 +294,8 @@ rule socialomni_figures:
         sout("logs", "social_figures.log"),
     conda:
         "../../envs/figures.yaml"
+    resources:
+        runtime=minutes(10),
     params:
         thresholds=SOCIAL["when"]["thresholds"],
     script:

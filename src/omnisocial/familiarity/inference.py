@@ -92,10 +92,10 @@ def model_resources(entry: Mapping, transformers_mem_mb: int, default_mem_mb: in
     Local transformers models take one GPU (none when `options.device` names the CPU) and
     `transformers_mem_mb` of host memory; API models and baselines take no GPU.
     """
-    if entry.get("backend") == "transformers":
-        device = str((entry.get("options") or {}).get("device", "auto")).lower()
-        return {"gpu": 0 if device.startswith("cpu") else 1, "mem_mb": int(transformers_mem_mb)}
-    return {"gpu": 0, "mem_mb": int(default_mem_mb)}
+    from omnisocial.models.cluster import placement
+
+    placed = placement(entry, default_mem_mb, transformers_mem_mb)
+    return {"gpu": placed["gpu"], "mem_mb": placed["mem_mb"]}
 
 
 def needs_baseline_predictions(entry: Mapping) -> bool:

@@ -23,6 +23,7 @@ rule score_familiarity:
     conda:
         "../../../envs/stats.yaml"
     resources:
+        runtime=minutes(20),
         mem_mb=2000,
     params:
         analysis={
@@ -50,6 +51,8 @@ rule rater_tests:
         out("logs", "rater_tests.log"),
     conda:
         "../../../envs/stats.yaml"
+    resources:
+        runtime=minutes(30),
     params:
         analysis={
             "seed": ANALYSIS["seed"],
@@ -77,6 +80,7 @@ rule glmm:
         "../../../envs/stats.yaml"
     threads: 2
     resources:
+        runtime=minutes(120),
         mem_mb=4000,
     params:
         glmm={**ANALYSIS["glmm"], "seed": ANALYSIS["seed"]},
@@ -103,6 +107,7 @@ rule rasch:
         "../../../envs/stats.yaml"
     threads: 2
     resources:
+        runtime=minutes(120),
         mem_mb=4000,
     params:
         rasch={**ANALYSIS["rasch"], "seed": ANALYSIS["seed"]},

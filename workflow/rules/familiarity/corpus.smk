@@ -12,6 +12,7 @@ if CORPUS["source"] == "demo":
             "../../../envs/media.yaml"
         threads: 2
         resources:
+            runtime=minutes(20),
             mem_mb=2000,
         params:
             demo=config["demo"],
@@ -32,6 +33,7 @@ rule ingest_corpus:
     conda:
         "../../../envs/media.yaml"
     resources:
+        runtime=minutes(30),
         mem_mb=2000,
     params:
         label=CORPUS["label"],
@@ -60,6 +62,7 @@ rule transcribe_missing:
         "../../../envs/asr.yaml"
     threads: 2
     resources:
+        runtime=minutes(240),
         mem_mb=8000,
         gpu=1 if config["asr"]["device"].startswith("cuda") else 0,
     params:

@@ -14,6 +14,8 @@ rule fam_figure_accuracy:
         out("logs", "fam_figure_accuracy.log"),
     conda:
         "../../../envs/figures.yaml"
+    resources:
+        runtime=minutes(10),
     params:
         family="accuracy",
         options=FIGURE_OPTIONS,
@@ -33,6 +35,8 @@ rule fam_figure_sdt:
         out("logs", "fam_figure_sdt.log"),
     conda:
         "../../../envs/figures.yaml"
+    resources:
+        runtime=minutes(10),
     params:
         family="sdt",
         options=FIGURE_OPTIONS,
@@ -52,6 +56,8 @@ rule fam_figure_crowds:
         out("logs", "fam_figure_crowds.log"),
     conda:
         "../../../envs/figures.yaml"
+    resources:
+        runtime=minutes(10),
     params:
         family="crowds",
         options=FIGURE_OPTIONS,
@@ -70,6 +76,8 @@ rule fam_figure_difficulty:
         out("logs", "fam_figure_difficulty.log"),
     conda:
         "../../../envs/figures.yaml"
+    resources:
+        runtime=minutes(10),
     params:
         family="difficulty",
         options=FIGURE_OPTIONS,
@@ -88,6 +96,8 @@ rule fam_figure_glmm:
         out("logs", "fam_figure_glmm.log"),
     conda:
         "../../../envs/figures.yaml"
+    resources:
+        runtime=minutes(10),
     params:
         family="glmm",
         options=FIGURE_OPTIONS,
@@ -106,6 +116,8 @@ rule fam_figure_calibration:
         out("logs", "fam_figure_calibration.log"),
     conda:
         "../../../envs/figures.yaml"
+    resources:
+        runtime=minutes(10),
     params:
         family="calibration",
         options=FIGURE_OPTIONS,
@@ -124,6 +136,8 @@ rule fam_figure_power:
         out("logs", "fam_figure_power.log"),
     conda:
         "../../../envs/figures.yaml"
+    resources:
+        runtime=minutes(10),
     params:
         family="power",
         options=FIGURE_OPTIONS,

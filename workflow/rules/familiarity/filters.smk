@@ -11,6 +11,8 @@ rule select_clip_candidates:
         out("logs", "select_clip_candidates.log"),
     conda:
         "../../../envs/media.yaml"
+    resources:
+        runtime=minutes(10),
     params:
         clips=config["clips"],
         turn_gap_s=config["filters"]["turn_gap_s"],
@@ -36,6 +38,8 @@ rule apply_filters:
         out("logs", "apply_filters.log"),
     conda:
         "../../../envs/media.yaml"
+    resources:
+        runtime=minutes(15),
     params:
         filters={k: v for k, v in config["filters"].items() if k != "turn_gap_s"},
     script:

@@ -16,6 +16,7 @@ rule baseline_predictions:
     conda:
         "../../../envs/inference.yaml"
     resources:
+        runtime=minutes(15),
         mem_mb=1000,
     params:
         baselines=config["baselines"],
@@ -42,6 +43,10 @@ rule infer_model:
     resources:
         gpu=fam_model_gpu,
         mem_mb=fam_model_mem_mb,
+        runtime=fam_model_runtime,
+        slurm_partition=fam_model_resource("slurm_partition"),
+        gpu_model=fam_model_resource("gpu_model"),
+        cpus_per_gpu=fam_model_resource("cpus_per_gpu"),
     params:
         entry=fam_model_entry,
         modalities=INFERENCE["modalities"],

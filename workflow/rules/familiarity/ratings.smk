@@ -14,6 +14,8 @@ rule rating_design:
         out("logs", "rating_design.log"),
     conda:
         "../../../envs/stats.yaml"
+    resources:
+        runtime=minutes(10),
     params:
         n_blocks=RATINGS["n_blocks"],
         blocks_per_rater=RATINGS["blocks_per_rater"],
@@ -38,6 +40,8 @@ if RATINGS["source"] == "simulated":
             out("logs", "simulate_ratings.log"),
         conda:
             "../../../envs/stats.yaml"
+        resources:
+            runtime=minutes(10),
         params:
             simulation=RATINGS["simulation"],
             seed=RATINGS["seed"],
@@ -68,6 +72,8 @@ rule import_ratings:
         out("logs", "import_ratings.log"),
     conda:
         "../../../envs/stats.yaml"
+    resources:
+        runtime=minutes(10),
     params:
         source=RATINGS["source"],
         modalities=RATED_MODALITIES,

@@ -14,6 +14,8 @@ rule sample_design:
         out("logs", "sample_design.log"),
     conda:
         "../../../envs/media.yaml"
+    resources:
+        runtime=minutes(10),
     params:
         sampling=config["sampling"],
     script:

@@ -16,6 +16,7 @@ rule measure_signals:
         "../../../envs/media.yaml"
     threads: 8  # Snakemake lowers this to --cores on a smaller machine
     resources:
+        runtime=minutes(60),
         mem_mb=3000,
     params:
         vad=config["vad"],

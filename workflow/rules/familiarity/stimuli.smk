@@ -19,6 +19,7 @@ rule render_stimuli:
         "../../../envs/media.yaml"
     threads: 8  # Snakemake lowers this to --cores on a smaller machine
     resources:
+        runtime=minutes(60),
         mem_mb=2000,
     params:
         stimuli=config["stimuli"],
