@@ -102,7 +102,7 @@ rule socialomni_cut_media:
         runtime=minutes(30),
     params:
         root=social_roots()[0],
-        media_root=sout("media"),
+        media_root=lambda wildcards, output: str(Path(output[0]).parent),
     script:
         "../scripts/socialomni/cut_media.py"
 
