@@ -5,11 +5,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
-from omnisocial.config import validate_config  # noqa: E402
+from omnisocial.config import check_study, validate_config  # noqa: E402
 
 validate_config(
     config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
 )
+check_study(config)
 
 RESULTS = config["results"]
 ENVS = Path(workflow.basedir) / "envs"
