@@ -104,7 +104,7 @@ def test_nullable_float_and_empty_label():
 
 
 def test_demo_and_example_configs_validate():
-    for name in ("config.yaml", "seamless.example.yaml"):
+    for name in ("demo.yaml", "seamless.example.yaml", "friendbench_release.example.yaml"):
         config = load_config(ROOT / "config" / name)
         assert config["filters"]["min_turns"] >= 1
         assert config["clips"]["duration_s"] == 20.0
@@ -118,7 +118,7 @@ def test_config_defaults_are_filled():
 
 
 def test_config_errors_name_every_key():
-    bad = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    bad = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
     bad["filters"]["min_turns"] = 0
     bad["sampling"]["seed"] = "forty-two"
     bad["clips"]["lenght_s"] = 20

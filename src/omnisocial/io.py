@@ -86,7 +86,7 @@ def read_table_strings(path: str | os.PathLike) -> pd.DataFrame:
             raise ImportError(f"{path}: reading parquet needs pyarrow (pip install pyarrow)") from None
         frame = pd.read_parquet(path)
     else:
-        frame = pd.read_json(path, lines=kind == "jsonl", orient="records", dtype=False, convert_dates=False)
+        frame = pd.read_json(path, lines=kind == "jsonl", orient="records", dtype=False, precise_float=True)
     return frame.astype(object).where(frame.notna(), "").map(str).reset_index(drop=True)
 
 
