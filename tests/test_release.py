@@ -217,7 +217,8 @@ def test_seamless_example_plans_no_demo_job(tmp_path):
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     result = snakemake(tmp_path, "-n", check=False)
     assert result.returncode != 0
-    assert "corpus.source=seamless" in result.stderr and "ratings.source=simulated" in result.stderr
+    said = result.stdout + result.stderr
+    assert "corpus.source=seamless" in said and "ratings.source=simulated" in said
     assert not (tmp_path / "results").exists()
 
 

@@ -91,6 +91,11 @@ def check_study(config: Mapping) -> Mapping:
             problems.append("release.metadata: required when study.design_source is release")
     elif config["corpus"]["source"] == "seamless" and not config["corpus"]["root"]:
         problems.append("corpus.root: required when corpus.source is seamless (the downloaded corpus folder)")
+    social = config["social"]
+    if social["enabled"] and social["source"] == "released":
+        for key in ("socialomni_root", "duplexeval_root"):
+            if not social[key]:
+                problems.append(f"social.{key}: required when social.enabled and social.source is released")
     real, demo = input_kinds(config)
     if real and demo and not config["allow_simulated"]:
         problems.append(
