@@ -33,6 +33,7 @@ else:
 
     include: "workflow/rules/familiarity/release.smk"
 
+
 include: "workflow/rules/social_common.smk"
 include: "workflow/rules/socialomni_common.smk"
 include: "workflow/rules/social.smk"

@@ -90,7 +90,9 @@ def make_release(folder: Path, fmt: str, n_dyads: int = 8, seed: int = 3) -> dic
                 "rater_id": f"{m[0]}{r}",
                 "dyad_id": d,
                 "modality": m,
-                "response": truth[d] if rng.random() < 0.7 else ("stranger" if truth[d] == "familiar" else "familiar"),
+                "response": truth[d]
+                if rng.random() < 0.7
+                else ("stranger" if truth[d] == "familiar" else "familiar"),
             }
             for m in MODALITIES
             for r in range(4)
@@ -103,8 +105,9 @@ def make_release(folder: Path, fmt: str, n_dyads: int = 8, seed: int = 3) -> dic
             for d in dyads:
                 right = rng.random() < 0.75
                 label = truth[d] if right else ("stranger" if truth[d] == "familiar" else "familiar")
-                rows.append({"system": model, "input": m, "pair": d, "guess": "1" if label == "familiar" else "0",
-                             "p": round(float(rng.uniform(0.5, 1.0)), 3)})  # fmt: skip
+                guess = "1" if label == "familiar" else "0"
+                p = round(float(rng.uniform(0.5, 1.0)), 3)
+                rows.append({"system": model, "input": m, "pair": d, "guess": guess, "p": p})
     rows[0]["guess"] = "na"  # a non-answer: imported with an empty label
     rows.append({"system": "alpha", "input": "text", "pair": "NOPE", "guess": "1", "p": 0.9})
     rows.append({**rows[1]})  # duplicate
@@ -146,10 +149,15 @@ def test_release_formats_import_alike(tmp_path):
 
 def test_missing_column_names_file_and_key(tmp_path):
     files = make_release(tmp_path, "csv")
-    with pytest.raises(ValueError, match=r"metadata\.csv: no column 'relationship' for release\.mapping\.relationship"):
+    with pytest.raises(
+        ValueError, match=r"metadata\.csv: no column 'relationship' for release\.mapping\.relationship"
+    ):
         import_design(files["metadata"], {**DESIGN_MAPPING, "relationship": "relationship"})
     design, _, _ = import_design(files["metadata"], DESIGN_MAPPING)
-    with pytest.raises(ValueError, match=r"model_predictions\.csv: no column 'label' for release\.predictions\.mapping\.label"):
+    with pytest.raises(
+        ValueError,
+        match=r"model_predictions\.csv: no column 'label' for release\.predictions\.mapping\.label",
+    ):
         import_predictions(files["predictions"], {**PREDICTIONS_MAPPING, "label": "label"}, design)
 
 
@@ -188,7 +196,9 @@ def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.Compl
         timeout=900,
     )
     if check and result.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-6000:]}")
+        raise AssertionError(
+            f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-6000:]}"
+        )
     return result
 
 
@@ -224,7 +234,8 @@ def test_seamless_example_plans_no_demo_job(tmp_path):
 
 def release_config(files: dict[str, Path], folder: Path) -> dict:
     per_modality = {
-        m: {"rater_id": "rater_id", "dyad_id": "dyad_id", "response": "response", "require": {"modality": [m]},
+        m: {"rater_id": "rater_id", "dyad_id": "dyad_id", "response": "response",
+            "require": {"modality": [m]},
             "response_values": {"familiar": ["familiar"], "stranger": ["stranger"]}}
         for m in MODALITIES
     }  # fmt: skip
@@ -267,7 +278,13 @@ def test_release_rebuilds_the_study_without_inference(tmp_path):
         )
         if fmt == "csv":
             planned = planned_jobs(workdir)
-            assert {"import_release", "import_release_predictions", "import_ratings", "glmm", "rasch"} <= planned
+            assert {
+                "import_release",
+                "import_release_predictions",
+                "import_ratings",
+                "glmm",
+                "rasch",
+            } <= planned
             assert not planned & {*DEMO_RULES, "ingest_corpus", "sample_design", "baseline_predictions"}
             snakemake(workdir, "--cores", "2")
         else:  # the other formats: the imports only, compared byte for byte
@@ -283,7 +300,9 @@ def test_release_rebuilds_the_study_without_inference(tmp_path):
         metrics = pd.read_csv(results / "analysis" / "metrics.csv", keep_default_na=False)
         released = pd.read_csv(results / "release" / "predictions.csv", keep_default_na=False)
         answered = released[released["label"] != ""]
-        expected = (answered["label"] == answered["truth"]).groupby([answered["model"], answered["modality"]]).mean()
+        expected = (
+            (answered["label"] == answered["truth"]).groupby([answered["model"], answered["modality"]]).mean()
+        )
         got = metrics.set_index(["model", "modality"])["accuracy"]
         for key, value in expected.items():
             assert got[key] == pytest.approx(value), key

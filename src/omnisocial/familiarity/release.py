@@ -53,7 +53,10 @@ STIMULUS_VARIANTS = {"text": "transcript", "audio": "mix", "video": "side_by_sid
 DESIGN_MAPPING = {
     "dyad_id": "dyad_id",
     "relationship": "relationship",
-    "relationship_values": {"familiar": ["familiar", "friends", "friend"], "stranger": ["stranger", "strangers"]},
+    "relationship_values": {
+        "familiar": ["familiar", "friends", "friend"],
+        "stranger": ["stranger", "strangers"],
+    },
     "site": "site",
     "gender_mix": "gender_mix",
     "interaction_id": "interaction_id",
@@ -139,7 +142,8 @@ def _columns(raw: pd.DataFrame, spec: dict, given: Mapping, keys, required, sour
             found[key] = column
         elif key in required or (column and key in given):
             raise ValueError(
-                f"{source}: no column {column!r} for {what}.{key}; the file has {', '.join(map(repr, raw.columns[:20]))}"
+                f"{source}: no column {column!r} for {what}.{key}; "
+                f"the file has {', '.join(map(repr, raw.columns[:20]))}"
             )
     return found
 

@@ -29,7 +29,8 @@ INFERENCE = config["inference"]
 
 def fam_predictions():
     """Every model's predictions: the offline baselines (pipeline designs: they measure the
-    corpus's transcripts), released predictions when configured, one file per registry model."""
+    corpus's transcripts), released predictions when configured, one file per registry model.
+    """
     files = [] if FROM_RELEASE else [out("predictions", "baselines.csv")]
     if RELEASE["predictions"]["path"]:
         files.append(out("release", "predictions.csv"))
