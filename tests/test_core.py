@@ -67,7 +67,10 @@ def test_contract_coerces_types():
     [
         ({"relationship": "friends"}, "row 3 column relationship: 'friends' not in {familiar, stranger}"),
         ({"n_turns": "6.5"}, "row 3 column n_turns: '6.5' is not int"),
-        ({"clip_end": "soon"}, "row 3 column clip_end: 'soon' is not float"),  # empty: a release without clip times
+        (
+            {"clip_end": "soon"},
+            "row 3 column clip_end: 'soon' is not float",
+        ),  # empty: a release without clip times
     ],
 )
 def test_contract_names_file_row_and_column(override, message):
