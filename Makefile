@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml requirements/lock.txt
 	touch $(STAMP)
 
 demo: setup
-	$(BIN)/snakemake --cores $(CORES)
+	$(BIN)/snakemake --cores $(CORES) --configfile config/demo.yaml
 
 test: setup
 	$(BIN)/python -m pytest

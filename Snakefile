@@ -1,10 +1,16 @@
 # omnisocial: rebuild a benchmark study with `snakemake --cores all [--use-conda]`.
+from pathlib import Path
+
 from snakemake.utils import min_version
 
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# The demo runs when no --configfile is given; a study's own config file never merges onto the
+# demo (keys it leaves out take the schema's real-study defaults).
+if not workflow.overwrite_configfiles:
+
+    configfile: str(Path(workflow.basedir) / "config" / "demo.yaml")
 
 
 report: "workflow/report/workflow.rst"
@@ -12,17 +18,29 @@ report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/familiarity/common.smk"
-include: "workflow/rules/familiarity/corpus.smk"
-include: "workflow/rules/familiarity/signals.smk"
-include: "workflow/rules/familiarity/filters.smk"
-include: "workflow/rules/familiarity/sampling.smk"
-include: "workflow/rules/familiarity/stimuli.smk"
+
+
+# the design and stimuli: built from a corpus, or imported from a released data set
+if config["study"]["design_source"] == "pipeline":
+
+    include: "workflow/rules/familiarity/corpus.smk"
+    include: "workflow/rules/familiarity/signals.smk"
+    include: "workflow/rules/familiarity/filters.smk"
+    include: "workflow/rules/familiarity/sampling.smk"
+    include: "workflow/rules/familiarity/stimuli.smk"
+
+else:
+
+    include: "workflow/rules/familiarity/release.smk"
+
+
 include: "workflow/rules/social_common.smk"
 include: "workflow/rules/socialomni_common.smk"
 include: "workflow/rules/social.smk"
 include: "workflow/rules/socialomni.smk"
 include: "workflow/rules/duplexeval.smk"
 include: "workflow/rules/familiarity/inference.smk"
+include: "workflow/rules/familiarity/release_predictions.smk"
 include: "workflow/rules/familiarity/ratings.smk"
 include: "workflow/rules/familiarity/analysis.smk"
 include: "workflow/rules/familiarity/figures.smk"

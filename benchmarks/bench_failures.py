@@ -1,6 +1,6 @@
 """A dead model host fails fast, and a plain rerun after it comes back makes exactly the failed calls.
 
-    .venv/bin/python benchmarks/bench_failures.py [--config config/config.yaml]
+    .venv/bin/python benchmarks/bench_failures.py [--config config/demo.yaml]
 
 Runs the real workflow (`snakemake`, the demo config plus one OpenAI-compatible registry
 entry at a loopback port) in a temporary folder:

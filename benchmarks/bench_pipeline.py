@@ -1,6 +1,6 @@
 """Speed and memory of the whole demo workflow, setup excluded.
 
-    .venv/bin/python benchmarks/bench_pipeline.py [--config config/config.yaml] [--cores 2]
+    .venv/bin/python benchmarks/bench_pipeline.py [--config config/demo.yaml] [--cores 2]
 
 Runs `snakemake --cores N` on the config in a fresh temporary folder (the demo corpus is
 generated there too), then a no-op `snakemake -n`, and prints:
@@ -61,7 +61,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--config", default=str(ROOT / "config" / "config.yaml"))
+    parser.add_argument("--config", default=str(ROOT / "config" / "demo.yaml"))
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()

@@ -67,7 +67,10 @@ def test_contract_coerces_types():
     [
         ({"relationship": "friends"}, "row 3 column relationship: 'friends' not in {familiar, stranger}"),
         ({"n_turns": "6.5"}, "row 3 column n_turns: '6.5' is not int"),
-        ({"clip_end": ""}, "row 3 column clip_end: empty value"),
+        (
+            {"clip_end": "soon"},
+            "row 3 column clip_end: 'soon' is not float",
+        ),  # empty: a release without clip times
     ],
 )
 def test_contract_names_file_row_and_column(override, message):
@@ -104,7 +107,7 @@ def test_nullable_float_and_empty_label():
 
 
 def test_demo_and_example_configs_validate():
-    for name in ("config.yaml", "seamless.example.yaml"):
+    for name in ("demo.yaml", "seamless.example.yaml", "friendbench_release.example.yaml"):
         config = load_config(ROOT / "config" / name)
         assert config["filters"]["min_turns"] >= 1
         assert config["clips"]["duration_s"] == 20.0
@@ -118,7 +121,7 @@ def test_config_defaults_are_filled():
 
 
 def test_config_errors_name_every_key():
-    bad = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    bad = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
     bad["filters"]["min_turns"] = 0
     bad["sampling"]["seed"] = "forty-two"
     bad["clips"]["lenght_s"] = 20

@@ -138,7 +138,7 @@ def test_a_clean_interaction_passes_everything():
 
 
 def test_config_filters_block_holds_every_parameter():
-    config = yaml.safe_load((Path(__file__).parents[1] / "config" / "config.yaml").read_text())
+    config = yaml.safe_load((Path(__file__).parents[1] / "config" / "demo.yaml").read_text())
     assert set(REQUIRED_PARAMS) <= set(config["filters"])
 
 

@@ -13,7 +13,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 
 OUTER = """\
-configfile: "config/config.yaml"
+configfile: "config/demo.yaml"
 
 
 module omnisocial:
@@ -29,7 +29,7 @@ use rule * from omnisocial as omnisocial_*
 
 def outer_workflow(tmp_path: Path) -> list[str]:
     """A tiny outer workflow in tmp_path (its own config, outside this repository)."""
-    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
     config["social"]["demo"].update(n_multiparty=2, who_items_per_clip=2, when_transitions_per_clip=1)
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))

@@ -495,7 +495,7 @@ def test_figures_are_written_and_reproducible(tmp_path):
 
 @pytest.mark.slow
 def test_social_rules_run_alone_in_a_temporary_folder(tmp_path):
-    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
     config["social"]["demo"].update(
         n_multiparty=2, who_items_per_clip=2, when_transitions_per_clip=1,
         visual_splits=["RTD_counting", "PR_event_reminder"],

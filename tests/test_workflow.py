@@ -54,7 +54,7 @@ FILTER_RULES = {"apply_filters"}
 
 
 def small_config() -> dict:
-    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
     config["demo"].update(sites=["V00"], candidates_per_cell=2, duration_s=110, failures=FAILURES)
     config["sampling"]["n_per_cell"] = 1
     config["corpus"]["missing_transcript"] = "exclude"

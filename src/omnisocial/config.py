@@ -2,6 +2,11 @@
 
 Errors name the key path (e.g. `filters.min_turns`) and what was expected, so a malformed
 config fails before any job runs.
+
+The schema's defaults are a real study's. `check_study` then checks what the schema cannot
+say: a real corpus needs its folder, a release design its metadata table, and a config that
+mixes real inputs with demo or simulated ones (`input_kinds`) stops, naming the keys, unless
+it sets `allow_simulated: true`.
 """
 
 from __future__ import annotations
@@ -59,6 +64,51 @@ def validate_config(config: dict, schema_path: str | os.PathLike = DEFAULT_SCHEM
     return config
 
 
+def input_kinds(config: Mapping) -> tuple[list[str], list[str]]:
+    """(real inputs, demo or simulated inputs) of a validated config, each as `key=value`."""
+    real, demo = [], []
+    if config["study"]["design_source"] == "release":
+        real.append("study.design_source=release")
+    elif config["corpus"]["source"] == "demo":
+        demo.append("corpus.source=demo")
+    else:
+        real.append(f"corpus.source={config['corpus']['source']}")
+    ratings = config["ratings"]["source"]
+    (demo if ratings == "simulated" else real).append(f"ratings.source={ratings}")
+    if config["social"]["enabled"]:
+        social = config["social"]["source"]
+        (demo if social == "demo" else real).append(f"social.source={social}")
+    if config["release"]["predictions"]["path"]:
+        real.append("release.predictions.path")
+    return real, demo
+
+
+def check_study(config: Mapping) -> Mapping:
+    """Raise ConfigError for what a validated config needs beyond its schema (module docstring)."""
+    problems = []
+    if config["study"]["design_source"] == "release":
+        if not config["release"]["metadata"]:
+            problems.append("release.metadata: required when study.design_source is release")
+    elif config["corpus"]["source"] == "seamless" and not config["corpus"]["root"]:
+        problems.append("corpus.root: required when corpus.source is seamless (the downloaded corpus folder)")
+    social = config["social"]
+    if social["enabled"] and social["source"] == "released":
+        for key in ("socialomni_root", "duplexeval_root"):
+            if not social[key]:
+                problems.append(f"social.{key}: required when social.enabled and social.source is released")
+    real, demo = input_kinds(config)
+    if real and demo and not config["allow_simulated"]:
+        problems.append(
+            f"the config mixes real inputs ({', '.join(real)}) with demo or simulated ones "
+            f"({', '.join(demo)}): set those keys to real sources, or set allow_simulated: true to run "
+            "it anyway (the outputs' source columns then say which parts are simulated)"
+        )
+    if problems:
+        lines = "\n".join(f"  - {problem}" for problem in problems)
+        raise ConfigError(f"invalid config ({len(problems)} problem(s)):\n{lines}")
+    return config
+
+
 def load_config(path: str | os.PathLike, schema_path: str | os.PathLike = DEFAULT_SCHEMA) -> dict:
     config = yaml.safe_load(Path(path).read_text()) or {}
-    return validate_config(config, schema_path)
+    return check_study(validate_config(config, schema_path))

@@ -65,6 +65,31 @@ def read_csv_strings(path: str | os.PathLike, **kwargs) -> pd.DataFrame:
     return pd.read_csv(path, dtype=str, keep_default_na=False, **kwargs)
 
 
+TABLE_FORMATS = {".csv": "csv", ".tsv": "tsv", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl",
+                 ".parquet": "parquet", ".pq": "parquet"}  # fmt: skip
+
+
+def read_table_strings(path: str | os.PathLike) -> pd.DataFrame:
+    """A CSV, TSV, JSON (records), JSON lines or parquet table with every value as a string.
+
+    The format comes from the file's suffix (`TABLE_FORMATS`; anything else is read as CSV).
+    Missing values become "", numbers their shortest text (1.0 -> "1.0", as CSV would hold them).
+    Parquet needs pyarrow; without it the error says what to install.
+    """
+    kind = TABLE_FORMATS.get(Path(path).suffix.lower(), "csv")
+    if kind in ("csv", "tsv"):
+        return read_csv_strings(path, sep="\t" if kind == "tsv" else ",")
+    if kind == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ImportError(f"{path}: reading parquet needs pyarrow (pip install pyarrow)") from None
+        frame = pd.read_parquet(path)
+    else:
+        frame = pd.read_json(path, lines=kind == "jsonl", orient="records", dtype=False, precise_float=True)
+    return frame.astype(object).where(frame.notna(), "").map(str).reset_index(drop=True)
+
+
 def sha256_file(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:

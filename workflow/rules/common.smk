@@ -8,9 +8,10 @@ from pathlib import Path
 REPO = Path(str(workflow.current_basedir)).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from omnisocial.config import validate_config  # noqa: E402
+from omnisocial.config import check_study, validate_config  # noqa: E402
 
 validate_config(config, REPO / "workflow" / "schemas" / "config.schema.yaml")
+check_study(config)
 
 RESULTS = config["results"]
 ENVS = REPO / "envs"

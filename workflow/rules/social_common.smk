@@ -15,10 +15,7 @@ def social_roots():
     if SOCIAL["source"] == "demo":
         demo = Path(SOCIAL["demo_root"])
         return str(demo / "socialomni"), str(demo / "duplexeval")
-    if not SOCIAL["socialomni_root"] or not SOCIAL["duplexeval_root"]:
-        raise ValueError(
-            "social.source released needs social.socialomni_root and social.duplexeval_root"
-        )
+    # both roots are required when social.enabled (omnisocial.config.check_study)
     return SOCIAL["socialomni_root"], SOCIAL["duplexeval_root"]
 
 

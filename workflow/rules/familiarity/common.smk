@@ -11,17 +11,30 @@ from omnisocial.familiarity.inference import (  # noqa: E402
 )
 
 CORPUS = config["corpus"]
+RELEASE = config["release"]
+# pipeline: corpus.smk ... stimuli.smk build the design; release: release.smk imports it
+FROM_RELEASE = config["study"]["design_source"] == "release"
 FAM_MODELS = load_models(config["models"])
+if FROM_RELEASE:
+    _needs = [name for name, e in FAM_MODELS.items() if needs_baseline_predictions(e)]
+    if _needs:
+        raise ValueError(
+            f"models: {', '.join(_needs)} read the behavioural baseline's predictions, which need "
+            "the corpus's transcripts: study.design_source release has none (drop the entries)"
+        )
 # infer_model matches only the configured names (a regex matching nothing when there are none)
 FAM_MODEL_PATTERN = "|".join(re.escape(name) for name in FAM_MODELS) or "(?!)"
 INFERENCE = config["inference"]
 
 
 def fam_predictions():
-    """Every model's predictions: the offline baselines and one file per registry model."""
-    return [out("predictions", "baselines.csv")] + [
-        out("predictions", f"{name}.csv") for name in FAM_MODELS
-    ]
+    """Every model's predictions: the offline baselines (pipeline designs: they measure the
+    corpus's transcripts), released predictions when configured, one file per registry model.
+    """
+    files = [] if FROM_RELEASE else [out("predictions", "baselines.csv")]
+    if RELEASE["predictions"]["path"]:
+        files.append(out("release", "predictions.csv"))
+    return files + [out("predictions", f"{name}.csv") for name in FAM_MODELS]
 
 
 def fam_model_entry(wildcards):
@@ -77,8 +90,12 @@ def transcript_inputs(wildcards=None):
 
 
 def final_outputs():
+    if FROM_RELEASE:
+        first = [out("release", "design_import_report.csv")]
+    else:
+        first = [out("filters", "filter_report.csv")]
     return [
-        out("filters", "filter_report.csv"),
+        *first,
         out("design", "design.csv"),
         out("stimuli", "manifest.csv"),
         # models, ratings, statistics, figures
@@ -193,7 +210,12 @@ def familiarity_outputs():
     return [
         *fam_predictions(),
         *(out("responses", f"{name}.csv") for name in FAM_MODELS),
-        out("baselines", "features.csv"),
+        *([] if FROM_RELEASE else [out("baselines", "features.csv")]),
+        *(
+            [out("release", "predictions_import_report.csv")]
+            if RELEASE["predictions"]["path"]
+            else []
+        ),
         out("ratings", "surveys"),
         out("ratings", "import_report.csv"),
         *(out("analysis", f"{name}.csv") for name in tables),

@@ -1,4 +1,7 @@
-"""Survey exports and rater questionnaires into trials (see `omnisocial.familiarity.ratings`, Import)."""
+"""Survey exports and rater questionnaires into trials (see `omnisocial.familiarity.ratings`, Import).
+
+Exports are CSV, TSV, JSON, JSON lines or parquet, read alike (`omnisocial.io.read_table_strings`).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from omnisocial.familiarity.ratings.design import MODALITIES
-from omnisocial.io import read_csv_strings
+from omnisocial.io import read_table_strings
 from omnisocial.stats.sdt import truth_map
 from omnisocial.tables import RELATIONSHIPS, TRIALS, Column, Contract
 
@@ -155,7 +158,7 @@ def import_ratings(export_csv, mapping: Mapping | None, modality: str, design_tr
     dyad_regex = _pattern_regex(spec["dyad_pattern"])
     source = str(export_csv)
 
-    raw = read_csv_strings(export_csv)
+    raw = read_table_strings(export_csv)
     raw = raw.iloc[int(spec["skip_rows"]) :]
     trials = _export_trials(raw, spec, source)
 
@@ -275,7 +278,7 @@ def import_covariates(csv, mapping: Mapping) -> pd.DataFrame:
     row and column.
     """
     source = str(csv)
-    raw = read_csv_strings(csv).iloc[int(mapping.get("skip_rows", 0)) :]
+    raw = read_table_strings(csv).iloc[int(mapping.get("skip_rows", 0)) :]
     rater_col = mapping["rater_id"]
     scales = dict(mapping.get("scales") or {})
     columns = dict(mapping.get("columns") or {})

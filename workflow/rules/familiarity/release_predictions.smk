@@ -1,0 +1,20 @@
+# Released model predictions (release.predictions.path) as one PREDICTIONS file beside the
+# registry models' (fam_predictions), with an import report: any design source.
+if RELEASE["predictions"]["path"]:
+
+    rule import_release_predictions:
+        """Released model predictions as PREDICTIONS, every row accounted for in an import report."""
+        input:
+            predictions=RELEASE["predictions"]["path"],
+            design=out("design", "design.csv"),
+        output:
+            predictions=out("release", "predictions.csv"),
+            report=out("release", "predictions_import_report.csv"),
+        log:
+            out("logs", "import_release_predictions.log"),
+        conda:
+            "../../../envs/stats.yaml"
+        params:
+            mapping=RELEASE["predictions"]["mapping"],
+        script:
+            "../../scripts/familiarity/import_release_predictions.py"
