@@ -409,8 +409,8 @@ def test_crowd_curve_k1_is_mean_individual_accuracy_and_seeded():
     # the same trials in another row order give the same curve
     shuffled = trials.sample(frac=1.0, random_state=0)
     pd.testing.assert_frame_equal(curve, crowd_curve(shuffled, truth, ks=[1, 3, 5], n_resamples=2000, seed=5))
-    assert (curve["ci_low"] <= curve["accuracy_mean"]).all()
-    assert (curve["accuracy_mean"] <= curve["ci_high"]).all()
+    assert (curve["resample_low"] <= curve["accuracy_mean"]).all()
+    assert (curve["accuracy_mean"] <= curve["resample_high"]).all()
 
 
 def test_crowd_curve_hand_expectation_and_skipped_k():
@@ -424,6 +424,7 @@ def test_crowd_curve_hand_expectation_and_skipped_k():
     assert curve.loc[2, "accuracy_expected"] == pytest.approx(2 / 3)
     assert curve.loc[3, "accuracy_expected"] == pytest.approx(1.0)
     assert list(curve["n_dyads"]) == [2, 1, 1, 0]
+    assert list(curve["beyond_min_raters"]) == [False, True, True, True]  # d4 has 1 rater
     assert np.isnan(curve.loc[4, "accuracy_mean"])
     assert curve.loc[2, "accuracy_mean"] == pytest.approx(2 / 3, abs=0.03)
     assert curve.loc[3, "accuracy_mean"] == 1.0 and curve.loc[3, "accuracy_sd"] == 0.0
