@@ -544,6 +544,10 @@ def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
     assert set(rasch["rasch_correlations"]["rater_type"]) == {"human", "model"}
     partial = rasch["rasch_partial"]
     assert len(partial) == 3 * 2 and partial["n"].between(20, 24).all()
+    assert rasch["rasch_fits"].loc[rasch["rasch_fits"]["fitted"], "reliability"].between(0, 1).all()
+    correlations = rasch["rasch_correlations"]
+    finite = correlations.dropna(subset=["pearson_r_corrected"])
+    assert (finite["pearson_r_corrected"].abs() >= finite["pearson_r"].abs() - 1e-12).all()
     # a modality answered by one model only cannot be fitted, and says why
     lone = analysis.rasch_tables([frames[-1]], trials[trials["modality"] == "audio"], design, sampler)
     row = lone["rasch_fits"].set_index("rater_type").loc["model"]
