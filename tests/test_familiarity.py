@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 import soundfile as sf
 from scipy import stats
+from statsmodels.stats.multitest import multipletests
 from test_ratings import GENDERS, SITES
 from test_ratings import make_design as ratings_design
 
@@ -474,9 +475,18 @@ def test_rater_tests_tables(tiny_study):
     tost = tables["tost"]
     assert len(tost) == len(mcnemar) and (tost["margin"] == 0.1).all()
     assert ((tost["ci_low"] <= tost["diff"]) & (tost["diff"] <= tost["ci_high"])).all()
+    assert (tost["method"] == "tango").all()
+    for table, raw, adjusted in ((mcnemar, "p_value", "p_holm"), (tost, "p_tost", "p_tost_holm")):
+        for _, family in table.groupby("comparison"):
+            assert np.allclose(family[adjusted], multipletests(family[raw], method="holm")[1])
+    assert (tost["equivalent_holm"] <= tost["equivalent"]).all()
+    assert (best["note"].str.contains("chosen on these same dyads")).all() and (pairs["note"] == "").all()
     power = tables["power"]
     assert len(power) == 3 * 2 and (power["n_dyads_design"] == 24).all()
     assert power["n_mcnemar"].isna().sum() == 2  # no effect to detect at 0.0
+    assert (power["n_mcnemar"].dropna() >= power["n_mcnemar_approx"].dropna()).all()
+    row = power.set_index(["effect_size", "margin"]).loc[(0.0, 0.1)]
+    assert not row["tost_reachable"] and "out of reach with 24 dyads" in row["note"]
     differences = tables["individual_differences"]
     assert set(differences["analysis"]) == {"correlation", "ols"}
     assert (differences["source"] == SIMULATED_LABEL).all()
@@ -534,6 +544,10 @@ def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
     assert set(rasch["rasch_correlations"]["rater_type"]) == {"human", "model"}
     partial = rasch["rasch_partial"]
     assert len(partial) == 3 * 2 and partial["n"].between(20, 24).all()
+    assert rasch["rasch_fits"].loc[rasch["rasch_fits"]["fitted"], "reliability"].between(0, 1).all()
+    correlations = rasch["rasch_correlations"]
+    finite = correlations.dropna(subset=["pearson_r_corrected"])
+    assert (finite["pearson_r_corrected"].abs() >= finite["pearson_r"].abs() - 1e-12).all()
     # a modality answered by one model only cannot be fitted, and says why
     lone = analysis.rasch_tables([frames[-1]], trials[trials["modality"] == "audio"], design, sampler)
     row = lone["rasch_fits"].set_index("rater_type").loc["model"]

@@ -296,7 +296,7 @@ def test_tost_equivalent_case():
     # n = 400, b = c = 20: diff = 0, SE = sqrt((40/400) - 0) / sqrt(400) = sqrt(0.1)/20 = 0.0158114
     # margin 0.1: z = 0.1 / 0.0158114 = 6.3246 on both sides -> p ~ 1.3e-10 < 0.05: equivalent
     a, b = _paired_series(20, 20, 250, 110)
-    result = tost_difference(a, b, margin=0.1)
+    result = tost_difference(a, b, margin=0.1, method="wald")
     assert result["diff"] == pytest.approx(0.0)
     assert result["se"] == pytest.approx(math.sqrt(0.1) / 20)
     assert result["p_tost"] == pytest.approx(stats.norm.sf(0.1 / (math.sqrt(0.1) / 20)))
@@ -311,7 +311,7 @@ def test_tost_not_equivalent_case():
     # H01 (diff <= -0.1): z = 0.2/0.068920 = 2.9019, p_lower = 0.0018545
     # H02 (diff >= +0.1): z = 0/0.068920 = 0, p_upper = 0.5 -> p_tost = 0.5, not equivalent
     a, b = _paired_series(6, 2, 20, 12)
-    result = tost_difference(a, b, margin=0.1)
+    result = tost_difference(a, b, margin=0.1, method="wald")
     assert result["diff"] == pytest.approx(0.1)
     assert result["se"] == pytest.approx(0.068920, abs=1e-6)
     assert result["p_lower"] == pytest.approx(0.0018545, abs=1e-7)
@@ -323,7 +323,7 @@ def test_tost_not_equivalent_case():
 def test_tost_degenerate_and_unpaired():
     # no discordant pair: Wald SE is 0 -> no claim; Agresti-Min (+0.5 per cell) gives a finite test
     a, b = _paired_series(0, 0, 7, 3)
-    wald = tost_difference(a, b, margin=0.1)
+    wald = tost_difference(a, b, margin=0.1, method="wald")
     assert np.isnan(wald["p_tost"]) and wald["equivalent"] is False
     adjusted = tost_difference(a, b, margin=0.1, method="agresti_min")
     # p10 = p01 = 0.5/12, SE = sqrt((1/12)/12) = 0.083333; z = 0.1/0.083333 = 1.2 -> p = 0.115070
@@ -347,7 +347,8 @@ def test_power_formulas_hand_values():
     table = power_table([0.0, 0.1], [0.05, 0.1], discordance=0.3)
     assert len(table) == 4
     row = table.set_index(["effect_size", "margin"])
-    assert row.loc[(0.1, 0.1), "n_mcnemar"] == 234
+    assert row.loc[(0.1, 0.1), "n_mcnemar_approx"] == 234
+    assert row.loc[(0.1, 0.1), "n_mcnemar"] == 249  # by exact power (tests/test_stats_paired.py)
     assert row.loc[(0.0, 0.1), "n_tost"] == 257
     assert pd.isna(row.loc[(0.0, 0.1), "n_mcnemar"])  # no difference to detect
     assert pd.isna(row.loc[(0.1, 0.1), "n_tost"])  # true difference on the margin
@@ -370,7 +371,7 @@ def test_power_formulas_match_seeded_simulation():
     for psi, delta, margin in [(0.3, 0.0, 0.1), (0.3, 0.03, 0.1)]:
         n = math.ceil(n_tost_paired(delta, margin, psi))
         counts = rng.multinomial(n, [(psi + delta) / 2, (psi - delta) / 2, 1 - psi], size=reps)
-        result = paired_tost_from_counts(counts[:, 0], counts[:, 1], n, margin)
+        result = paired_tost_from_counts(counts[:, 0], counts[:, 1], n, margin, method="wald")
         assert np.mean(result["equivalent"]) == pytest.approx(0.8, abs=0.03)
 
 
@@ -408,8 +409,8 @@ def test_crowd_curve_k1_is_mean_individual_accuracy_and_seeded():
     # the same trials in another row order give the same curve
     shuffled = trials.sample(frac=1.0, random_state=0)
     pd.testing.assert_frame_equal(curve, crowd_curve(shuffled, truth, ks=[1, 3, 5], n_resamples=2000, seed=5))
-    assert (curve["ci_low"] <= curve["accuracy_mean"]).all()
-    assert (curve["accuracy_mean"] <= curve["ci_high"]).all()
+    assert (curve["resample_low"] <= curve["accuracy_mean"]).all()
+    assert (curve["accuracy_mean"] <= curve["resample_high"]).all()
 
 
 def test_crowd_curve_hand_expectation_and_skipped_k():
@@ -423,6 +424,7 @@ def test_crowd_curve_hand_expectation_and_skipped_k():
     assert curve.loc[2, "accuracy_expected"] == pytest.approx(2 / 3)
     assert curve.loc[3, "accuracy_expected"] == pytest.approx(1.0)
     assert list(curve["n_dyads"]) == [2, 1, 1, 0]
+    assert list(curve["beyond_min_raters"]) == [False, True, True, True]  # d4 has 1 rater
     assert np.isnan(curve.loc[4, "accuracy_mean"])
     assert curve.loc[2, "accuracy_mean"] == pytest.approx(2 / 3, abs=0.03)
     assert curve.loc[3, "accuracy_mean"] == 1.0 and curve.loc[3, "accuracy_sd"] == 0.0

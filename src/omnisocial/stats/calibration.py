@@ -14,6 +14,15 @@
 
 Items without a confidence (NaN) or without a label (non-answers) are left out; both
 functions report how many items they used.
+
+`bootstrap_calibration` gives percentile intervals of ECE and AUROC (items resampled with
+replacement, `numpy.random.default_rng(seed)`; the first B x n integers are the resampled
+item indices, the next B x n uniforms the simulated outcomes below) and
+`ece_perfect`: the mean ECE of a perfectly calibrated model with the same stated
+confidences, i.e. correct ~ Bernoulli(confidence) per item. ECE is biased upward at small n:
+binning noise alone makes it positive (a perfectly calibrated model with confidences
+uniform on [0.5, 1] has a mean ECE of about 0.07 on 96 items and 10 bins), so an observed ECE
+is to be read against ece_perfect, not against 0.
 """
 
 from __future__ import annotations
@@ -90,3 +99,62 @@ def auroc_from_confidence(labels, confidence, truth) -> float:
     from sklearn.metrics import roc_auc_score  # imported here: scikit-learn takes a while to import
 
     return float(roc_auc_score(positive, score))
+
+
+def _ece_rows(confidence: np.ndarray, right: np.ndarray, n_bins: int) -> np.ndarray:
+    """ECE of every row of (B, n) arrays, binned like `calibration`."""
+    rows, n = confidence.shape
+    edges = np.arange(n_bins + 1) / n_bins
+    index = np.clip(np.searchsorted(edges, confidence, side="right") - 1, 0, n_bins - 1)
+    flat = (index + n_bins * np.arange(rows)[:, None]).ravel()
+    # n_bin / N * |accuracy - mean confidence| = |sum right - sum confidence| / N
+    gap = np.bincount(flat, weights=(right - confidence).ravel(), minlength=rows * n_bins)
+    return np.abs(gap.reshape(rows, n_bins)).sum(axis=1) / n
+
+
+def _auroc_rows(score: np.ndarray, positive: np.ndarray) -> np.ndarray:
+    """Mann-Whitney AUROC (ties 1/2) of every row; NaN for a row with one class only."""
+    from scipy.stats import rankdata
+
+    ranks = rankdata(score, axis=1)
+    n_pos = positive.sum(axis=1)
+    n_neg = positive.shape[1] - n_pos
+    with np.errstate(divide="ignore", invalid="ignore"):
+        auc = ((ranks * positive).sum(axis=1) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+    return np.where((n_pos > 0) & (n_neg > 0), auc, np.nan)
+
+
+def bootstrap_calibration(
+    labels, confidence, truth, n_bins: int = 10, n_boot: int = 1000, seed: int = 0, level: float = 0.95
+) -> dict:
+    """Percentile bootstrap intervals of ECE and AUROC and the ECE of a perfectly calibrated
+    model (module docstring) over the answered items with a confidence.
+
+    Returns ece_ci_low, ece_ci_high, auroc_ci_low, auroc_ci_high (NaN-free resamples only for
+    AUROC), ece_perfect and n_boot; all NaN when no item or n_boot == 0."""
+    labels = np.asarray(labels, dtype=object).reshape(-1)
+    confidence = _as_float(confidence, "confidence")
+    truth = np.array([str(value).strip().lower() for value in np.asarray(truth, dtype=object).reshape(-1)])
+    score = confidence_familiar(labels, confidence)
+    keep = ~np.isnan(score)
+    nan = math.nan
+    out = dict.fromkeys(("ece_ci_low", "ece_ci_high", "auroc_ci_low", "auroc_ci_high", "ece_perfect"), nan)
+    out["n_boot"] = int(n_boot)
+    n = int(keep.sum())
+    if n == 0 or n_boot < 1:
+        return out
+    said = np.array([str(label).strip().lower() for label in labels[keep]])
+    stated, score, truth = confidence[keep], score[keep], truth[keep]
+    right = (said == truth).astype(float)
+    positive = truth == SIGNAL
+    rng = np.random.default_rng(seed)
+    index = rng.integers(0, n, size=(n_boot, n))
+    tail = (1 - level) / 2 * 100
+    ece = _ece_rows(stated[index], right[index], n_bins)
+    out["ece_ci_low"], out["ece_ci_high"] = np.percentile(ece, [tail, 100 - tail])
+    auc = _auroc_rows(score[index], positive[index])
+    if np.isfinite(auc).any():
+        out["auroc_ci_low"], out["auroc_ci_high"] = np.nanpercentile(auc, [tail, 100 - tail])
+    simulated = (rng.random((n_boot, n)) < stated).astype(float)
+    out["ece_perfect"] = float(_ece_rows(np.broadcast_to(stated, (n_boot, n)), simulated, n_bins).mean())
+    return {key: (float(value) if key != "n_boot" else value) for key, value in out.items()}

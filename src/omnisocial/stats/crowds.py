@@ -3,13 +3,17 @@
 Crowd curve (benchmarks.md 1.8): for crowd size k, every resample draws, for each dyad, k of
 its raters without replacement, takes their majority vote (a tie is a fair coin flip) and
 scores it against the truth; the resample's accuracy is the mean over dyads, and the curve
-point is the mean (and SD and 2.5/97.5 percentiles) over resamples.
+point is the mean (and SD and 2.5/97.5 percentiles) over resamples. The percentiles
+(resample_low, resample_high) are the spread of the rater resampling with the dyads and
+raters held fixed: they are not a confidence interval for a population of raters or dyads.
 
 Choices the paper leaves open, made here:
 
 - a dyad with fewer than k raters in a modality is left out of that k (it cannot field a
   crowd of k); `n_dyads` says how many dyads each point rests on, so a shrinking set is
-  visible. A k no dyad reaches gives a row of NaN with n_dyads = 0;
+  visible, and `beyond_min_raters` marks every k above the smallest number of raters any dyad
+  of the modality has (its point rests on a subset of the dyads). A k no dyad reaches gives a
+  row of NaN with n_dyads = 0;
 - common random numbers: each resample draws one random ordering of a dyad's raters and the
   crowd of size k is its first k raters. For every k that is exactly a uniform k-subset, and
   it makes neighbouring points of the curve less noisy relative to each other;
@@ -35,10 +39,11 @@ CROWD_COLUMNS = [
     "k",
     "accuracy_mean",
     "accuracy_sd",
-    "ci_low",
-    "ci_high",
+    "resample_low",
+    "resample_high",
     "accuracy_expected",
     "n_dyads",
+    "beyond_min_raters",
 ]
 
 
@@ -63,6 +68,7 @@ def crowd_curve(trials: pd.DataFrame, truth, ks, n_resamples: int = 1000, seed: 
         sums = np.zeros((n_resamples, len(ks)))
         expected = np.zeros(len(ks))
         counts = np.zeros(len(ks), dtype=int)
+        fewest = int(per_modality.groupby("dyad_id").size().min())
         for _, dyad in per_modality.groupby("dyad_id", sort=True):
             right = dyad.sort_values("rater_id")["correct"].to_numpy(dtype=int)
             m, r = len(right), int(right.sum())
@@ -78,16 +84,26 @@ def crowd_curve(trials: pd.DataFrame, truth, ks, n_resamples: int = 1000, seed: 
                 counts[j] += 1
         for j, k in enumerate(ks):
             if counts[j] == 0:
-                rows.append([modality, k, np.nan, np.nan, np.nan, np.nan, np.nan, 0])
+                rows.append([modality, k, np.nan, np.nan, np.nan, np.nan, np.nan, 0, k > fewest])
                 continue
             accuracy = sums[:, j] / counts[j]
             low, high = np.percentile(accuracy, [2.5, 97.5])
             sd = float(np.std(accuracy, ddof=1)) if n_resamples > 1 else np.nan
             rows.append(
-                [modality, k, float(accuracy.mean()), sd, low, high, expected[j] / counts[j], int(counts[j])]
+                [
+                    modality,
+                    k,
+                    float(accuracy.mean()),
+                    sd,
+                    low,
+                    high,
+                    expected[j] / counts[j],
+                    int(counts[j]),
+                    k > fewest,
+                ]
             )
     table = pd.DataFrame(rows, columns=CROWD_COLUMNS)
-    return table.astype({"k": "int64", "n_dyads": "int64"})
+    return table.astype({"k": "int64", "n_dyads": "int64", "beyond_min_raters": bool})
 
 
 def per_rater_sdt(trials: pd.DataFrame, truth) -> pd.DataFrame:

@@ -8,27 +8,39 @@ discordant pairs), psi = (b + c) / n the discordance, delta = (b - c) / n = acc_
   is the exact binomial test, identical to statsmodels' `mcnemar(table, exact=True)`.
 - TOST (two one-sided tests, Schuirmann): equivalence within +/- margin is claimed when both
   H01: delta <= -margin and H02: delta >= +margin are rejected at level alpha, i.e. when the
-  (1 - 2 alpha) confidence interval of delta lies inside (-margin, +margin). The tests use
-  the normal approximation z = (delta_hat -/+ margin) / SE with
-    paired ("wald"):        SE = sqrt(psi_hat - delta_hat^2) / sqrt(n)
-                            (the Wald SE of a difference of matched proportions),
-    paired ("agresti_min"): the same after adding 0.5 to each of the four cells
-                            (Agresti & Min 2005), which keeps SE > 0 without discordant pairs,
-    unpaired:               SE = sqrt(p_a (1 - p_a) / n_a + p_b (1 - p_b) / n_b)
-                            (equals statsmodels `tost_proportions_2indep(method="wald")`).
-  With the plain Wald SE and no discordant pair SE is 0: the p-values are then NaN and
-  equivalence is not claimed.
-- Power (no simulation; z_q is the standard normal quantile, beta = 1 - power):
+  (1 - 2 alpha) confidence interval of delta lies inside (-margin, +margin). `method`:
+    "tango" (default):  Tango's (1998) score test and interval: z(delta0) = (b - c - n delta0)
+                        / sqrt(n (2 q + delta0 (1 - delta0))), q the restricted maximum
+                        likelihood estimate of P(a wrong, b right) under delta = delta0
+                        (`tango_z`); p_lower = P(Z > z(-margin)), p_upper = P(Z < z(margin)),
+                        the interval inverts the test (`tango_interval`). Finite without
+                        discordant pairs. At n = 96 and the margin 0.1 its exact type-I error
+                        is 0.045-0.048 for discordances 0.12-0.16, where the Wald test's is
+                        0.061-0.075 (exact enumeration, tests/test_stats_scoring.py);
+    "wald":             z = (delta_hat -/+ margin) / SE, SE = sqrt(psi_hat - delta_hat^2) / sqrt(n);
+                        with no discordant pair SE is 0: the p-values are NaN and equivalence is
+                        not claimed;
+    "agresti_min":      Agresti & Min (2005): 0.5 added to each of the four cells, the Wald
+                        interval centred at (b - c) / (n + 2) with the adjusted cells' SE over
+                        n + 2 (anti-conservative like Wald at small discordance);
+    unpaired:           SE = sqrt(p_a (1 - p_a) / n_a + p_b (1 - p_b) / n_b)
+                        (equals statsmodels `tost_proportions_2indep(method="wald")`).
+  `diff` is always the observed (b - c) / n.
+- Power. Sample sizes from normal approximations (z_q the standard normal quantile,
+  beta = 1 - power):
     McNemar, Connor (1987):  n = [z_{1-alpha/2} sqrt(psi) + z_{1-beta} sqrt(psi - delta^2)]^2 / delta^2
     TOST, paired, true difference delta, margin m > |delta|:
         n = (z_{1-alpha} + z_q)^2 (psi - delta^2) / (m - |delta|)^2,
         with q = 1 - beta/2 when delta == 0 (both one-sided tests share the type II error)
         and q = 1 - beta otherwise (the far-side test has power ~ 1).
+  Connor's n gives the exact McNemar test only 0.77-0.78 power for a nominal 0.80, so the
+  McNemar sample size of `power_table` is searched by exact power instead (`n_mcnemar_exact`:
+  the discordant count d ~ Binomial(n, psi), b | d ~ Binomial(d, (psi + delta) / (2 psi)),
+  summed over the exact test's rejection region). `tost_exact_power` enumerates every
+  multinomial table (b, c, n - b - c) for the exact chance that TOST claims equivalence.
   psi is the expected discordance; when it is not given it is derived from the baseline
   accuracy p_b and p_a = p_b + delta assuming independent errors: psi = p_a (1-p_b) + p_b (1-p_a).
-  The McNemar formula is that of the asymptotic (z) test; the exact test is slightly
-  conservative, so at the formula's n its power is a few points below the target (about
-  0.76-0.77 for a nominal 0.80 in the checks of tests/test_stats_scoring.py).
+- Multiple testing: `holm` adjusts a family of p-values (Holm 1979, statsmodels).
 """
 
 from __future__ import annotations
@@ -85,19 +97,25 @@ def mcnemar_exact(correct_a: pd.Series, correct_b: pd.Series) -> dict:
     }
 
 
-def _tost_z(diff, se, margin: float, alpha: float) -> dict:
-    """TOST from a point estimate and its SE (arrays allowed). NaN p-values where SE is 0."""
+def _tost_z(diff, se, margin: float, alpha: float, centre=None) -> dict:
+    """TOST from a point estimate and its SE (arrays allowed). NaN p-values where SE is 0.
+
+    `centre` (default: diff) is where the interval and the z statistics are centred
+    (Agresti-Min centre the adjusted difference, not the observed one)."""
     diff, se = np.asarray(diff, dtype=float), np.asarray(se, dtype=float)
+    centre = diff if centre is None else np.asarray(centre, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         safe = np.where(se > 0, se, np.nan)
-        p_lower = stats.norm.sf((diff + margin) / safe)  # H01: diff <= -margin
-        p_upper = stats.norm.cdf((diff - margin) / safe)  # H02: diff >= +margin
+        p_lower = stats.norm.sf((centre + margin) / safe)  # H01: diff <= -margin
+        p_upper = stats.norm.cdf((centre - margin) / safe)  # H02: diff >= +margin
     z = stats.norm.ppf(1 - alpha)
+    return {"ci_low": centre - z * se, "ci_high": centre + z * se, **_decision(p_lower, p_upper, alpha)}
+
+
+def _decision(p_lower, p_upper, alpha: float) -> dict:
     p_tost = np.fmax(p_lower, p_upper)
     p_tost = np.where(np.isnan(p_lower) | np.isnan(p_upper), np.nan, p_tost)
     return {
-        "ci_low": diff - z * se,
-        "ci_high": diff + z * se,
         "p_lower": p_lower,
         "p_upper": p_upper,
         "p_tost": p_tost,
@@ -105,19 +123,74 @@ def _tost_z(diff, se, margin: float, alpha: float) -> dict:
     }
 
 
-def paired_tost_from_counts(b, c, n, margin: float, alpha: float = 0.05, method: str = "wald") -> dict:
-    """TOST on delta = (b - c) / n from the discordant counts (arrays allowed). See module docstring."""
+def tango_z(b, c, n, delta0):
+    """Tango's (1998) score statistic for H0: delta = delta0 (arrays broadcast).
+
+    z = (b - c - n delta0) / sqrt(n (2 q + delta0 (1 - delta0))), q the restricted maximum
+    likelihood estimate of P(a wrong, b right) under delta = delta0:
+    q = (sqrt(B^2 - 4 A C) - B) / (2 A), A = 2n, B = -b - c + (2n - b + c) delta0,
+    C = -c delta0 (1 - delta0). z decreases in delta0; it is NaN only at |delta0| = 1.
+    """
+    b, c, n, d = (np.asarray(v, dtype=float) for v in (b, c, n, delta0))
+    a_, b_, c_ = 2 * n, -b - c + (2 * n - b + c) * d, -c * d * (1 - d)
+    q = (np.sqrt(np.clip(b_**2 - 4 * a_ * c_, 0, None)) - b_) / (2 * a_)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (b - c - n * d) / np.sqrt(n * np.clip(2 * q + d * (1 - d), 0, None))
+
+
+def tango_interval(b, c, n, level: float = 0.9, iterations: int = 60):
+    """Tango's score interval of delta at confidence `level`: {delta0 : |tango_z| <= z_(1+level)/2}.
+
+    Found by bisection on each side of the estimate (vectorised; 60 halvings of [-1, 1]
+    leave an error below 1e-17). Returns (low, high) arrays."""
+    b, c, n = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (b, c, n)))
+    z = stats.norm.ppf((1 + level) / 2)
+    estimate = (b - c) / n
+
+    def solve(lo, hi, target_sign):
+        lo, hi = lo.copy(), hi.copy()
+        for _ in range(iterations):
+            mid = (lo + hi) / 2
+            inside = target_sign * tango_z(b, c, n, mid) <= z  # mid lies in the interval
+            # lower limit: inside means the limit is below mid; upper limit: above mid
+            if target_sign > 0:
+                hi, lo = np.where(inside, mid, hi), np.where(inside, lo, mid)
+            else:
+                lo, hi = np.where(inside, mid, lo), np.where(inside, hi, mid)
+        return (lo + hi) / 2
+
+    low = solve(np.full_like(estimate, -1.0), estimate, +1)
+    high = solve(estimate, np.full_like(estimate, 1.0), -1)
+    return low, high
+
+
+PAIRED_METHODS = ("tango", "agresti_min", "wald")
+
+
+def paired_tost_from_counts(b, c, n, margin: float, alpha: float = 0.05, method: str = "tango") -> dict:
+    """TOST on delta = (b - c) / n from the discordant counts (arrays allowed). See module docstring.
+
+    diff is always the observed (b - c) / n; se the Wald SE for "wald" and "tango" (for
+    "tango" it only describes the estimate: the tests and the interval are the score ones)
+    and the adjusted SE for "agresti_min"."""
     b, c, n = (np.asarray(v, dtype=float) for v in (b, c, n))
     diff = (b - c) / n
+    if method == "tango":
+        se = np.sqrt(np.clip((b + c) / n - diff**2, 0, None) / n)
+        p_lower = stats.norm.sf(tango_z(b, c, n, -margin))
+        p_upper = stats.norm.cdf(tango_z(b, c, n, margin))
+        low, high = tango_interval(b, c, n, level=1 - 2 * alpha)
+        return {"diff": diff, "se": se, "ci_low": low, "ci_high": high, **_decision(p_lower, p_upper, alpha)}
     if method == "wald":
-        p10, p01, total = b / n, c / n, n
+        p10, p01, total, centre = b / n, c / n, n, diff
     elif method == "agresti_min":
         p10, p01, total = (b + 0.5) / (n + 2), (c + 0.5) / (n + 2), n + 2
+        centre = (b - c) / (n + 2)
     else:
-        raise ValueError(f"method must be 'wald' or 'agresti_min', not {method!r}")
+        raise ValueError(f"method must be one of {', '.join(PAIRED_METHODS)}, not {method!r}")
     variance = np.clip((p10 + p01) - (p10 - p01) ** 2, 0, None)
     se = np.sqrt(variance / total)
-    return {"diff": diff, "se": se, **_tost_z(diff, se, margin, alpha)}
+    return {"diff": diff, "se": se, **_tost_z(diff, se, margin, alpha, centre)}
 
 
 def tost_difference(
@@ -126,13 +199,13 @@ def tost_difference(
     margin: float,
     paired: bool = True,
     alpha: float = 0.05,
-    method: str = "wald",
+    method: str = "tango",
 ) -> dict:
     """Equivalence (TOST) of accuracy_a - accuracy_b within +/- margin.
 
-    Paired: items aligned by index as in `mcnemar_exact`; `method` picks the SE ("wald" or
-    "agresti_min", module docstring). Unpaired: each series is its own sample (NA dropped),
-    Wald SE of two independent proportions. Returns diff, se, the (1 - 2 alpha) interval
+    Paired: items aligned by index as in `mcnemar_exact`; `method` picks the interval
+    ("tango", "agresti_min" or "wald", module docstring). Unpaired: each series is its own
+    sample (NA dropped), Wald SE of two independent proportions. Returns diff, se, the (1 - 2 alpha) interval
     ci_low/ci_high, the one-sided p-values p_lower (H0: diff <= -margin) and p_upper
     (H0: diff >= margin), p_tost = max of the two, equivalent = p_tost < alpha, n_a, n_b.
     """
@@ -195,6 +268,85 @@ def n_tost_paired(
     return (z_a + z_b) ** 2 * (psi - delta**2) / (margin - delta) ** 2
 
 
+def _all_tables(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every (b, c) with b + c <= n."""
+    b, c = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
+    keep = b + c <= n
+    return b[keep], c[keep]
+
+
+def _multinomial_pmf(b, c, n: int, p10: float, p01: float) -> np.ndarray:
+    counts = np.stack([b, c, n - b - c], axis=1)
+    rest = max(0.0, 1.0 - p10 - p01)
+    return np.exp(stats.multinomial.logpmf(counts, n, [p10, p01, rest]))
+
+
+def tost_exact_power(
+    n: int, effect_size: float, discordance: float, margin: float, alpha: float = 0.05, method: str = "tango"
+) -> float:
+    """P(paired TOST claims equivalence), exactly: the sum of the multinomial probabilities of
+    every table (b, c, n - b - c) whose test is significant, with P(a right, b wrong) =
+    (psi + delta) / 2 and P(a wrong, b right) = (psi - delta) / 2. At |delta| = margin it is the
+    type-I error. NaN if |delta| > psi."""
+    delta, psi, n = float(effect_size), float(discordance), int(n)
+    if abs(delta) > psi or psi > 1 or n < 1:
+        return math.nan
+    b, c = _all_tables(n)
+    result = paired_tost_from_counts(b, c, n, margin, alpha, method) if method != "tango" else None
+    if method == "tango":  # the decision needs the two score statistics only, not the interval
+        z = stats.norm.ppf(1 - alpha)
+        significant = (tango_z(b, c, n, -margin) > z) & (tango_z(b, c, n, margin) < -z)
+    else:
+        significant = result["equivalent"]
+    return float(_multinomial_pmf(b, c, n, (psi + delta) / 2, (psi - delta) / 2)[significant].sum())
+
+
+def _mcnemar_power_given_d(d_max: int, share: float, alpha: float) -> np.ndarray:
+    """g[d] = P(exact McNemar rejects | d discordant pairs), b | d ~ Binomial(d, share).
+
+    The two-sided exact p-value is min(1, 2 min(P(B <= b), P(B >= b))) with B ~ Bin(d, 1/2);
+    it is <= alpha exactly when b <= k_d or b >= d - k_d, k_d the largest k with
+    2 P(B <= k) <= alpha (k_d = -1: no rejection possible)."""
+    d = np.arange(d_max + 1)
+    k = stats.binom.ppf(alpha / 2, d, 0.5)
+    k = np.where(2 * stats.binom.cdf(k, d, 0.5) <= alpha * (1 + 1e-12), k, k - 1)
+    return stats.binom.cdf(k, d, share) + stats.binom.sf(d - k - 1, d, share)
+
+
+def mcnemar_exact_power(n: int, effect_size: float, discordance: float, alpha: float = 0.05) -> float:
+    """Exact power of the exact (conditional) McNemar test with n pairs: the discordant count
+    d ~ Binomial(n, psi) and b | d ~ Binomial(d, (psi + delta) / (2 psi)); NaN if |delta| > psi."""
+    delta, psi = float(effect_size), float(discordance)
+    if abs(delta) > psi or psi > 1 or psi <= 0 or n < 1:
+        return math.nan
+    g = _mcnemar_power_given_d(int(n), (psi + delta) / (2 * psi), alpha)
+    return float(stats.binom.pmf(np.arange(n + 1), n, psi) @ g)
+
+
+def n_mcnemar_exact(
+    effect_size: float, discordance: float, alpha: float = 0.05, power: float = 0.8, start: float = 0.75
+) -> float:
+    """The fewest pairs whose exact power (`mcnemar_exact_power`) reaches `power`; NaN where
+    `n_mcnemar` is. The search scans upward from `start` times the normal approximation
+    (the exact test is conservative, so the answer lies above that). Exact power is a sawtooth
+    in n: a few n just above the answer can fall back below the target."""
+    approx = n_mcnemar(effect_size, discordance, alpha, power)
+    if math.isnan(approx):
+        return math.nan
+    delta, psi = abs(effect_size), discordance
+    share = (psi + delta) / (2 * psi)
+    n = max(1, math.floor(start * approx))
+    d_max = max(2 * math.ceil(approx) + 50, n + 50)
+    g = _mcnemar_power_given_d(d_max, share, alpha)
+    while True:
+        if n > d_max:
+            d_max *= 2
+            g = _mcnemar_power_given_d(d_max, share, alpha)
+        if stats.binom.pmf(np.arange(n + 1), n, psi) @ g[: n + 1] >= power:
+            return float(n)
+        n += 1
+
+
 def power_table(
     effect_sizes,
     margins,
@@ -202,45 +354,103 @@ def power_table(
     power: float = 0.8,
     baseline_accuracy: float = 0.6,
     discordance: float | None = None,
+    n_design: int | None = None,
+    method: str = "tango",
 ) -> pd.DataFrame:
     """Dyads needed per (effect size, margin): to detect the effect, and to show equivalence.
 
     One row per combination. effect_size is the true accuracy difference delta (acc_a - acc_b);
-    n_mcnemar is the number of paired dyads for the exact McNemar test to detect it (two-sided
-    alpha, given power); n_tost the number for the paired TOST to establish equivalence within
-    +/- margin when the true difference is effect_size (one-sided alpha per test). Both are
-    rounded up; NaN (pandas NA) where undefined (delta == 0 for McNemar, |delta| >= margin for
-    TOST). `discordance` is the expected share of discordant dyads; None derives it from
-    `baseline_accuracy` assuming independent errors (module docstring).
+    n_mcnemar is the fewest paired dyads for which the exact McNemar test reaches the power
+    (exact power, `n_mcnemar_exact`), n_mcnemar_approx Connor's normal approximation (whose
+    n gives the exact test only about 0.76-0.79 power); n_tost the number for the paired TOST
+    to establish equivalence within +/- margin when the true difference is effect_size (normal
+    approximation, one-sided alpha per test). All rounded up; NaN (pandas NA) where undefined
+    (delta == 0 for McNemar, |delta| >= margin for TOST). `discordance` is the expected share
+    of discordant dyads; None derives it from `baseline_accuracy` assuming independent errors.
+
+    With `n_design`: power_mcnemar_design and power_tost_design are the exact powers at that
+    many dyads (TOST with `method`), tost_reachable says whether power_tost_design reaches
+    the target power, and `note` says in words when equivalence or detection is out of reach.
     """
     rows = []
+    detect_cache: dict[tuple[float, float], float] = {}
     for effect, margin in itertools.product(effect_sizes, margins):
         psi = expected_discordance(baseline_accuracy, effect) if discordance is None else discordance
-        detect = n_mcnemar(effect, psi, alpha, power)
+        key = (float(effect), float(psi))
+        if key not in detect_cache:
+            detect_cache[key] = n_mcnemar_exact(effect, psi, alpha, power)
+        detect, approx = detect_cache[key], n_mcnemar(effect, psi, alpha, power)
         equivalent = n_tost_paired(effect, margin, psi, alpha, power)
-        rows.append(
-            {
-                "effect_size": float(effect),
-                "margin": float(margin),
-                "alpha": float(alpha),
-                "power": float(power),
-                "baseline_accuracy": float(baseline_accuracy),
-                "discordance": float(psi),
-                "n_mcnemar": pd.NA if math.isnan(detect) else math.ceil(detect),
-                "n_tost": pd.NA if math.isnan(equivalent) else math.ceil(equivalent),
-            }
-        )
-    table = pd.DataFrame(
-        rows,
-        columns=[
-            "effect_size",
-            "margin",
-            "alpha",
-            "power",
-            "baseline_accuracy",
-            "discordance",
-            "n_mcnemar",
-            "n_tost",
-        ],
+        row = {
+            "effect_size": float(effect),
+            "margin": float(margin),
+            "alpha": float(alpha),
+            "power": float(power),
+            "baseline_accuracy": float(baseline_accuracy),
+            "discordance": float(psi),
+            "n_mcnemar": pd.NA if math.isnan(detect) else math.ceil(detect),
+            "n_mcnemar_approx": pd.NA if math.isnan(approx) else math.ceil(approx),
+            "n_tost": pd.NA if math.isnan(equivalent) else math.ceil(equivalent),
+            "power_mcnemar_design": math.nan,
+            "power_tost_design": math.nan,
+            "tost_reachable": pd.NA,
+            "note": "",
+        }
+        if n_design:
+            row["power_mcnemar_design"] = (
+                mcnemar_exact_power(n_design, effect, psi, alpha) if effect != 0 else math.nan
+            )
+            row["power_tost_design"] = (
+                tost_exact_power(n_design, effect, psi, margin, alpha, method)
+                if abs(effect) < margin
+                else math.nan
+            )
+            notes = []
+            if not math.isnan(row["power_tost_design"]):
+                row["tost_reachable"] = bool(row["power_tost_design"] >= power)
+                if not row["tost_reachable"]:
+                    notes.append(
+                        f"equivalence within {margin:g} out of reach with {n_design} dyads "
+                        f"(exact chance {row['power_tost_design']:.2g} of showing it)"
+                    )
+            if not math.isnan(row["power_mcnemar_design"]) and row["power_mcnemar_design"] < power:
+                notes.append(
+                    f"a difference of {effect:g} is detected with exact power "
+                    f"{row['power_mcnemar_design']:.2f} only"
+                )
+            row["note"] = "; ".join(notes)
+        rows.append(row)
+    table = pd.DataFrame(rows, columns=POWER_COLUMNS)
+    return table.astype(
+        {"n_mcnemar": "Int64", "n_mcnemar_approx": "Int64", "n_tost": "Int64", "tost_reachable": "boolean"}
     )
-    return table.astype({"n_mcnemar": "Int64", "n_tost": "Int64"})
+
+
+POWER_COLUMNS = [
+    "effect_size",
+    "margin",
+    "alpha",
+    "power",
+    "baseline_accuracy",
+    "discordance",
+    "n_mcnemar",
+    "n_mcnemar_approx",
+    "n_tost",
+    "power_mcnemar_design",
+    "power_tost_design",
+    "tost_reachable",
+    "note",
+]
+
+
+def holm(p_values) -> np.ndarray:
+    """Holm-adjusted p-values (`statsmodels multipletests(method="holm")`) over the finite
+    entries; NaN stays NaN and does not count towards the family size."""
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    finite = np.isfinite(p)
+    if finite.any():
+        from statsmodels.stats.multitest import multipletests
+
+        out[finite] = multipletests(p[finite], method="holm")[1]
+    return out

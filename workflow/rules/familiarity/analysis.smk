@@ -30,6 +30,7 @@ rule score_familiarity:
             "seed": ANALYSIS["seed"],
             "crowd_resamples": ANALYSIS["crowd_resamples"],
             "calibration_bins": ANALYSIS["calibration_bins"],
+            "calibration_bootstrap": ANALYSIS["calibration_bootstrap"],
         },
     script:
         "../../scripts/familiarity/score_familiarity.py"

@@ -19,19 +19,30 @@ Choices made here (the published analysis leaves them open):
   non-answer is left out of the pair, like accuracy is on answered items;
 - modality pairs are tested within every model (each prompt variant its own model) and within
   the crowd, paired on dyads;
-- TOST uses the `analysis.tost_method` standard error ("agresti_min" by default: with no
-  discordant dyad the plain Wald SE is 0 and nothing could ever be called equivalent);
+- TOST uses the `analysis.tost_method` interval (Tango's score interval by default: its exact
+  type-I error stays at alpha where the Wald and Agresti-Min intervals exceed it at the small
+  discordance of prompt variants of one model, and it is finite without discordant dyads);
 - calibration covers models only (the crowd's vote share is not a stated confidence);
 - Rasch: dyad difficulty per modality for humans (persons = raters) and for models (persons =
   every model@variant and baseline that answered in that modality; answered predictions only);
   the per-dyad human accuracy is the share of raters who were right, the model accuracy the
   mean over the models' answered predictions; partial correlations control for the true class
-  by correlating the residuals after removing each class's mean (n - 3 degrees of freedom).
+  by correlating the residuals after removing each class's mean (n - 3 degrees of freedom);
+- correlations of Rasch difficulties (across modalities; humans vs models) are reported raw
+  (between posterior means, which shrinkage and noise attenuate) and corrected for
+  attenuation, r / sqrt(rel_x rel_y) capped at +/- 1, with each fit's EAP reliability
+  (`omnisocial.stats.reliability`); the accuracy measure uses the binomial sampling variance
+  of the per-dyad shares. The p-values are those of the raw correlations;
+- "crowd accuracy" per dyad in the Rasch tables is the share of the raters who were right,
+  not the majority vote (the majority vote is the `human_majority` rater of the other tables);
+- Holm's correction runs over each family of paired tests: the McNemar rows, and the TOST
+  rows, of one comparison kind (best model vs crowd; modality pairs), beside the raw p-values.
 """
 
 from omnisocial.familiarity.analysis.glmm_rasch import (  # noqa: F401
     _correlation,
     _responses,
+    corrected_partial,
     glmm_tables,
     partial_correlation,
     rasch_tables,

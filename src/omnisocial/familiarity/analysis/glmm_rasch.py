@@ -25,6 +25,12 @@ from omnisocial.familiarity.contracts import (
     RASCH_FITS,
     RASCH_PARTIAL,
 )
+from omnisocial.stats.reliability import (
+    classical_reliability,
+    disattenuate,
+    eap_reliability,
+    share_error_variance,
+)
 from omnisocial.stats.sdt import (
     NON_ANSWER,
     truth_map,
@@ -124,6 +130,46 @@ def partial_correlation(x, y, classes) -> tuple[float, float, float, int]:
     return r, partial, float(2 * stats.t.sf(abs(t), df)), n
 
 
+def _reliabilities(frame: pd.DataFrame, measure: str, classes=None) -> tuple[float, float]:
+    """(reliability of x, of y) over the rows of `frame` [x, y, ex, ey]: EAP reliability of
+    posterior means with posterior SDs ex/ey (measure "difficulty"), classical reliability of
+    shares right with their sampling variances (measure "accuracy"); with `classes`, of the
+    values centred within each class (for the partial correlation)."""
+    out = []
+    for value, error in (("x", "ex"), ("y", "ey")):
+        values = frame[value]
+        if classes is not None:
+            values = values - values.groupby(classes).transform("mean")
+        if measure == "difficulty":
+            out.append(eap_reliability(values, frame[error]))
+        else:
+            out.append(classical_reliability(values, frame[error]))
+    return out[0], out[1]
+
+
+def corrected_partial(x, y, classes, error_x, error_y, measure: str) -> dict:
+    """r and partial r (`partial_correlation`) with their attenuation-corrected values.
+
+    measure "difficulty": error_x/y are posterior SDs of posterior means; "accuracy": the
+    sampling variances of shares right (`stats.reliability`)."""
+    r, partial_r, p_value, n = partial_correlation(x, y, classes)
+    frame = pd.DataFrame({"x": x, "y": y, "z": classes, "ex": error_x, "ey": error_y}).dropna(
+        subset=["x", "y", "z"]
+    )
+    rel_x, rel_y = _reliabilities(frame, measure) if n >= 4 else (math.nan, math.nan)
+    part_x, part_y = _reliabilities(frame, measure, frame["z"]) if n >= 4 else (math.nan, math.nan)
+    return {
+        "n": n,
+        "r": r,
+        "partial_r": partial_r,
+        "partial_p": p_value,
+        "reliability_human": rel_x,
+        "reliability_model": rel_y,
+        "r_corrected": disattenuate(r, rel_x, rel_y),
+        "partial_r_corrected": disattenuate(partial_r, part_x, part_y),
+    }
+
+
 def _correlation(x: pd.Series, y: pd.Series) -> dict:
     joined = pd.concat({"x": x, "y": y}, axis=1, join="inner").dropna()
     out = {
@@ -179,7 +225,15 @@ def rasch_tables(
             reason = f"{n_persons} {who} and {n_items} dyads (2 of each needed)"
             log.warning("Rasch %s %s: no fit, %s", modality, rater_type, reason)
             fits.append(
-                {**fit, "fitted": False, "reason": reason, "converged": False, "flag": "", "divergences": 0}
+                {
+                    **fit,
+                    "fitted": False,
+                    "reason": reason,
+                    "converged": False,
+                    "flag": "",
+                    "divergences": 0,
+                    "reliability": math.nan,
+                }
             )
             continue
         items, info = fit_rasch(
@@ -193,7 +247,13 @@ def rasch_tables(
             seed=int(params.get("seed", 0)),
         )
         fits.append(
-            {**fit, **{k: info[k] for k in RASCH_FITS.names if k in info}, "fitted": True, "reason": ""}
+            {
+                **fit,
+                **{k: info[k] for k in RASCH_FITS.names if k in info},
+                "fitted": True,
+                "reason": "",
+                "reliability": eap_reliability(items["difficulty"], items["sd"]),
+            }
         )
         per_dyad = responses.groupby("dyad_id")["correct"].agg(["mean", "size"])
         difficulty.append(
@@ -226,36 +286,55 @@ def rasch_tables(
     for rater_type, group in table.groupby("rater_type", sort=True):
         present = [m for m in MODALITIES if m in set(group["modality"])]
         for first, second in itertools.combinations(present, 2):
-            x = group[group["modality"] == first].set_index("dyad_id")["difficulty"]
-            y = group[group["modality"] == second].set_index("dyad_id")["difficulty"]
+            x = group[group["modality"] == first].set_index("dyad_id")[["difficulty", "sd"]]
+            y = group[group["modality"] == second].set_index("dyad_id")[["difficulty", "sd"]]
+            raw = _correlation(x["difficulty"], y["difficulty"])
+            joined = x.merge(y, left_index=True, right_index=True, suffixes=("_x", "_y")).dropna()
+            both = pd.DataFrame(
+                {
+                    "x": joined["difficulty_x"],
+                    "y": joined["difficulty_y"],
+                    "ex": joined["sd_x"],
+                    "ey": joined["sd_y"],
+                }
+            )
+            rel_a, rel_b = _reliabilities(both, "difficulty")
             correlations.append(
                 {
                     "rater_type": rater_type,
                     "modality_a": first,
                     "modality_b": second,
-                    **_correlation(x, y),
+                    **raw,
+                    "reliability_a": rel_a,
+                    "reliability_b": rel_b,
+                    "pearson_r_corrected": disattenuate(raw["pearson_r"], rel_a, rel_b),
                     "source": human if rater_type == "human" else MODEL_SOURCE,
                 }
             )
     partial = []
     for modality in MODALITIES:
         own = table[table["modality"] == modality]
-        wide = own.pivot_table(index="dyad_id", columns="rater_type", values=["accuracy", "difficulty"])
+        wide = own.pivot_table(
+            index="dyad_id", columns="rater_type", values=["accuracy", "difficulty", "sd", "n_responses"]
+        )
         if ("accuracy", "human") not in wide.columns or ("accuracy", "model") not in wide.columns:
             continue
-        classes = wide.index.map(truth)
+        classes = np.asarray(wide.index.map(truth), dtype=object)
         for measure in ("accuracy", "difficulty"):
-            r, partial_r, p_value, n = partial_correlation(
-                wide[(measure, "human")].to_numpy(float), wide[(measure, "model")].to_numpy(float), classes
-            )
+            x, y = wide[(measure, "human")].to_numpy(float), wide[(measure, "model")].to_numpy(float)
+            if measure == "difficulty":
+                error_x, error_y = (
+                    wide[("sd", "human")].to_numpy(float),
+                    wide[("sd", "model")].to_numpy(float),
+                )
+            else:
+                error_x = share_error_variance(x, wide[("n_responses", "human")].to_numpy(float))
+                error_y = share_error_variance(y, wide[("n_responses", "model")].to_numpy(float))
             partial.append(
                 {
                     "modality": modality,
                     "measure": measure,
-                    "n": n,
-                    "r": r,
-                    "partial_r": partial_r,
-                    "partial_p": p_value,
+                    **corrected_partial(x, y, classes, error_x, error_y, measure),
                     "source": human,
                 }
             )

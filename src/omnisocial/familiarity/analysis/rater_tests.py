@@ -15,6 +15,7 @@ import pandas as pd
 from omnisocial.familiarity.analysis.inputs import _correct, _trials, human_source, model_predictions
 from omnisocial.familiarity.analysis.scoring import human_predictions
 from omnisocial.familiarity.contracts import (
+    COMPARISONS,
     INDIVIDUAL_DIFFERENCES,
     MCNEMAR,
     MODALITIES,
@@ -27,9 +28,14 @@ from omnisocial.stats.sdt import (
     nonanswer_accuracies,
     truth_map,
 )
-from omnisocial.stats.tests import mcnemar_exact, power_table, tost_difference
+from omnisocial.stats.tests import holm, mcnemar_exact, power_table, tost_difference
 
 log = logging.getLogger(__name__)
+
+BEST_MODEL_NOTE = (
+    "the best model was chosen on these same dyads (optimistic for the model); "
+    "the crowd is the majority vote of the raters per dyad"
+)
 
 # --- rater_tests --------------------------------------------------------------------------
 
@@ -68,9 +74,14 @@ def _pair(everyone: pd.DataFrame, model: str, modality: str) -> pd.Series:
 
 
 def paired_tests(
-    everyone: pd.DataFrame, margin: float, alpha: float = 0.05, method: str = "agresti_min", human: str = ""
+    everyone: pd.DataFrame, margin: float, alpha: float = 0.05, method: str = "tango", human: str = ""
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(MCNEMAR, TOST) over `comparisons(everyone)`."""
+    """(MCNEMAR, TOST) over `comparisons(everyone)`.
+
+    Holm's correction runs over each family: the rows of one comparison kind
+    (best_model_vs_crowd, modality_pair) within a table (p_holm of McNemar, p_tost_holm and
+    equivalent_holm of TOST), beside the raw p-values. Rows comparing the best model with
+    the crowd carry a `note` that the model was chosen on the same dyads."""
     mcnemar_rows, tost_rows = [], []
     for comparison, model_a, modality_a, model_b, modality_b in comparisons(everyone):
         a, b = _pair(everyone, model_a, modality_a), _pair(everyone, model_b, modality_b)
@@ -81,6 +92,7 @@ def paired_tests(
             "model_b": model_b,
             "modality_b": modality_b,
             "source": human if MAJORITY_MODEL in (model_a, model_b) else MODEL_SOURCE,
+            "note": BEST_MODEL_NOTE if comparison == "best_model_vs_crowd" else "",
         }
         test = mcnemar_exact(a, b)
         both = a.index.intersection(b.index)
@@ -116,19 +128,31 @@ def paired_tests(
             )
             row["equivalent"] = False
         tost_rows.append(row)
-    mcnemar = MCNEMAR.validate(pd.DataFrame(mcnemar_rows)) if mcnemar_rows else MCNEMAR.empty()
-    tost = TOST.validate(pd.DataFrame(tost_rows)) if tost_rows else TOST.empty()
-    return mcnemar, tost
+    if not mcnemar_rows:
+        return MCNEMAR.empty(), TOST.empty()
+    mcnemar, tost = pd.DataFrame(mcnemar_rows), pd.DataFrame(tost_rows)
+    mcnemar["p_holm"] = math.nan
+    tost["p_tost_holm"] = math.nan
+    for kind in COMPARISONS:
+        rows = mcnemar["comparison"] == kind
+        mcnemar.loc[rows, "p_holm"] = holm(mcnemar.loc[rows, "p_value"])
+        rows = tost["comparison"] == kind
+        tost.loc[rows, "p_tost_holm"] = holm(tost.loc[rows, "p_tost"])
+    tost["equivalent_holm"] = tost["p_tost_holm"].lt(float(alpha)).to_numpy()
+    return MCNEMAR.validate(mcnemar), TOST.validate(tost)
 
 
-def power_analysis(params: Mapping, n_dyads: int) -> pd.DataFrame:
-    """`stats.tests.power_table` for the configured effects and margins, with the design's size."""
+def power_analysis(params: Mapping, n_dyads: int, method: str = "tango") -> pd.DataFrame:
+    """`stats.tests.power_table` for the configured effects and margins, with the design's size
+    (exact powers at n_dyads, TOST by `method`)."""
     table = power_table(
         [float(e) for e in params["effect_sizes"]],
         [float(m) for m in params["margins"]],
         alpha=float(params.get("alpha", 0.05)),
         power=float(params.get("power", 0.8)),
         baseline_accuracy=float(params.get("baseline_accuracy", 0.6)),
+        n_design=int(n_dyads) or None,
+        method=method,
     )
     return POWER.validate(table.assign(n_dyads_design=int(n_dyads)))
 
@@ -156,7 +180,7 @@ def rater_tests(
         everyone,
         float(params.get("tost_margin", 0.1)),
         float(params.get("tost_alpha", 0.05)),
-        str(params.get("tost_method", "agresti_min")),
+        str(params.get("tost_method", "tango")),
         human,
     )
     differences = INDIVIDUAL_DIFFERENCES.empty()
@@ -173,6 +197,8 @@ def rater_tests(
     return {
         "mcnemar": mcnemar,
         "tost": tost,
-        "power": power_analysis(params["power"], len(truth_map(design))),
+        "power": power_analysis(
+            params["power"], len(truth_map(design)), str(params.get("tost_method", "tango"))
+        ),
         "individual_differences": differences,
     }

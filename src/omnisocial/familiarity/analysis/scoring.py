@@ -26,7 +26,7 @@ from omnisocial.familiarity.contracts import (
     RATED_TRIALS,
     split_variant,
 )
-from omnisocial.stats.calibration import auroc_from_confidence, calibration
+from omnisocial.stats.calibration import auroc_from_confidence, bootstrap_calibration, calibration
 from omnisocial.stats.crowds import crowd_curve, per_rater_sdt
 from omnisocial.stats.sdt import (
     MAJORITY_MODEL,
@@ -69,11 +69,16 @@ def _sourced(frame: pd.DataFrame, types: np.ndarray, human: str) -> pd.DataFrame
     return frame.assign(rater_type=types, source=np.where(types == "model", MODEL_SOURCE, human))
 
 
-def calibration_table(predictions: pd.DataFrame, n_bins: int = 10) -> pd.DataFrame:
+def calibration_table(
+    predictions: pd.DataFrame, n_bins: int = 10, n_boot: int = 1000, seed: int = 0
+) -> pd.DataFrame:
     """Reliability bins per (model, modality) with ECE, AUROC and the items used (`CALIBRATION`).
 
     Answered predictions with a confidence only; a group without any keeps one row with
-    n_items = 0 (the figure lists it as giving no confidence).
+    n_items = 0 (the figure lists it as giving no confidence). ECE and AUROC carry 95%
+    percentile bootstrap intervals (n_boot resamples of the items, seeded) and ece_perfect,
+    the mean ECE of a perfectly calibrated model with the same confidences
+    (`stats.calibration.bootstrap_calibration`).
     """
     frame = PREDICTIONS.validate(predictions)
     frame = frame[frame["label"] != NON_ANSWER]
@@ -84,9 +89,12 @@ def calibration_table(predictions: pd.DataFrame, n_bins: int = 10) -> pd.DataFra
             parts.append(pd.DataFrame([{"model": model, "modality": modality, "n_items": 0}]))
             continue
         auroc = auroc_from_confidence(group["label"], group["confidence"], group["truth"])
+        spread = bootstrap_calibration(
+            group["label"], group["confidence"], group["truth"], int(n_bins), int(n_boot), int(seed)
+        )
         parts.append(
             result["bins"].assign(
-                model=model, modality=modality, ece=result["ece"], auroc=auroc, n_items=result["n"]
+                model=model, modality=modality, ece=result["ece"], auroc=auroc, n_items=result["n"], **spread
             )
         )
     if not parts:
@@ -183,7 +191,8 @@ def score_familiarity(
     params: Mapping,
 ) -> dict[str, pd.DataFrame]:
     """metrics, nonanswer_accuracy, per_rater_sdt, majority_votes, crowd_curves, calibration,
-    prompt_sensitivity (module docstring). params: seed, crowd_resamples, calibration_bins."""
+    prompt_sensitivity (module docstring). params: seed, crowd_resamples, calibration_bins,
+    calibration_bootstrap."""
     seed = int(params.get("seed", 0))
     models = model_predictions(predictions, design)
     human = human_source(trials)
@@ -216,7 +225,12 @@ def score_familiarity(
         "per_rater_sdt": PER_RATER.validate(per_rater),
         "majority_votes": MAJORITY_VOTES.validate(votes),
         "crowd_curves": CROWD_CURVES.validate(curves),
-        "calibration": calibration_table(models, int(params.get("calibration_bins", 10))),
+        "calibration": calibration_table(
+            models,
+            int(params.get("calibration_bins", 10)),
+            int(params.get("calibration_bootstrap", 1000)),
+            seed,
+        ),
         "prompt_sensitivity": prompt_sensitivity(models),
     }
     log.info(

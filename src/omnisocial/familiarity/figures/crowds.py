@@ -1,7 +1,7 @@
 """Crowd curves: majority-vote accuracy against crowd size k, one line per modality.
 
 The line is the resampling mean and the band its 2.5-97.5 percentile range over resamples
-(`stats.crowds.crowd_curve`: accuracy_mean, ci_low, ci_high); the thin dotted line is the exact
+(`stats.crowds.crowd_curve`: accuracy_mean, resample_low, resample_high); the thin dotted line is the exact
 hypergeometric expectation (accuracy_expected). Optionally the best model per modality (highest
 METRICS accuracy) is drawn as a dashed horizontal line in the modality's colour.
 """
@@ -51,7 +51,7 @@ def crowd_figure(
             own = curve[curve["modality"] == modality].dropna(subset=["accuracy_mean"]).sort_values("k")
             if own.empty:
                 continue
-            ax.fill_between(own["k"], own["ci_low"], own["ci_high"], color=color, alpha=0.2, lw=0)
+            ax.fill_between(own["k"], own["resample_low"], own["resample_high"], color=color, alpha=0.2, lw=0)
             ax.plot(own["k"], own["accuracy_mean"], color=color, marker="o", markersize=3, label=modality)
             if "accuracy_expected" in own.columns:
                 ax.plot(own["k"], own["accuracy_expected"], color=color, linestyle=":", linewidth=0.9)

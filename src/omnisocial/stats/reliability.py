@@ -1,0 +1,63 @@
+"""Reliability of estimated item values and correlations corrected for attenuation.
+
+A correlation between two sets of noisy estimates is smaller than the correlation of the
+latent values they estimate (Spearman 1904): with reliabilities rel_x and rel_y (the share
+of the estimates' variance that is latent variance),
+
+    r_corrected = r / sqrt(rel_x rel_y),   capped at +/- 1 (sampling error can push it past).
+
+Reliabilities:
+
+- `eap_reliability(means, sds)`: of posterior means (shrunken estimates, as the Rasch fits'
+  difficulties): var(means) / (var(means) + mean(sd^2)) (the EAP reliability of item
+  response theory). In the normal model, with EAP = lambda (theta + e) and lambda the
+  shrinkage factor, var(EAP) = lambda sigma^2 and E[posterior var] = (1 - lambda) sigma^2,
+  so this is lambda, and corr(EAP_x, EAP_y) = rho sqrt(lambda_x lambda_y): the correction
+  recovers the latent rho;
+- `classical_reliability(values, error_variances)`: of unshrunken estimates (as per-dyad
+  shares of correct answers): 1 - mean(error variance) / var(values).
+
+Variances use ddof = 1. A reliability <= 0 or NaN gives a NaN correction.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def eap_reliability(means, sds) -> float:
+    """var(means) / (var(means) + mean(sds^2)) over the finite pairs; NaN with fewer than 2."""
+    means, sds = np.asarray(means, dtype=float), np.asarray(sds, dtype=float)
+    keep = np.isfinite(means) & np.isfinite(sds)
+    if keep.sum() < 2:
+        return math.nan
+    spread = float(np.var(means[keep], ddof=1))
+    noise = float(np.mean(sds[keep] ** 2))
+    return spread / (spread + noise) if spread + noise > 0 else math.nan
+
+
+def classical_reliability(values, error_variances) -> float:
+    """1 - mean(error_variances) / var(values) over the finite pairs; NaN with fewer than 2."""
+    values, errors = np.asarray(values, dtype=float), np.asarray(error_variances, dtype=float)
+    keep = np.isfinite(values) & np.isfinite(errors)
+    if keep.sum() < 2:
+        return math.nan
+    spread = float(np.var(values[keep], ddof=1))
+    return 1 - float(np.mean(errors[keep])) / spread if spread > 0 else math.nan
+
+
+def disattenuate(r: float, reliability_x: float, reliability_y: float) -> float:
+    """r / sqrt(rel_x rel_y), capped at +/- 1; NaN if r is NaN or a reliability is not positive."""
+    values = (r, reliability_x, reliability_y)
+    if any(v is None or not math.isfinite(v) for v in values) or min(reliability_x, reliability_y) <= 0:
+        return math.nan
+    return float(np.clip(r / math.sqrt(reliability_x * reliability_y), -1.0, 1.0))
+
+
+def share_error_variance(accuracy, n_responses) -> np.ndarray:
+    """Sampling variance of a share of correct answers, p (1 - p) / (n - 1); NaN where n < 2."""
+    p, n = np.asarray(accuracy, dtype=float), np.asarray(n_responses, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(n >= 2, p * (1 - p) / (n - 1), np.nan)

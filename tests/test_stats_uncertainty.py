@@ -1,0 +1,137 @@
+"""Uncertainty of the familiarity statistics (issue 13): bootstrap intervals of ECE and AUROC,
+the crowd curve's resampling spread, attenuation-corrected difficulty correlations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from omnisocial.stats.calibration import bootstrap_calibration, calibration
+
+
+def _model(rng, n, calibrated=True):
+    truth = np.where(rng.random(n) < 0.5, "familiar", "stranger")
+    confidence = rng.uniform(0.5, 1.0, n)
+    right = rng.random(n) < (confidence if calibrated else 0.5)
+    other = np.where(truth == "familiar", "stranger", "familiar")
+    labels = np.where(right, truth, other)
+    return labels, confidence, truth
+
+
+def test_bootstrap_calibration_matches_a_loop_over_the_same_resamples():
+    rng = np.random.default_rng(5)
+    labels, confidence, truth = _model(rng, 60)
+    out = bootstrap_calibration(labels, confidence, truth, n_bins=10, n_boot=200, seed=9)
+    # the same draws, statistic by statistic with the plain functions
+    draws = np.random.default_rng(9)
+    index = draws.integers(0, 60, size=(200, 60))
+    right = labels == truth
+    ece = [calibration(confidence[i], right[i], 10)["ece"] for i in index]
+    score = np.where(labels == "familiar", confidence, 1 - confidence)
+    auc = [roc_auc_score(truth[i] == "familiar", score[i]) for i in index]
+    assert (out["ece_ci_low"], out["ece_ci_high"]) == pytest.approx(tuple(np.percentile(ece, [2.5, 97.5])))
+    assert (out["auroc_ci_low"], out["auroc_ci_high"]) == pytest.approx(
+        tuple(np.percentile(auc, [2.5, 97.5]))
+    )
+    simulated = draws.random((200, 60)) < confidence
+    perfect = np.mean([calibration(confidence, s, 10)["ece"] for s in simulated])
+    assert out["ece_perfect"] == pytest.approx(perfect)
+    assert out["ece_ci_low"] <= calibration(confidence, right, 10)["ece"] <= out["ece_ci_high"]
+
+
+def test_ece_of_a_perfectly_calibrated_model_is_biased_upward_at_96_items():
+    rng = np.random.default_rng(1)
+    labels, confidence, truth = _model(rng, 96)
+    out = bootstrap_calibration(labels, confidence, truth, n_bins=10, n_boot=4000, seed=2)
+    assert 0.06 < out["ece_perfect"] < 0.085  # the audit's 0.071: far from 0 at this n
+    assert np.isnan(bootstrap_calibration(labels, confidence, truth, n_boot=0)["ece_perfect"])
+
+
+# --- attenuation-corrected correlations -------------------------------------------------------
+
+
+def _shrunken_estimates(rng, n_items=4000, rho=0.87, error_sd=(1.2, 1.1)):
+    """Latent (x, y) ~ N(0, [[1, rho], [rho, 1]]), observed with noise; the exact normal-normal
+    posterior means and SDs under the N(0, 1) prior (shrunken like the Rasch fits')."""
+    latent = rng.multivariate_normal([0, 0], [[1, rho], [rho, 1]], size=n_items)
+    out = []
+    for column, sd in enumerate(error_sd):
+        shrink = 1 / (1 + sd**2)
+        observed = latent[:, column] + rng.normal(0, sd, n_items)
+        out.append((shrink * observed, np.full(n_items, np.sqrt(1 - shrink)), shrink))
+    return latent, out
+
+
+def test_corrected_correlation_recovers_the_latent_correlation():
+    from omnisocial.stats.reliability import disattenuate, eap_reliability
+
+    rng = np.random.default_rng(13)
+    latent, ((mx, sx, lx), (my, sy, ly)) = _shrunken_estimates(rng)
+    raw = np.corrcoef(mx, my)[0, 1]
+    assert raw == pytest.approx(0.87 * np.sqrt(lx * ly), abs=0.03)  # about 0.37: attenuated
+    rel_x, rel_y = eap_reliability(mx, sx), eap_reliability(my, sy)
+    assert (rel_x, rel_y) == pytest.approx((lx, ly), abs=0.03)  # 0.41, 0.45
+    assert disattenuate(raw, rel_x, rel_y) == pytest.approx(0.87, abs=0.04)
+    assert disattenuate(0.9, 0.5, 0.5) == 1.0 and np.isnan(disattenuate(0.3, 0.0, 0.5))
+
+
+def test_corrected_partial_correlation_on_simulated_classes():
+    from omnisocial.familiarity.analysis import corrected_partial
+
+    rng = np.random.default_rng(4)
+    n = 20_000
+    classes = np.repeat(["familiar", "stranger"], n // 2)
+    shift = np.where(classes == "familiar", 1.0, -1.0)
+    latent, ((mx, sx, _), (my, sy, _)) = _shrunken_estimates(rng, n_items=n, rho=0.6)
+    out = corrected_partial(mx + shift, my + 0.5 * shift, classes, sx, sy, "difficulty")
+    # within a class the estimates are the latent pair plus noise: the corrected partial r is rho
+    assert out["partial_r"] < 0.35
+    assert out["partial_r_corrected"] == pytest.approx(0.6, abs=0.04)
+    # accuracy: shares of 20 answers around latent probabilities correlated within class
+    p = 1 / (1 + np.exp(-latent))
+    share_x, share_y = rng.binomial(20, p[:, 0]) / 20, rng.binomial(20, p[:, 1]) / 20
+    from omnisocial.stats.reliability import share_error_variance
+
+    acc = corrected_partial(
+        share_x,
+        share_y,
+        classes,
+        share_error_variance(share_x, 20),
+        share_error_variance(share_y, 20),
+        "accuracy",
+    )
+    latent_r = np.corrcoef(p[:, 0], p[:, 1])[0, 1]
+    assert acc["r"] < latent_r - 0.08  # about 0.49 against 0.60
+    assert acc["r_corrected"] == pytest.approx(latent_r, abs=0.03)
+
+
+@pytest.mark.slow
+def test_rasch_difficulty_correlation_corrected_for_attenuation():
+    """Two Rasch fits (8 raters x 96 dyads each) whose latent difficulties correlate 0.87."""
+    import pandas as pd
+
+    from omnisocial.stats.rasch import fit_rasch
+    from omnisocial.stats.reliability import disattenuate, eap_reliability
+
+    rng = np.random.default_rng(0)
+    difficulty = rng.multivariate_normal([0, 0], [[1, 0.87], [0.87, 1]], size=96)
+    fits = []
+    for modality in range(2):
+        ability = rng.normal(0, 0.5, 8)
+        right = rng.random((8, 96)) < 1 / (1 + np.exp(-(ability[:, None] - difficulty[None, :, modality])))
+        frame = pd.DataFrame(
+            {
+                "person": np.repeat(np.arange(8), 96).astype(str),
+                "item": np.tile(np.arange(96), 8).astype(str),
+                "correct": right.ravel(),
+            }
+        )
+        items, _ = fit_rasch(frame, "person", "item", "correct", draws=500, tune=300, chains=2, seed=modality)
+        fits.append(items.set_index("item"))
+    x, y = fits[0], fits[1].loc[fits[0].index]
+    raw = np.corrcoef(x["difficulty"], y["difficulty"])[0, 1]
+    corrected = disattenuate(
+        raw, eap_reliability(x["difficulty"], x["sd"]), eap_reliability(y["difficulty"], y["sd"])
+    )
+    assert raw < 0.7 and corrected == pytest.approx(0.87, abs=0.12)  # seen: raw 0.62, corrected 0.88
