@@ -13,7 +13,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 
 OUTER = """\
-configfile: "config/demo.yaml"
+configfile: "config/config.yaml"
 
 
 module omnisocial:
