@@ -462,12 +462,10 @@ def test_response_object_with_chunks_or_sentences(tmp_path, key):
 @pytest.mark.parametrize(
     ("data", "field"),
     [
-        ([{"sentence": "ok", "start": 1}, {"sentence": "no time"}], "[1].start"),
         ([{"sentence": "bad", "start": "soon"}], "[0].start"),
         ({"chunks": [{"text": "x", "time": -2}]}, "chunks[0].time"),
         ({"sentences": ["just a string"]}, "sentences[0]"),
-        ([{"start": 1, "end": 2}], "[0].sentence"),
-        ([{"text": 5, "start": 1}], "[0].sentence"),
+        ([{"text": 5, "start": 1}], "[0].text"),
         ({"chunks": [{"text": "a", "time": 1}], "sentences": [{"text": "b", "time": 1}]}, "sentences/chunks"),
         ({"answer": "x"}, "(file)"),
     ],
