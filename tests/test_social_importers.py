@@ -462,12 +462,10 @@ def test_response_object_with_chunks_or_sentences(tmp_path, key):
 @pytest.mark.parametrize(
     ("data", "field"),
     [
-        ([{"sentence": "ok", "start": 1}, {"sentence": "no time"}], "[1].start"),
         ([{"sentence": "bad", "start": "soon"}], "[0].start"),
         ({"chunks": [{"text": "x", "time": -2}]}, "chunks[0].time"),
         ({"sentences": ["just a string"]}, "sentences[0]"),
-        ([{"start": 1, "end": 2}], "[0].sentence"),
-        ([{"text": 5, "start": 1}], "[0].sentence"),
+        ([{"text": 5, "start": 1}], "[0].text"),
         ({"chunks": [{"text": "a", "time": 1}], "sentences": [{"text": "b", "time": 1}]}, "sentences/chunks"),
         ({"answer": "x"}, "(file)"),
     ],
@@ -484,10 +482,12 @@ def test_load_stream_responses_over_items(tmp_path):
     items = pd.DataFrame({"split": ["RTD_OCR", "RTD_OCR", "PR_correction"], "item_id": ["a", "b", "c"]})
     root = tmp_path / "responses"
     write_json(root / "RTD_OCR" / "a.json", [{"sentence": "one", "start": 1, "end": 2}])
-    write_json(root / "RTD_OCR" / "b.json", [{"sentence": "two"}])  # no time
-    with pytest.raises(ImportErrorWithItem, match=r"item b: field \[0\]\.start"):
+    write_json(root / "RTD_OCR" / "b.json", [{"sentence": "two"}])  # no time: 0 s as released, noted
+    with pytest.raises(ImportErrorWithItem, match=r"item c: field \(file\)"):
         load_stream_responses(root, items, model="m")
-    responses, errors = load_stream_responses(root, items, model="m", collect_errors=True)
-    assert responses[["item_id", "text"]].values.tolist() == [["a", "one"]]
-    assert errors[["item_id", "field"]].values.tolist() == [["b", "[0].start"], ["c", "(file)"]]
-    assert errors["message"].iloc[1] == "response file not found"
+    notes = []
+    responses, errors = load_stream_responses(root, items, model="m", collect_errors=True, notes=notes)
+    assert responses[["item_id", "text", "start"]].values.tolist() == [["a", "one", 1.0], ["b", "two", 0.0]]
+    assert errors[["item_id", "field"]].values.tolist() == [["c", "(file)"]]
+    assert errors["message"].iloc[0] == "response file not found"
+    assert [(n["item_id"], n["field"]) for n in notes] == [("b", "[0].start")]

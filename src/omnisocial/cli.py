@@ -149,8 +149,18 @@ def register_score(subparsers) -> None:
     parser.set_defaults(func=_run_score)
 
 
+# --- benchmark subcommands: each benchmark registers its own (argparse only at import) ----
+
+
+def register_duplexeval(subparsers) -> None:
+    from omnisocial.duplexeval.cli import register
+
+    register(subparsers)
+
+
 BUILTIN_COMMANDS: dict[str, Callable] = {
     "score": register_score,
+    "duplexeval": register_duplexeval,
 }
 
 

@@ -57,6 +57,8 @@ rule social_import:
         socialomni_root=social_roots()[0],
         duplexeval_root=social_roots()[1],
         duplexeval_items=SOCIAL["duplexeval_items"],
+        duplexeval_split=SOCIAL["duplexeval_split"],
+        duplexeval_media=sout("items", "duplexeval_media"),
         responses_root=SOCIAL["responses_root"],
         skip_bad_items=SOCIAL["skip_bad_items"],
         max_time_s=SOCIAL["max_time_s"],

@@ -156,3 +156,114 @@ PR_SCORES = Contract(
     ),
     key=("model", "split", "item_id"),
 )
+
+
+STREAM_IMPORT_NOTES = Contract(
+    "stream_import_notes",
+    (
+        Column("source", doc="the response file"),
+        Column("item_id"),
+        Column("field"),
+        Column("message", doc="what the released scorers do silently: a sentence skipped or put at 0 s"),
+    ),
+)
+
+
+JUDGE_REPLIES = Contract(
+    "judge_replies",
+    (
+        Column("split", doc="empty: the reply serves the item in any split"),
+        Column("item_id"),
+        Column("kind", allowed=("temporal", "content", "reminder")),
+        Column("index", "int", nullable=True, doc="sentence_index (temporal) or event index (reminder)"),
+        Column("reply", doc="the judge's raw reply text"),
+    ),
+    key=("split", "item_id", "kind", "index"),
+)
+
+
+_REPLY_COUNTS = (
+    Column(
+        "n_missing_replies", "int", doc="judgements the replies file lacks (counted as released API failures)"
+    ),
+    Column("n_unparsed", "int", doc="replies from which no score could be read"),
+    Column("n_parse_differ", "int", doc="replies the released and strict parsers read differently"),
+)
+
+
+RTD_REPLY_ITEMS = Contract(
+    "rtd_reply_items",
+    (
+        Column("model"),
+        Column("split", allowed=STREAM_SPLITS),
+        Column("item_id"),
+        Column("n_sentences", "int"),
+        Column("n_judged", "int"),
+        Column("n_relevant", "int"),
+        Column("n_no_window", "int", doc="sentences whose judge window passes the video's end"),
+        *_REPLY_COUNTS,
+        Column("temporal_score", "float", doc="0-3, mean over judged relevant sentences (0 when none)"),
+        Column("irrelevant_duration_ratio", "float"),
+        Column("content_score", "float", nullable=True, doc="0-3; empty without a (parseable) reply"),
+    ),
+    key=("model", "split", "item_id"),
+)
+
+
+RTD_REPLY_METRICS = Contract(
+    "rtd_reply_metrics",
+    (
+        Column("model"),
+        Column("split"),
+        Column("n_items", "int"),
+        *RTD_REPLY_ITEMS.columns[3:7],
+        *_REPLY_COUNTS,
+        Column("temporal_score", "float", nullable=True, doc="mean of the items' 0-3 scores"),
+        Column("temporal_fraction", "float", nullable=True, doc="temporal_score / 3"),
+        Column("irrelevant_duration_ratio", "float", nullable=True),
+        Column("n_content", "int", doc="items with a content score"),
+        Column("content_score", "float", nullable=True),
+        Column("content_fraction", "float", nullable=True, doc="content_score / 3"),
+    ),
+    key=("model", "split"),
+)
+
+
+PR_REPLY_ITEMS = Contract(
+    "pr_reply_items",
+    (
+        Column("model"),
+        Column("split", allowed=STREAM_SPLITS),
+        Column("item_id"),
+        Column("n_events", "int", doc="reminder times (0: the whole response is judged once)"),
+        Column("n_judgements", "int"),
+        Column("n_scored", "int"),
+        Column("n_passed", "int"),
+        Column("n_no_text", "int", doc="events with no response text in [t, t + 10]: 0 without a judge"),
+        *_REPLY_COUNTS,
+        Column(
+            "sample_score",
+            "float",
+            nullable=True,
+            doc="1 only if every judgement passed; empty if one has none",
+        ),
+    ),
+    key=("model", "split", "item_id"),
+)
+
+
+PR_REPLY_METRICS = Contract(
+    "pr_reply_metrics",
+    (
+        Column("model"),
+        Column("split"),
+        Column("n_items", "int"),
+        *PR_REPLY_ITEMS.columns[3:8],
+        *_REPLY_COUNTS,
+        Column("n_samples_scored", "int"),
+        Column("n_samples_passed", "int"),
+        Column("success_fraction", "float", nullable=True, doc="samples passed / samples scored"),
+        Column("event_success_fraction", "float", nullable=True, doc="judgements passed / scored"),
+    ),
+    key=("model", "split"),
+)

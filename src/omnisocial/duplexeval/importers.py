@@ -7,27 +7,49 @@ split) and the demo's timed events (`truth/events.csv`, when present);
 errors that name file, item and field (`omnisocial.importing.ImportErrorWithItem`), or an
 error table when collecting.
 
-Omni-DuplexEval response sentences (one file `{root}/{split}/{id}.json` per item):
+Items (`load_stream_items`) come from a JSON or CSV file, a parquet file or a Hugging Face
+`datasets` folder (`save_to_disk`: `state.json` + `data-*.arrow`, read with pyarrow's IPC
+stream reader; a `DatasetDict` folder holds one such folder per split). An item without a
+`split` field takes the split given (config `social.duplexeval_split`), else the one its
+file or folder is named after (`RTD_OCR.parquet`, `RTD_OCR-00000-of-00001.parquet`,
+`.../PR_correction/`). A media field given as bytes (`{"bytes": ..., "path": ...}` whose path
+is not a file under the root, or raw bytes) is written once to `media_dir/<sha256[:16]>.<ext>`.
+
+Omni-DuplexEval response sentences (one file per item, found like the released batch
+scripts: `{root}/{split}/{id}.json`, else `{root}/{id}.json`, else `{root}/{split lower}/{id}.json`):
 - the file is a list, or an object with a `sentences` or `chunks` list (both present and
   different: an error);
-- a sentence's text is the first present of `sentence`, `text`, `content`; a blank text
-  is skipped, as both released scorers do;
-- with `start` (and optionally `end`) the sentence spans [start, end]; `end` missing:
-  `current_time`/`time` if present, else start; without `start`, `current_time` or `time`
-  is a point (start = end = that time, `is_point`); a sentence with no time at all is an
-  error (the released scorers silently put it at 0 s);
+- each released scorer reads its own keys, so the sentence is read by the scorer of its
+  split. Description splits (RTD_*, `real_time_description.normalize_response_items`):
+  text = the first key present of `sentence`, `text`, `content`; with a `start` key,
+  start = start (null -> 0 s), end = `end` if that key is present (null -> start) else
+  `current_time` or `time` or start; without `start`, start = `current_time` or `time`
+  (a point sentence, `is_point`) or 0 s. Reminder splits (PR_*,
+  `proactive_reminder.normalize_chunks`): text = first key present of `text`, `sentence`,
+  `content`; time = the first key present of `current_time`, `start`, `time` (null -> 0 s),
+  or 0 s; end = `end` when given, else that time;
+- as released, a sentence whose text is missing, null or blank is skipped and one with
+  no time (or a null one) is put at 0 s; each such case is noted (`notes`: source,
+  item_id, field, message rows, the import report) instead of passing silently;
+- times may be numbers or clock strings ("0:05", "1:02.5", "12s"); an unreadable or
+  negative time, a non-object sentence and a non-text text stay errors naming file,
+  item and field;
 - `end < start` is set to `end = start`, as the released scorer does;
-- rows keep the file's order (`sentence_index`), scorers sort by time themselves.
+- rows keep the file's order (`sentence_index`, counting only the sentences kept), scorers
+  sort by time themselves.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from pathlib import Path
 
 import pandas as pd
 
 from omnisocial.duplexeval.contracts import (
+    RTD_SPLITS,
     STREAM_EVENTS,
     STREAM_ITEMS,
     STREAM_RESPONSES,
@@ -46,6 +68,7 @@ from omnisocial.importing import (
     _unique,
     concat_frames,
     parse_timestamp,
+    resolve,
 )
 from omnisocial.io import read_csv_strings
 
@@ -60,23 +83,49 @@ def _optional_time(raw: dict, key: str, source, item_id: str) -> float | None:
         raise ImportErrorWithItem(source, item_id, key, str(error)) from None
 
 
-def _media(raw: dict, key: str, source, item_id: str) -> str:
+_MEDIA_SUFFIX = {"video": ".mp4", "question_audio": ".wav"}
+
+
+def _write_bytes(data: bytes, media_dir, key: str, name: str, source, item_id: str) -> str:
+    if media_dir is None:
+        raise ImportErrorWithItem(
+            source, item_id, key, "media given as bytes; no media folder to write it to"
+        )
+    suffix = Path(name).suffix if name and Path(name).suffix else _MEDIA_SUFFIX.get(key, ".bin")
+    target = Path(media_dir) / f"{hashlib.sha256(data).hexdigest()[:16]}{suffix}"
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(target.name + ".part")
+        partial.write_bytes(data)
+        partial.replace(target)
+    return str(target)
+
+
+def _media(raw: dict, key: str, source, item_id: str, root=None, media_dir=None) -> str:
     value = raw.get(key)
     if _is_missing(value):
         return ""
+    if isinstance(value, (bytes, bytearray)):
+        return _write_bytes(bytes(value), media_dir, key, "", source, item_id) if value else ""
     if isinstance(value, dict):  # a Hugging Face media column: {"path": ..., "bytes": ...}
-        value = value.get("path") or ""
+        path, data = value.get("path") or "", value.get("bytes")
+        local = bool(path) and root is not None and resolve(root, str(path)).is_file()
+        if isinstance(data, (bytes, bytearray)) and data and not local:
+            return _write_bytes(bytes(data), media_dir, key, str(path), source, item_id)
+        value = path
     if not isinstance(value, str):
         raise ImportErrorWithItem(source, item_id, key, f"expected a path, got {type(value).__name__}")
     return value.strip()
 
 
-def _stream_item(raw, source, position: int, split: str | None) -> dict:
+def _stream_item(
+    raw, source, position: int, split: str | None, root=None, media_dir=None, default_split: str | None = None
+) -> dict:
     item_id = _item_id(raw, "id", source, position)
     row_split = _text(raw, "split", source, item_id, required=False)
     if split and row_split and row_split != split:
         raise ImportErrorWithItem(source, item_id, "split", f"row says {row_split!r}, file is {split!r}")
-    split = split or row_split
+    split = split or row_split or default_split or ""
     if split not in STREAM_SPLITS:
         raise ImportErrorWithItem(source, item_id, "split", f"unknown split {split!r}")
     duration = _optional_time(raw, "video_duration", source, item_id)
@@ -96,30 +145,110 @@ def _stream_item(raw, source, position: int, split: str | None) -> dict:
         **reminders,
         "video_type": _text(raw, "video_type", source, item_id, required=False),
         "video_duration": duration,
-        "video": _media(raw, "video", source, item_id),
-        "question_audio": _media(raw, "question_audio", source, item_id),
+        "video": _media(raw, "video", source, item_id, root, media_dir),
+        "question_audio": _media(raw, "question_audio", source, item_id, root, media_dir),
     }
 
 
-def load_stream_items(path: str | os.PathLike, split: str | None = None, collect_errors: bool = False):
-    """Read Omni-DuplexEval items from JSON or CSV into STREAM_ITEMS.
+def split_from_name(path: str | os.PathLike) -> str | None:
+    """The split a file or folder is named after: its name, or its name's start before '-' / '.'."""
+    for part in (Path(path).name, Path(path).parent.name):
+        stem = part.split(".")[0]
+        for candidate in (stem, stem.split("-")[0]):
+            if candidate in STREAM_SPLITS:
+                return candidate
+    return None
+
+
+def _arrow_rows(folder: Path) -> list:
+    """Rows of a `datasets` save_to_disk folder (data-*.arrow: Arrow IPC streams, in state.json's order)."""
+    import pyarrow as pa
+
+    names = []
+    state = folder / "state.json"
+    if state.is_file():
+        try:
+            names = [
+                entry["filename"] for entry in json.loads(state.read_text(encoding="utf-8"))["_data_files"]
+            ]
+        except (ValueError, KeyError, TypeError):
+            names = []
+    files = [folder / name for name in names] or sorted(folder.glob("data-*.arrow"))
+    if not files:
+        raise ImportErrorWithItem(folder, "", "(file)", "no data-*.arrow files in this datasets folder")
+    rows = []
+    for file in files:
+        try:
+            with pa.memory_map(str(file)) as handle:
+                try:
+                    table = pa.ipc.open_stream(handle).read_all()
+                except pa.ArrowInvalid:
+                    table = pa.ipc.open_file(handle).read_all()
+        except (OSError, pa.ArrowInvalid) as error:
+            raise ImportErrorWithItem(file, "", "(file)", f"cannot read Arrow data: {error}") from None
+        rows += table.to_pylist()
+    return rows
+
+
+def _parquet_rows(path: Path) -> list:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(path).to_pylist()
+    except (OSError, pa.ArrowInvalid) as error:
+        raise ImportErrorWithItem(path, "", "(file)", f"cannot read parquet: {error}") from None
+
+
+def _folder_batches(source: Path, split: str | None, default_split: str | None) -> list:
+    """(forced split, default split, rows) per datasets folder: one Dataset, or a DatasetDict's splits."""
+    if (source / "state.json").is_file() or any(source.glob("data-*.arrow")):
+        return [(split, default_split or split_from_name(source), _arrow_rows(source))]
+    batches = []
+    for folder in sorted(p for p in source.iterdir() if p.is_dir() and (p / "state.json").is_file()):
+        if split and folder.name != split:
+            continue
+        batches.append((split, default_split or split_from_name(folder), _arrow_rows(folder)))
+    if not batches:
+        raise ImportErrorWithItem(
+            source, "", "(file)", "not a datasets folder (no state.json / data-*.arrow)"
+        )
+    return batches
+
+
+def load_stream_items(
+    path: str | os.PathLike,
+    split: str | None = None,
+    collect_errors: bool = False,
+    default_split: str | None = None,
+    media_dir: str | os.PathLike | None = None,
+):
+    """Read Omni-DuplexEval items from JSON, CSV, parquet or a `datasets` folder into STREAM_ITEMS.
 
     JSON: a list of items, `{"data": [...]}`, or an object keyed by split name. The split
-    comes from `split`, else the key, else each row's `split` field. CSV: one row per item,
-    every column read as text (empty cells are missing values). Required: id,
-    question_text, a known split; reminder1/2 and video_duration are optional times (a
-    reminder after video_duration is an error). Items without reminders are kept: the
-    released reminder scorer then judges the whole response once.
+    comes from `split`, else the key, else each row's `split` field, else `default_split`,
+    else the split the file or folder is named after (module doc). CSV: one row per item,
+    every column read as text (empty cells are missing values). Parquet and `datasets`
+    folders are read with pyarrow; media given as bytes is written under `media_dir`.
+    Required: id, question_text, a known split; reminder1/2 and video_duration are optional
+    times (a reminder after video_duration is an error). Items without reminders are kept:
+    the released reminder scorer then judges the whole response once.
     """
     source = Path(path)
+    root = source if source.is_dir() else source.parent
     errors = _Errors(collect_errors)
-    batches: list[tuple[str | None, list]] = []
-    if source.suffix.lower() == ".csv":
+    named = default_split or split_from_name(source)
+    batches: list[tuple[str | None, str | None, list]] = []
+    if source.is_dir():
+        batches = _folder_batches(source, split, default_split)
+    elif source.suffix.lower() == ".parquet":
+        batches.append((split, named, _parquet_rows(source)))
+    elif source.suffix.lower() == ".csv":
         try:
             frame = read_csv_strings(source)
         except (OSError, ValueError) as error:
             raise ImportErrorWithItem(source, "", "(file)", f"cannot read CSV: {error}") from None
-        batches.append((split, frame.to_dict("records")))
+        batches.append((split, named, frame.to_dict("records")))
     else:
         data = _read_json(source)
         if isinstance(data, dict) and data and all(key in STREAM_SPLITS for key in data):
@@ -128,14 +257,14 @@ def load_stream_items(path: str | os.PathLike, split: str | None = None, collect
                     continue
                 if not isinstance(rows, list):
                     raise ImportErrorWithItem(source, "", key, "expected a list of items")
-                batches.append((key, rows))
+                batches.append((key, None, rows))
         else:
-            batches.append((split, _rows_of(data, source)))
+            batches.append((split, named, _rows_of(data, source)))
     rows, seen = [], set()
-    for batch_split, batch in batches:
+    for batch_split, batch_default, batch in batches:
         for position, raw in enumerate(batch):
             try:
-                row = _stream_item(raw, source, position, batch_split)
+                row = _stream_item(raw, source, position, batch_split, root, media_dir, batch_default)
                 _unique((row["split"], row["item_id"]), seen, source, row["item_id"], "id")
             except ImportErrorWithItem as error:
                 errors.add(error)
@@ -144,12 +273,19 @@ def load_stream_items(path: str | os.PathLike, split: str | None = None, collect
     return _finish(STREAM_ITEMS, rows, source, errors, collect_errors)
 
 
-_TEXT_KEYS = ("sentence", "text", "content")
+# The text keys each released scorer tries, in order (module doc).
+_TEXT_KEYS = {"rtd": ("sentence", "text", "content"), "pr": ("text", "sentence", "content")}
 
 
-def _time_field(entry: dict, key: str, source, item_id: str, label: str) -> float | None:
+def scorer_of(split: str) -> str:
+    """'rtd' for the real-time description splits, 'pr' for the reminder splits."""
+    return "rtd" if split in RTD_SPLITS else "pr"
+
+
+def _time_value(entry: dict, key: str, source, item_id: str, label: str) -> float | None:
+    """The key's time; None when the key is absent, null or blank (the released `x or 0.0`)."""
     value = entry.get(key)
-    if _is_missing(value):
+    if _is_missing(value) or (isinstance(value, str) and not value.strip()):
         return None
     try:
         return parse_timestamp(value)
@@ -157,39 +293,83 @@ def _time_field(entry: dict, key: str, source, item_id: str, label: str) -> floa
         raise ImportErrorWithItem(source, item_id, f"{label}.{key}", str(error)) from None
 
 
-def _sentence(entry, source, item_id: str, label: str) -> dict | None:
+def _first_time(entry: dict, keys, source, item_id: str, label: str) -> float | None:
+    """The first of `keys` with a non-zero time (the released `a or b or ...` chain), else a 0 or None."""
+    found = None
+    for key in keys:
+        value = _time_value(entry, key, source, item_id, label)
+        if value:
+            return value
+        found = value if found is None else found
+    return found
+
+
+def _note(notes, source, item_id: str, field: str, message: str) -> None:
+    if notes is not None:
+        notes.append({"source": str(source), "item_id": item_id, "field": field, "message": message})
+
+
+def _sentence(entry, source, item_id: str, label: str, scorer: str = "rtd", notes=None) -> dict | None:
     if not isinstance(entry, dict):
         raise ImportErrorWithItem(source, item_id, label, f"expected an object, got {type(entry).__name__}")
-    text = None
-    for key in _TEXT_KEYS:
-        if not _is_missing(entry.get(key)):
-            text = entry[key]
-            break
-    if text is None:
-        raise ImportErrorWithItem(source, item_id, f"{label}.sentence", "no sentence, text or content")
+    keys = _TEXT_KEYS[scorer]
+    key = next((k for k in keys if k in entry), None)
+    text = None if key is None else entry[key]
+    if _is_missing(text) or (isinstance(text, str) and not text.strip()):
+        why = "no " + ", ".join(keys) if key is None else f"{key} is {'null' if text is None else 'blank'}"
+        _note(notes, source, item_id, f"{label}.{key or keys[0]}", f"{why}: sentence skipped, as released")
+        return None
     if not isinstance(text, str):
         raise ImportErrorWithItem(
-            source, item_id, f"{label}.sentence", f"expected text, got {type(text).__name__}"
+            source, item_id, f"{label}.{key}", f"expected text, got {type(text).__name__}"
         )
-    if not text.strip():
-        return None
-    start = _time_field(entry, "start", source, item_id, label)
-    end = _time_field(entry, "end", source, item_id, label)
-    point = _time_field(entry, "current_time", source, item_id, label)
-    if point is None:
-        point = _time_field(entry, "time", source, item_id, label)
-    is_point = False
-    if start is None:
-        if point is None:
-            raise ImportErrorWithItem(source, item_id, f"{label}.start", "no start, current_time or time")
-        start, is_point = point, end is None
-    if end is None:
-        end = point if point is not None else start
+    if scorer == "rtd":
+        point_keys = ("current_time", "time")
+        if "start" in entry:
+            start = _time_value(entry, "start", source, item_id, label)
+            if start is None:
+                _note(notes, source, item_id, f"{label}.start", "start is null: put at 0 s, as released")
+                start = 0.0
+        else:
+            start = _first_time(entry, point_keys, source, item_id, label)
+            if start is None:
+                _note(
+                    notes,
+                    source,
+                    item_id,
+                    f"{label}.start",
+                    "no start, current_time or time: 0 s, as released",
+                )
+                start = 0.0
+        if "end" in entry:
+            end = _time_value(entry, "end", source, item_id, label)
+        else:
+            end = _first_time(entry, point_keys, source, item_id, label)
+        end = start if end is None else end
+        is_point = "start" not in entry and "end" not in entry
+    else:
+        time_key = next((k for k in ("current_time", "start", "time") if k in entry), None)
+        start = None if time_key is None else _time_value(entry, time_key, source, item_id, label)
+        if start is None:
+            what = f"{time_key} is null" if time_key else "no current_time, start or time"
+            _note(
+                notes, source, item_id, f"{label}.{time_key or 'current_time'}", f"{what}: 0 s, as released"
+            )
+            start = 0.0
+        end = _time_value(entry, "end", source, item_id, label)
+        end = start if end is None else end
+        is_point = "end" not in entry and time_key != "start"
     return {"text": text.strip(), "start": start, "end": max(end, start), "is_point": is_point}
 
 
-def read_stream_response(path: str | os.PathLike, split: str, item_id: str, model: str = "") -> pd.DataFrame:
-    """One response file -> STREAM_RESPONSES rows (one per non-blank sentence); raises ImportErrorWithItem."""
+def read_stream_response(
+    path: str | os.PathLike, split: str, item_id: str, model: str = "", notes: list | None = None
+) -> pd.DataFrame:
+    """One response file -> STREAM_RESPONSES rows (one per kept sentence); raises ImportErrorWithItem.
+
+    Sentences are read with the keys of the released scorer of `split` (module doc); cases the
+    release handles silently (no text, no time) are appended to `notes` when given.
+    """
     source = Path(path)
     data = _read_json(source)
     if isinstance(data, list):
@@ -202,7 +382,9 @@ def read_stream_response(path: str | os.PathLike, split: str, item_id: str, mode
             )
         if len(lists) == 2 and lists["sentences"] != lists["chunks"]:
             raise ImportErrorWithItem(source, item_id, "sentences/chunks", "both lists present and different")
-        container = next(iter(lists))
+        # the description scorer looks for sentences first, the reminder scorer for chunks
+        order = ("sentences", "chunks") if scorer_of(split) == "rtd" else ("chunks", "sentences")
+        container = next(key for key in order if key in lists)
         entries = lists[container]
     else:
         raise ImportErrorWithItem(
@@ -210,7 +392,7 @@ def read_stream_response(path: str | os.PathLike, split: str, item_id: str, mode
         )
     rows = []
     for index, entry in enumerate(entries):
-        sentence = _sentence(entry, source, item_id, f"{container}[{index}]")
+        sentence = _sentence(entry, source, item_id, f"{container}[{index}]", scorer_of(split), notes)
         if sentence is not None:
             rows.append(
                 {"model": model, "split": split, "item_id": item_id, "sentence_index": len(rows), **sentence}
@@ -219,16 +401,24 @@ def read_stream_response(path: str | os.PathLike, split: str, item_id: str, mode
 
 
 def response_path(root: str | os.PathLike, split: str, item_id: str) -> Path:
-    return Path(root) / split / f"{item_id}.json"
+    """The item's response file, looked up as the released batch scripts do (module doc)."""
+    candidates = [Path(root) / split / f"{item_id}.json", Path(root) / f"{item_id}.json"]
+    candidates.append(Path(root) / split.lower() / f"{item_id}.json")
+    return next((path for path in candidates if path.is_file()), candidates[0])
 
 
 def load_stream_responses(
-    root: str | os.PathLike, items: pd.DataFrame, model: str = "", collect_errors: bool = False
+    root: str | os.PathLike,
+    items: pd.DataFrame,
+    model: str = "",
+    collect_errors: bool = False,
+    notes: list | None = None,
 ):
     """Read `{root}/{split}/{id}.json` for every (split, item_id) of `items`.
 
     A missing file is an error of that item (field `(file)`); in collect mode a file with
-    any malformed sentence is left out whole and reported once.
+    any malformed sentence is left out whole and reported once. Sentences skipped or put at
+    0 s as released are appended to `notes` (IMPORT_ERRORS-shaped rows) when given.
     """
     errors = _Errors(collect_errors)
     frames = []
@@ -237,7 +427,7 @@ def load_stream_responses(
         try:
             if not path.is_file():
                 raise ImportErrorWithItem(path, item_id, "(file)", "response file not found")
-            frames.append(read_stream_response(path, split, item_id, model))
+            frames.append(read_stream_response(path, split, item_id, model, notes))
         except ImportErrorWithItem as error:
             errors.add(error)
     frames = [frame for frame in frames if len(frame)]
@@ -250,15 +440,21 @@ def load_stream_responses(
 
 
 def import_duplexeval(
-    root: str | os.PathLike, items_file: str = "items.json", skip_bad: bool = False
+    root: str | os.PathLike,
+    items_file: str = "items.json",
+    skip_bad: bool = False,
+    default_split: str | None = None,
+    media_dir: str | os.PathLike | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """Omni-DuplexEval items (JSON or CSV: `items_file` under `root`) and the demo's timed events."""
+    """Omni-DuplexEval items (`items_file` under `root`: JSON, CSV, parquet or a datasets folder) and
+    the demo's timed events; `default_split` and `media_dir` as in `load_stream_items`."""
     root = Path(root)
     path = root / items_file
+    options = {"default_split": default_split or None, "media_dir": media_dir}
     if skip_bad:
-        items, errors = load_stream_items(path, collect_errors=True)
+        items, errors = load_stream_items(path, collect_errors=True, **options)
     else:
-        items, errors = load_stream_items(path), IMPORT_ERRORS.empty()
+        items, errors = load_stream_items(path, **options), IMPORT_ERRORS.empty()
     events_file = root / "truth" / "events.csv"
     events = STREAM_EVENTS.read(events_file) if events_file.is_file() else STREAM_EVENTS.empty()
     keys = set(zip(items["split"], items["item_id"], strict=True))
@@ -268,9 +464,14 @@ def import_duplexeval(
 
 
 def import_stream_responses(
-    responses_root: str | os.PathLike | None, items: pd.DataFrame, skip_bad: bool = False
+    responses_root: str | os.PathLike | None,
+    items: pd.DataFrame,
+    skip_bad: bool = False,
+    notes: list | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every model folder `{responses_root}/{model}/` read for the items: (responses, import errors)."""
+    """Every model folder `{responses_root}/{model}/` read for the items: (responses, import errors).
+
+    Sentences skipped or put at 0 s as released are appended to `notes` when given."""
     if not responses_root:
         return STREAM_RESPONSES.empty(), IMPORT_ERRORS.empty()
     root = Path(responses_root)
@@ -279,9 +480,11 @@ def import_stream_responses(
     frames, errors = [], []
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
         if skip_bad:
-            responses, bad = load_stream_responses(folder, items, model=folder.name, collect_errors=True)
+            responses, bad = load_stream_responses(
+                folder, items, model=folder.name, collect_errors=True, notes=notes
+            )
             errors.append(bad)
         else:
-            responses = load_stream_responses(folder, items, model=folder.name)
+            responses = load_stream_responses(folder, items, model=folder.name, notes=notes)
         frames.append(responses)
     return concat_frames(frames, STREAM_RESPONSES), concat_frames(errors, IMPORT_ERRORS)

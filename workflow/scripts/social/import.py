@@ -24,10 +24,25 @@ from omnisocial.workflow import start
 log = start(snakemake)
 params = snakemake.params
 social = import_socialomni(params.socialomni_root, params.skip_bad_items, params.max_time_s)
-duplex = import_duplexeval(params.duplexeval_root, params.duplexeval_items, params.skip_bad_items)
-responses, response_errors = import_stream_responses(
-    params.responses_root, duplex["stream_items"], params.skip_bad_items
+duplex = import_duplexeval(
+    params.duplexeval_root,
+    params.duplexeval_items,
+    params.skip_bad_items,
+    default_split=params.duplexeval_split,
+    media_dir=params.duplexeval_media,
 )
+notes = []
+responses, response_errors = import_stream_responses(
+    params.responses_root, duplex["stream_items"], params.skip_bad_items, notes=notes
+)
+for note in notes:  # what the released scorers do silently: sentences skipped or put at 0 s
+    log.warning(
+        "as released: %s item %s field %s: %s",
+        note["source"],
+        note["item_id"],
+        note["field"],
+        note["message"],
+    )
 errors = [frame for frame in (social["errors"], duplex["errors"], response_errors) if len(frame)]
 for frame in errors:
     for row in frame.itertuples():
@@ -44,11 +59,13 @@ STREAM_EVENTS.write(out.stream_events, duplex["stream_events"])
 STREAM_RESPONSES.write(out.stream_responses, responses)
 IMPORT_ERRORS.write(out.errors, pd.concat(errors, ignore_index=True) if errors else IMPORT_ERRORS.empty())
 log.info(
-    "%d who, %d when, %d streaming-when, %d streaming items; %d imported response sentences; %d errors",
+    "%d who, %d when, %d streaming-when, %d streaming items; %d imported response sentences "
+    "(%d skipped or put at 0 s as released); %d errors",
     len(social["who_items"]),
     len(social["when_items"]),
     len(social["when_stream_items"]),
     len(duplex["stream_items"]),
     len(responses),
+    len(notes),
     sum(len(frame) for frame in errors),
 )

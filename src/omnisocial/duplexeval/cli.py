@@ -1,0 +1,121 @@
+"""`omnisocial duplexeval rtd|pr`: re-score streaming judge replies made elsewhere (no workflow, no API).
+
+    omnisocial duplexeval rtd ITEMS RESPONSES_DIR --judge-replies JUDGED -o METRICS.csv
+    omnisocial duplexeval pr  ITEMS RESPONSES_DIR --judge-replies JUDGED -o METRICS.csv
+
+ITEMS: the Omni-DuplexEval items (JSON, CSV, parquet or a Hugging Face `datasets` folder;
+`duplexeval.importers.load_stream_items`). RESPONSES_DIR: one model's responses in the
+released per-item layout (`{dir}/{split}/{id}.json`, `{dir}/{id}.json`). JUDGED: the raw
+judge replies keyed by item and sentence / event index (`duplexeval.judged`). METRICS: per
+split and 'all', counts and fractions (RTD_REPLY_METRICS / PR_REPLY_METRICS). Items whose
+response file is missing or malformed are left out with one line each on stderr, as the
+released batch scripts skip them. Only argparse is imported here; the work is imported
+when the command runs, so `omnisocial score` stays light.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _run(args: argparse.Namespace) -> int:
+    from omnisocial.cli import EXIT_OK, InputError
+    from omnisocial.duplexeval import judged
+    from omnisocial.duplexeval.contracts import RTD_SPLITS, STREAM_IMPORT_NOTES, STREAM_RESPONSES
+    from omnisocial.duplexeval.importers import load_stream_items, read_stream_response, response_path
+    from omnisocial.importing import ImportErrorWithItem, concat_frames
+    from omnisocial.io import write_csv
+
+    output = Path(args.output)
+    media_dir = Path(args.media_dir) if args.media_dir else output.parent / "media"
+    try:
+        items = load_stream_items(args.items, default_split=args.split, media_dir=media_dir)
+        is_rtd = items["split"].isin(RTD_SPLITS)
+        items = items[is_rtd] if args.task == "rtd" else items[~is_rtd]
+        if items.empty:
+            raise InputError(f"{args.items}: no {args.task} items")
+        responses_dir = Path(args.responses_dir)
+        if not responses_dir.is_dir():
+            raise InputError(f"{responses_dir}: not a folder of response files")
+        notes, frames, left_out = [], [], []
+        model = args.model or responses_dir.resolve().name
+        for split, item_id in items[["split", "item_id"]].itertuples(index=False):
+            path = response_path(responses_dir, split, item_id)
+            try:
+                if not path.is_file():
+                    raise ImportErrorWithItem(path, item_id, "(file)", "response file not found")
+                frames.append(read_stream_response(path, split, item_id, model, notes))
+            except ImportErrorWithItem as error:
+                left_out.append((split, item_id))
+                print(f"omnisocial duplexeval: left out: {error}", file=sys.stderr)
+        kind = "temporal" if args.task == "rtd" else "reminder"
+        replies = judged.read_judge_replies(args.judge_replies, kind)
+    except ImportErrorWithItem as error:
+        raise InputError(str(error)) from None
+    responses = concat_frames(frames, STREAM_RESPONSES)
+    keep = [key not in set(left_out) for key in zip(items["split"], items["item_id"], strict=True)]
+    scored_items = items[keep]
+    if not len(responses):  # every file empty: still one row per item, for the model named
+        responses = STREAM_RESPONSES.empty()
+    score = judged.score_rtd_replies if args.task == "rtd" else judged.score_pr_replies
+    per_item = score(responses, scored_items, replies, parser=args.parser, models=[model])
+    metrics = judged.split_metrics(per_item, args.task)
+    write_csv(output, metrics)
+    if args.per_item:
+        write_csv(args.per_item, per_item)
+    if args.notes:
+        STREAM_IMPORT_NOTES.write(args.notes, _notes_frame(notes))
+    total = metrics[metrics["split"] == "all"]
+    differ = int(total["n_parse_differ"].sum()) if len(total) else 0
+    print(
+        f"duplexeval {args.task}: {len(per_item)} items scored ({len(left_out)} left out), "
+        f"parser {args.parser}; "
+        f"{differ} replies read differently by the released and strict parsers; "
+        f"{len(notes)} response sentences skipped or put at 0 s as released; wrote {output}",
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
+def _notes_frame(notes: list):
+    import pandas as pd
+
+    from omnisocial.duplexeval.contracts import STREAM_IMPORT_NOTES
+
+    return pd.DataFrame(notes, columns=STREAM_IMPORT_NOTES.names)
+
+
+def register(subparsers) -> None:
+    """Add `omnisocial duplexeval rtd|pr` to the top-level subparsers."""
+    parser = subparsers.add_parser(
+        "duplexeval",
+        help="re-score Omni-DuplexEval streaming judge replies (no API)",
+        description="Score released-format streaming responses from raw judge replies made elsewhere.",
+    )
+    tasks = parser.add_subparsers(dest="task", metavar="TASK")
+    tasks.required = True
+    for task, what in (("rtd", "real-time description"), ("pr", "proactive reminders")):
+        sub = tasks.add_parser(task, help=f"{what}: per-split metrics from judge replies")
+        sub.add_argument("items", help="items: JSON, CSV, parquet or a Hugging Face datasets folder")
+        sub.add_argument("responses_dir", help="one model's responses: {dir}/{split}/{id}.json")
+        sub.add_argument(
+            "--judge-replies",
+            required=True,
+            help="raw judge replies, CSV or JSONL: item_id, index, reply[, split, kind]",
+        )
+        sub.add_argument("-o", "--output", required=True, help="metrics CSV (per split and 'all')")
+        sub.add_argument(
+            "--parser", choices=("released", "strict"), default="released", help="default: %(default)s"
+        )
+        sub.add_argument("--split", default=None, help="split of items that have no split field")
+        sub.add_argument("--model", default=None, help="model name (default: the responses folder's name)")
+        sub.add_argument(
+            "--media-dir", default=None, help="where media given as bytes go (default: OUTPUT's folder/media)"
+        )
+        sub.add_argument("--per-item", default=None, help="also write the per-item scores here")
+        sub.add_argument(
+            "--notes", default=None, help="also write the import notes (sentences skipped / at 0 s)"
+        )
+        sub.set_defaults(func=_run, command="duplexeval")
