@@ -55,6 +55,10 @@ The stages, one module each:
 - `layout`: participant json and the metadata tables of the Seamless layout;
 - `broken`: the deliberately broken interactions;
 - `generate`: `generate_demo_corpus`, the entry point (rule `make_demo_corpus`).
+
+espeak-ng runs, wav writing and the build-then-rename of the folder come from
+`omnisocial.demo_kit`, the mp4 encoding (an ffmpeg-python graph) from
+`omnisocial.media.pipe.encode_raw_mp4`; the social demos use the same functions.
 """
 
 from omnisocial.familiarity.corpus.demo.design import FAILURES, GENDER_MIXES, LITTLE_SPEECH_S, gender_mix

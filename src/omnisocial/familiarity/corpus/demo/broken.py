@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from omnisocial.demo_kit import pcm16
 from omnisocial.familiarity.corpus.demo.design import NOISE_RMS
-from omnisocial.familiarity.corpus.demo.scenes import to_pcm
 from omnisocial.io import atomic_path, write_json, write_text
 
 DESYNC_S = 1.5
@@ -44,7 +44,7 @@ def break_tracks(
     if expected == "desynced_tracks":
         shift = int(round(DESYNC_S * sample_rate))
         lead = rng.normal(0.0, NOISE_RMS, shift).astype(np.float32)
-        pcm[1] = to_pcm(np.concatenate([lead, mics[1][: n_samples - shift]]))
+        pcm[1] = pcm16(np.concatenate([lead, mics[1][: n_samples - shift]]))
 
 
 def wav_payload(expected: str, who: int, pcm: bytes) -> bytes:

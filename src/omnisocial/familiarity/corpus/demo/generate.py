@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from omnisocial.demo_kit import fresh_build, pcm16, publish, write_pcm_wav
 from omnisocial.familiarity.corpus.demo.broken import (
     MODES,
     break_tracks,
@@ -30,9 +31,7 @@ from omnisocial.familiarity.corpus.demo.layout import participant_json, tables
 from omnisocial.familiarity.corpus.demo.scenes import (
     encode_mp4,
     render_speech,
-    to_pcm,
     video_frames,
-    write_wav,
 )
 from omnisocial.familiarity.corpus.demo.timeline import build_timeline, make_supply
 from omnisocial.familiarity.corpus.demo.voices import Synth
@@ -65,13 +64,13 @@ def _make_interaction(task: tuple[Plan, dict, str]) -> dict:
         for who in range(2):
             noise = rng.normal(0.0, NOISE_RMS, n_samples).astype(np.float32)
             mics.append(speech[who] + crosstalk * speech[1 - who] + noise)
-        pcm = [to_pcm(mic) for mic in mics]
+        pcm = [pcm16(mic) for mic in mics]
         break_tracks(plan.expected, pcm, mics, rng, sample_rate, n_samples)
         n_frames = int(round(duration * float(video["fps"])))
         for who in range(plan.n_files):
             stem = out / plan.relative_stem(who)
             person = plan.people[who]
-            write_wav(stem.with_suffix(".wav"), wav_payload(plan.expected, who, pcm[who]), sample_rate)
+            write_pcm_wav(stem.with_suffix(".wav"), wav_payload(plan.expected, who, pcm[who]), sample_rate)
             frames_n = frame_count(plan.expected, who, n_frames)
             frames = video_frames(speech[who], person, video, sample_rate, frames_n)
             mp4 = stem.with_suffix(".mp4")
@@ -110,10 +109,7 @@ def generate_demo_corpus(root: Path, params: dict) -> None:
     root = Path(root)
     began = time.perf_counter()
     plans, prompts = plan_corpus(params)
-    build = root.with_name(root.name + ".tmp")
-    if build.exists():
-        shutil.rmtree(build)
-    build.mkdir(parents=True)
+    build = fresh_build(root)
     try:
         tasks = [(plan, params, str(build)) for plan in plans]
         workers = _workers(len(tasks))
@@ -134,14 +130,7 @@ def generate_demo_corpus(root: Path, params: dict) -> None:
         raise
     for result in results:
         log.debug("demo %(interaction_id)s %(expected)s: %(speech_s)s s speech", result)
-    old = root.with_name(root.name + ".old")
-    if old.exists():
-        shutil.rmtree(old)
-    if root.exists():
-        root.rename(old)
-    build.rename(root)
-    if old.exists():
-        shutil.rmtree(old)
+    publish(build, root)
     log.info(
         "demo corpus: %d interactions (%d built to fail) in %s, %.1f s",
         len(plans),

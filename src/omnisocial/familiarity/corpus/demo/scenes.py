@@ -9,15 +9,14 @@ of the microphone.
 
 from __future__ import annotations
 
-import wave
 from pathlib import Path
 
 import numpy as np
 
+from omnisocial.demo_kit import write_pcm_wav
 from omnisocial.familiarity.corpus.demo.design import Person
 from omnisocial.familiarity.corpus.demo.timeline import Piece
-from omnisocial.io import atomic_path
-from omnisocial.media.pipe import run_with_stdin, yuv420p
+from omnisocial.media.pipe import encode_raw_mp4, yuv420p
 
 
 def render_speech(pieces: list[Piece], who: int, n_samples: int, gain: float) -> np.ndarray:
@@ -29,19 +28,6 @@ def render_speech(pieces: list[Piece], who: int, n_samples: int, gain: float) ->
         chunk = piece.audio[: max(0, n_samples - begin)]
         signal[begin : begin + len(chunk)] += gain * chunk
     return signal
-
-
-def to_pcm(signal: np.ndarray) -> bytes:
-    return np.round(np.clip(signal, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
-
-
-def write_wav(path: Path, pcm: bytes, sample_rate: int) -> None:
-    """Mono 16-bit PCM, written atomically (the header holds no date, so bytes are reproducible)."""
-    with atomic_path(path) as tmp, wave.open(str(tmp), "wb") as handle:
-        handle.setnchannels(1)
-        handle.setsampwidth(2)
-        handle.setframerate(sample_rate)
-        handle.writeframes(pcm)
 
 
 def mouth_openings(
@@ -86,24 +72,12 @@ def video_frames(speech: np.ndarray, person: Person, video: dict, sample_rate: i
 
 
 def encode_mp4(path: Path, frames: bytes, pcm: bytes, video: dict, sample_rate: int, workdir: Path) -> None:
-    """H.264 yuv420p + AAC, single-threaded and bit-exact so the bytes are reproducible."""
+    """H.264 yuv420p + AAC (fast coder, 32k), single-threaded and bit-exact (`pipe.encode_raw_mp4`)."""
     width, height, fps = int(video["width"]), int(video["height"]), float(video["fps"])
     seconds = len(frames) / (width * height * 3 // 2) / fps
     audio = workdir / "mp4_audio.wav"
-    write_wav(audio, pcm, sample_rate)
+    write_pcm_wav(audio, pcm, sample_rate)
     errors = workdir / "ffmpeg.log"
-    with atomic_path(path) as tmp:
-        command = [
-            "ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-threads", "1",
-            "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", f"{width}x{height}",
-            "-framerate", str(video["fps"]), "-i", "pipe:0", "-i", str(audio),
-            "-map", "0:v:0", "-map", "1:a:0", "-t", f"{seconds:.6f}",
-            "-c:v", "libx264", "-preset", "ultrafast", "-threads", "1", "-pix_fmt", "yuv420p",
-            "-c:a", "aac", "-aac_coder", "fast", "-b:a", "32k",
-            "-fflags", "+bitexact", "-flags:v", "+bitexact", "-flags:a", "+bitexact",
-            "-map_metadata", "-1", str(tmp),
-        ]  # fmt: skip
-        code = run_with_stdin(command, frames, errors)
-        if code:
-            message = errors.read_text(errors="replace")[-500:]
-            raise RuntimeError(f"ffmpeg failed for {path.name}: {message}")
+    encode_raw_mp4(
+        path, frames, video, seconds, errors, audio, audio_options={"aac_coder": "fast", "b:a": "32k"}
+    )

@@ -9,22 +9,19 @@ interaction, so the output never depends on which worker ran what before.
 from __future__ import annotations
 
 import logging
-import subprocess
-import wave
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 from xml.sax.saxutils import escape
 
 import numpy as np
-from scipy.signal import resample_poly
+
+from omnisocial.demo_kit import espeak, trim_and_fade
 
 log = logging.getLogger(__name__)
 
 SPLIT_BREAK_MS = 1500
 SPLIT_QUIET_S = 0.8
 SPLIT_QUIET_LEVEL = 4 / 32768  # espeak-ng's breaks stay within +-1 LSB, a little more once resampled
-TRIM_LEVEL = 0.006  # about -44 dBFS: where a sentence starts and ends
 
 
 @dataclass(frozen=True)
@@ -38,27 +35,9 @@ class Voice:
         return f"en+{self.variant}"
 
 
-def _read_wav(path: Path) -> tuple[np.ndarray, int]:
-    with wave.open(str(path), "rb") as handle:
-        rate = handle.getframerate()
-        data = np.frombuffer(handle.readframes(handle.getnframes()), dtype="<i2")
-        if handle.getnchannels() > 1:
-            data = data.reshape(-1, handle.getnchannels())[:, 0]
-    return data, rate
-
-
 def _espeak(voice: Voice, text: str, path: Path, ssml: bool, sample_rate: int) -> np.ndarray:
-    """Run espeak-ng once; its recording as float32 at `sample_rate`."""
-    command = ["espeak-ng", "-v", voice.name, "-p", str(voice.pitch), "-s", str(voice.speed), "-w", str(path)]
-    if ssml:
-        command.insert(1, "-m")
-    subprocess.run([*command, text], check=True, capture_output=True)
-    samples, rate = _read_wav(path)
-    x = samples.astype(np.float32) / 32768.0
-    if rate != sample_rate:
-        ratio = Fraction(sample_rate, rate)
-        x = resample_poly(x, ratio.numerator, ratio.denominator).astype(np.float32)
-    return x
+    """Run espeak-ng once (`demo_kit.espeak`); its recording as float32 at `sample_rate`."""
+    return espeak(voice.name, voice.pitch, voice.speed, text, path, sample_rate, ssml=ssml)
 
 
 def _split_on_silence(x: np.ndarray, sample_rate: int) -> list[np.ndarray]:
@@ -70,20 +49,6 @@ def _split_on_silence(x: np.ndarray, sample_rate: int) -> list[np.ndarray]:
     starts = np.concatenate([[loud[0]], loud[breaks + 1]])
     ends = np.concatenate([loud[breaks], [loud[-1]]]) + 1
     return [x[s:e] for s, e in zip(starts, ends, strict=True)]
-
-
-def _finish(x: np.ndarray, sample_rate: int) -> np.ndarray:
-    """Trim near-silence at both ends and fade the edges (5 ms) so no piece starts with a click."""
-    loud = np.flatnonzero(np.abs(x) > TRIM_LEVEL)
-    if loud.size == 0:
-        raise RuntimeError("espeak-ng produced silence")
-    x = x[loud[0] : loud[-1] + 1].copy()
-    fade = min(len(x) // 2, int(0.005 * sample_rate))
-    if fade:
-        ramp = np.linspace(0.0, 1.0, fade, dtype=np.float32)
-        x[:fade] *= ramp
-        x[-fade:] *= ramp[::-1]
-    return x
 
 
 class Synth:
@@ -116,7 +81,7 @@ class Synth:
                 pieces.append(_espeak(voice, text, path, False, self.sample_rate))
                 self.calls += 1
         for text, piece in zip(todo, pieces, strict=True):
-            self.cache[(voice, text)] = _finish(piece, self.sample_rate)
+            self.cache[(voice, text)] = trim_and_fade(piece, self.sample_rate, text)
 
     def audio(self, voice: Voice, text: str) -> np.ndarray:
         if (voice, text) not in self.cache:
