@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from omnisocial.familiarity.clips import clip_candidates
 from omnisocial.familiarity.corpus.demo.conversations import (
     GENERIC,
     OPEN_PROMPT,
@@ -37,7 +38,6 @@ from omnisocial.familiarity.corpus.demo.design import (
 )
 from omnisocial.familiarity.corpus.demo.voices import Synth
 from omnisocial.familiarity.intervals import union_seconds
-from omnisocial.familiarity.sampling import clip_candidates
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ def clips_pass(pieces: list[Piece], duration: float) -> bool:
     """Whether the workflow's own clip selection finds F2/F3-passing early and late clips.
 
     The sliding-window statistics above cannot see how a clip's start and end snap to turn
-    edges, so a good conversation is also checked with `sampling.clip_candidates` at the
+    edges, so a good conversation is also checked with `clips.clip_candidates` at the
     default clip settings, exactly as the workflow will cut it.
     """
     segments = pd.DataFrame(
