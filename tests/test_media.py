@@ -369,7 +369,7 @@ def _pairs(argv: list[str]) -> tuple[list[str], list[str], list[tuple[str, ...]]
 
 
 def test_ffmpeg_python_commands_match_the_former_argument_lists(small_mp4, tmp_path):
-    from omnisocial.media import audio, ffmpeg_run, sync
+    from omnisocial.media import audio, ffmpeg_run, frames
     from omnisocial.models import media_io, transformers_backend
 
     f = str(small_mp4)
@@ -392,7 +392,7 @@ def test_ffmpeg_python_commands_match_the_former_argument_lists(small_mp4, tmp_p
     }  # fmt: skip
     graphs = {
         "audio": audio._audio_stream(small_mp4, 16000),
-        "motion": sync._motion_stream(small_mp4, 10, 32, 24),
+        "motion": frames.grey_frames_stream(small_mp4, 10, 32, 24),
         "wav": media_io._wav_stream(small_mp4, 16000),
         "jpeg": media_io._frames_stream(small_mp4, str(tmp_path / "frame_%05d.jpg"), 1.0, 32, 768, 4),
         "rgb": transformers_backend._frames_stream(small_mp4, 2.0, 8),
@@ -421,6 +421,59 @@ def test_ffmpeg_python_commands_match_the_former_argument_lists(small_mp4, tmp_p
     assert ffmpeg_run.probe_json(small_mp4, v="error") == json.loads(
         subprocess.run(former_probe, capture_output=True).stdout
     )
+
+
+def test_demo_mp4_graph_has_the_former_options():
+    """The demos' encoder graph (`pipe.raw_mp4_stream`) holds the options of their former lists."""
+    from omnisocial.media import ffmpeg_run
+    from omnisocial.media.pipe import raw_mp4_stream
+
+    video = {"width": 160, "height": 120, "fps": 10}
+    glob = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"]
+    raw_in = [
+        "ffmpeg", "-threads", "1", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "160x120",
+        "-framerate", "10", "-i", "pipe:0",
+    ]  # fmt: skip
+    common = [
+        "-c:v", "libx264", "-preset", "ultrafast", "-threads", "1", "-pix_fmt", "yuv420p",
+        "-fflags", "+bitexact", "-flags:v", "+bitexact", "-map_metadata", "-1", "-f", "mp4",
+    ]  # fmt: skip
+    familiarity = [
+        *raw_in, "-i", "a.wav", "-map", "0:v:0", "-map", "1:a:0", "-t", "110.000000", *common,
+        "-c:a", "aac", "-aac_coder", "fast", "-b:a", "32k", "-flags:a", "+bitexact", "out.mp4",
+    ]  # fmt: skip
+    silent = [*raw_in, "-map", "0:v:0", "-an", "-t", "20.000000", *common, "-qp", "4", "out.mp4"]
+    graphs = {
+        "familiarity": raw_mp4_stream(
+            "out.mp4", video, 110.0, Path("a.wav"), audio_options={"aac_coder": "fast", "b:a": "32k"}
+        ),
+        "silent": raw_mp4_stream("out.mp4", video, 20.0, None, video_options={"qp": 4}),
+    }
+    for name, former in (("familiarity", familiarity), ("silent", silent)):
+        argv = ffmpeg_run.compile_args(graphs[name])
+        assert argv[-len(glob) :] == glob, name  # global options, after the output file
+        argv = argv[: -len(glob)]
+
+        def options(args: list[str]) -> list[tuple[str, str]]:
+            pairs, i = [], 1
+            while i < len(args) - 1:
+                if args[i + 1].startswith("-") and args[i] != "-map_metadata" or args[i] == "-an":
+                    pairs.append((args[i], ""))
+                    i += 1
+                else:
+                    pairs.append((args[i], args[i + 1]))
+                    i += 2
+            return pairs
+
+        # the same inputs in order, the same maps in order, the same set of options
+        split_new, split_old = argv.index("pipe:0"), former.index("pipe:0")
+        assert sorted(options(argv[: split_new + 1])) == sorted(options(former[: split_old + 1])), name
+        tail_new, tail_old = options(argv[split_new:]), options(former[split_old:])
+        assert [p for p in tail_new if p[0] in ("-i", "-map")] == [
+            p for p in tail_old if p[0] in ("-i", "-map")
+        ]
+        assert sorted(tail_new) == sorted(tail_old), name
+        assert argv[-1] == former[-1]
 
 
 def test_ffmpeg_run_errors_name_the_file(media_dir):

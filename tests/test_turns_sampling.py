@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omnisocial.familiarity import sampling
-from omnisocial.familiarity.sampling import DesignError, clip_candidates, sample_design, snap_end
+from omnisocial.familiarity.clips import clip_candidates, snap_end
+from omnisocial.familiarity.sampling import DesignError, sample_design
 from omnisocial.familiarity.turns import merge_turns, timeline
 from omnisocial.tables import CLIP_CANDIDATES, DESIGN, FILTER_REPORT, RELATIONSHIPS
 

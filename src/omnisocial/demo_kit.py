@@ -1,4 +1,4 @@
-"""What the two demo generators share: the `social.demo` parameters, drawing, speech and media io.
+"""What the demo generators share: the `social.demo` parameters, drawing, speech and media io.
 
 The who / when / how demo (`omnisocial.socialomni.demo`) and the streaming demo
 (`omnisocial.duplexeval.demo`) are generated together by the `social_demo` rule, from the
@@ -24,8 +24,13 @@ This module holds the pieces both use, so neither benchmark package imports the 
 `DEFAULTS` / `validate_params` (the whole `social.demo` block), the 5 x 7 pixel font
 (`text_mask`) and shapes, espeak-ng speech (`speak`), wav and mp4 writing (`write_wav`,
 `encode_mp4`) and `build_demo`, which runs the benchmarks' writers (passed in by the
-caller, e.g. `workflow/scripts/social_demo.py`) into `{root}.tmp`, writes the manifest and
+caller, e.g. `workflow/scripts/social/demo.py`) into `{root}.tmp`, writes the manifest and
 renames the folder onto `root` when complete.
+
+The familiarity demo corpus (`omnisocial.familiarity.corpus.demo`) uses the same lower
+layer: `espeak` (one espeak-ng recording, resampled), `trim_and_fade`, `read_wav`, `pcm16`,
+`write_pcm_wav`, and `fresh_build` / `publish` (build in `{root}.tmp`, rename onto `root`);
+both encode their mp4 with `omnisocial.media.pipe.encode_raw_mp4`.
 
 Determinism: every random draw comes from numpy generators seeded by (`seed`, a stream
 number, the clip index); JSON and CSV are written with fixed formatting, wav headers hold no
@@ -49,7 +54,7 @@ import numpy as np
 from scipy.signal import resample_poly
 
 from omnisocial.io import atomic_path, sha256_file, write_json
-from omnisocial.media.pipe import run_with_stdin
+from omnisocial.media.pipe import encode_raw_mp4
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +89,7 @@ DEFAULTS = {
 SHORT_GAP_S = (0.15, 0.45)
 
 
-TRIM_LEVEL = 0.006
+TRIM_LEVEL = 0.006  # about -44 dBFS: where a recording's speech starts and ends
 
 
 MOVE_S = 1.5
@@ -216,7 +221,8 @@ def validate_params(params: dict | None) -> dict:
     return p
 
 
-def _read_wav(path: Path) -> tuple[np.ndarray, int]:
+def read_wav(path: Path) -> tuple[np.ndarray, int]:
+    """The 16-bit samples of a wav file (its first channel) and its sample rate."""
     with wave.open(str(path), "rb") as handle:
         rate = handle.getframerate()
         data = np.frombuffer(handle.readframes(handle.getnframes()), dtype="<i2")
@@ -225,37 +231,58 @@ def _read_wav(path: Path) -> tuple[np.ndarray, int]:
     return data, rate
 
 
-def speak(voice: str, pitch: int, speed: int, text: str, path: Path, sample_rate: int) -> np.ndarray:
-    """One espeak-ng recording of `text`, trimmed of leading/trailing silence, float32 at `sample_rate`."""
-    command = ["espeak-ng", "-v", voice, "-p", str(pitch), "-s", str(speed), "-w", str(path), text]
-    subprocess.run(command, check=True, capture_output=True, timeout=120)
-    samples, rate = _read_wav(path)
+def espeak(
+    voice: str, pitch: int, speed: int, text: str, path: Path, sample_rate: int, ssml: bool = False
+) -> np.ndarray:
+    """Run espeak-ng once (`ssml`: `text` is SSML) into `path`; its recording as float32 at `sample_rate`."""
+    command = ["espeak-ng", "-v", voice, "-p", str(pitch), "-s", str(speed), "-w", str(path)]
+    if ssml:
+        command.insert(1, "-m")
+    subprocess.run([*command, text], check=True, capture_output=True, timeout=120)
+    samples, rate = read_wav(path)
     x = samples.astype(np.float32) / 32768.0
     if rate != sample_rate:
         ratio = Fraction(sample_rate, rate)
         x = resample_poly(x, ratio.numerator, ratio.denominator).astype(np.float32)
-    loud = np.flatnonzero(np.abs(x) > TRIM_LEVEL)
-    if loud.size == 0:
-        raise RuntimeError(f"espeak-ng produced silence for {text!r}")
-    x = x[loud[0] : loud[-1] + 1].copy()
-    fade = min(len(x) // 2, int(0.005 * sample_rate))
-    ramp = np.linspace(0.0, 1.0, fade, dtype=np.float32)
-    x[:fade] *= ramp
-    x[len(x) - fade :] *= ramp[::-1]
     return x
 
 
-def _pcm(signal: np.ndarray) -> bytes:
+def trim_and_fade(x: np.ndarray, sample_rate: int, text: str | None = None) -> np.ndarray:
+    """Trim near-silence at both ends and fade the edges (5 ms) so no piece starts with a click."""
+    loud = np.flatnonzero(np.abs(x) > TRIM_LEVEL)
+    if loud.size == 0:
+        raise RuntimeError("espeak-ng produced silence" + (f" for {text!r}" if text is not None else ""))
+    x = x[loud[0] : loud[-1] + 1].copy()
+    fade = min(len(x) // 2, int(0.005 * sample_rate))
+    if fade:
+        ramp = np.linspace(0.0, 1.0, fade, dtype=np.float32)
+        x[:fade] *= ramp
+        x[-fade:] *= ramp[::-1]
+    return x
+
+
+def speak(voice: str, pitch: int, speed: int, text: str, path: Path, sample_rate: int) -> np.ndarray:
+    """One espeak-ng recording of `text`, trimmed of leading/trailing silence, float32 at `sample_rate`."""
+    return trim_and_fade(espeak(voice, pitch, speed, text, path, sample_rate), sample_rate, text)
+
+
+def pcm16(signal: np.ndarray) -> bytes:
+    """float samples in [-1, 1] as 16-bit little-endian PCM bytes (clipped, rounded)."""
     return np.round(np.clip(signal, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
 
 
-def write_wav(path: Path, signal: np.ndarray, sample_rate: int) -> None:
-    """Mono 16-bit PCM, atomically; the header holds no date, so the bytes are reproducible."""
+def write_pcm_wav(path: Path, pcm: bytes, sample_rate: int) -> None:
+    """Mono 16-bit PCM bytes as a wav, atomically; the header holds no date, so the bytes are reproducible."""
     with atomic_path(path) as tmp, wave.open(str(tmp), "wb") as handle:
         handle.setnchannels(1)
         handle.setsampwidth(2)
         handle.setframerate(sample_rate)
-        handle.writeframes(_pcm(signal))
+        handle.writeframes(pcm)
+
+
+def write_wav(path: Path, signal: np.ndarray, sample_rate: int) -> None:
+    """Mono 16-bit PCM of float `signal`, atomically (`write_pcm_wav`)."""
+    write_pcm_wav(path, pcm16(signal), sample_rate)
 
 
 def encode_mp4(
@@ -267,35 +294,41 @@ def encode_mp4(
     audio: np.ndarray | None = None,
     sample_rate: int = 16000,
 ) -> None:
-    """H.264 (yuv420p, near-lossless) plus optional AAC audio; single-threaded and bit-exact."""
-    width, height, fps = int(video["width"]), int(video["height"]), float(video["fps"])
-    seconds = n_frames / fps
-    command = [
-        "ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-threads", "1",
-        "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", f"{width}x{height}",
-        "-framerate", str(video["fps"]), "-i", "pipe:0",
-    ]  # fmt: skip
+    """H.264 (yuv420p, near-lossless: `-qp 4`) plus optional AAC audio (48k); single-threaded, bit-exact."""
+    seconds = n_frames / float(video["fps"])
+    wav = None
     if audio is not None:
         wav = workdir / "mp4_audio.wav"
         write_wav(wav, audio, sample_rate)
-        command += ["-i", str(wav), "-map", "0:v:0", "-map", "1:a:0", "-c:a", "aac", "-b:a", "48k"]
-        command += ["-flags:a", "+bitexact"]
-    else:
-        command += ["-map", "0:v:0", "-an"]
     errors = workdir / "ffmpeg.log"
-    with atomic_path(path) as tmp:
-        command += [
-            "-t", f"{seconds:.6f}", "-c:v", "libx264", "-preset", "ultrafast", "-qp", "4",
-            "-threads", "1", "-pix_fmt", "yuv420p", "-fflags", "+bitexact", "-flags:v", "+bitexact",
-            "-map_metadata", "-1", "-f", "mp4", str(tmp),
-        ]  # fmt: skip
-        code = run_with_stdin(command, frames, errors)
-        if code:
-            raise RuntimeError(f"ffmpeg failed for {path.name}: {errors.read_text(errors='replace')[-500:]}")
+    encode_raw_mp4(
+        path, frames, video, seconds, errors, wav, video_options={"qp": 4}, audio_options={"b:a": "48k"}
+    )
 
 
 def json_dump(path: Path, data) -> None:
     write_json(path, data)
+
+
+def fresh_build(root: Path) -> Path:
+    """An empty `{root}.tmp` to build a data set in (a stale one from a failed run is removed)."""
+    build = root.with_name(root.name + ".tmp")
+    if build.exists():
+        shutil.rmtree(build)
+    build.mkdir(parents=True)
+    return build
+
+
+def publish(build: Path, root: Path) -> None:
+    """Rename the complete `build` onto `root`, replacing an existing `root` only now."""
+    old = root.with_name(root.name + ".old")
+    if old.exists():
+        shutil.rmtree(old)
+    if root.exists():
+        root.rename(old)
+    build.rename(root)
+    if old.exists():
+        shutil.rmtree(old)
 
 
 def build_demo(
@@ -311,11 +344,9 @@ def build_demo(
     p = validate_params(params)
     root = Path(root)
     began = time.perf_counter()
-    build = root.with_name(root.name + ".tmp")
-    if build.exists():
-        shutil.rmtree(build)
+    build = fresh_build(root)
     work = build / "_work"
-    work.mkdir(parents=True)
+    work.mkdir()
     try:
         counts: dict = {}
         for name, writer in parts:
@@ -331,14 +362,7 @@ def build_demo(
     except BaseException:
         shutil.rmtree(build, ignore_errors=True)
         raise
-    old = root.with_name(root.name + ".old")
-    if old.exists():
-        shutil.rmtree(old)
-    if root.exists():
-        root.rename(old)
-    build.rename(root)
-    if old.exists():
-        shutil.rmtree(old)
+    publish(build, root)
     log.info(
         "social demo: %s in %s, %.1f s", json.dumps(manifest["counts"]), root, time.perf_counter() - began
     )

@@ -6,7 +6,7 @@ workflow/scripts/familiarity/<rule>.py that each call one function here):
 - `corpus` (`corpus.seamless` ingest, `corpus.demo` the demo generator), `asr`, `transcripts`;
 - `signals` (stream durations, speech, sync), `turns`, `intervals` (interval unions, used by
   these stages only);
-- `filters` (F1-F5 and the prompt audit), `sampling` (clip candidates and the design),
+- `filters` (F1-F5 and the prompt audit), `clips` (clip candidates), `sampling` (the design),
   `stimuli` (text, audio and video renders);
 - `inference` (requests, run results, behavioural features and the offline baselines);
 - `ratings` (design, survey import, the simulated panel, rater differences);

@@ -1,11 +1,11 @@
-"""Clip selection (benchmarks.md 1.3) and the stratified, fully crossed dyad design (1.4).
+"""The stratified, fully crossed dyad design (benchmarks.md 1.4).
 
 A passing interaction with an empty stratum value (a participant missing from the gender
 table) is never dropped silently: `sample_design` stops naming it, or, with
 `unknown_stratum: level`, samples it in the explicit level `unknown`.
 
-`clip_candidates` proposes an early and a late window per interaction; the filters judge
-them (F2 turns, F3 speech) and `sample_design` draws the dyads from the interactions
+Clip selection (1.3) is `omnisocial.familiarity.clips.clip_candidates`; the filters judge its
+windows (F2 turns, F3 speech) and `sample_design` draws the dyads from the interactions
 that pass every filter.
 """
 
@@ -20,13 +20,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from omnisocial.familiarity.intervals import union_seconds
-from omnisocial.familiarity.turns import merge_turns, timeline
-from omnisocial.tables import CLIP_CANDIDATES, DESIGN, POSITIONS, RELATIONSHIPS
+from omnisocial.tables import DESIGN, POSITIONS, RELATIONSHIPS
 
 log = logging.getLogger(__name__)
 
-_EPS = 1e-9
 UNKNOWN_LEVEL = "unknown"
 UNKNOWN_POLICIES = ("error", "level")
 DEFAULT_STRATA = ("site", "relationship", "gender_mix")
@@ -47,177 +44,6 @@ MILP_TIME_LIMIT_S = 120.0
 
 class DesignError(ValueError):
     """The design cannot be filled; the message names the cell and what excluded its candidates."""
-
-
-# --------------------------------------------------------------------------------------------
-# Clip candidates
-# --------------------------------------------------------------------------------------------
-
-
-def _by_interaction(frame: pd.DataFrame | None) -> dict[str, pd.DataFrame]:
-    """The rows of `frame` per interaction_id (one pass instead of one filter per interaction)."""
-    if frame is None or frame.empty:
-        return {}
-    keys = frame["interaction_id"].astype(str)
-    return {str(key): rows for key, rows in frame.groupby(keys, sort=False)}
-
-
-def _interaction_end(interaction_id: str, line: pd.DataFrame, signals: pd.DataFrame | None) -> float:
-    """Usable end of an interaction: the shorter known audio track, else the timeline's end."""
-    if signals is not None and not signals.empty:
-        row = signals[signals["interaction_id"].astype(str) == str(interaction_id)]
-        if not row.empty:
-            durations = [
-                float(value)
-                for value in (row.iloc[0].get("duration_audio_a"), row.iloc[0].get("duration_audio_b"))
-                if value is not None and not pd.isna(value)
-            ]
-            if durations:
-                return min(durations)
-    return float(line["end"].max())
-
-
-def _is_cut(point: float, starts: np.ndarray, ends: np.ndarray) -> bool:
-    """True when some unit [start, end] strictly contains `point`."""
-    return bool(np.any((starts < point - _EPS) & (ends > point + _EPS)))
-
-
-def snap_end(end: float, line: pd.DataFrame, tolerance_s: float) -> float:
-    """Move a clip end back so that it does not cut a segment, where possible.
-
-    When no unit (segment) of `line` is cut at `end`, `end` stays. Otherwise the end moves
-    back to the latest unit end in [end - tolerance_s, end] that itself cuts no unit (the
-    end of the last whole word/utterance before `end`). When there is none, `end` stays:
-    a cut is unavoidable within the tolerance.
-    """
-    starts = line["start"].to_numpy(dtype=float)
-    ends = line["end"].to_numpy(dtype=float)
-    if not _is_cut(end, starts, ends):
-        return end
-    options = sorted({e for e in ends.tolist() if end - tolerance_s - _EPS <= e <= end + _EPS}, reverse=True)
-    for option in options:
-        if not _is_cut(option, starts, ends):
-            return min(option, end)
-    return end
-
-
-def snap_start_forward(target: float, onsets: np.ndarray, tolerance_s: float) -> float:
-    """The first turn onset in [target, target + tolerance_s], else `target` itself."""
-    inside = onsets[(onsets >= target - _EPS) & (onsets <= target + tolerance_s + _EPS)]
-    return float(inside.min()) if inside.size else float(target)
-
-
-def snap_start_backward(target: float, onsets: np.ndarray, tolerance_s: float) -> float:
-    """The last turn onset in [target - tolerance_s, target], else `target` itself."""
-    inside = onsets[(onsets <= target + _EPS) & (onsets >= target - tolerance_s - _EPS)]
-    return float(inside.max()) if inside.size else float(target)
-
-
-def _union_seconds(rows: pd.DataFrame, lo: float, hi: float) -> float:
-    """Seconds of [lo, hi] covered by the union of the intervals in `rows`."""
-    return union_seconds(zip(rows["start"].tolist(), rows["end"].tolist(), strict=True), lo, hi)
-
-
-def count_turns(turns: pd.DataFrame, clip_start: float, clip_end: float) -> int:
-    """Turns with a positive stretch inside [clip_start, clip_end] (turns clipped to the window)."""
-    overlap = np.minimum(turns["end"].to_numpy(float), clip_end) - np.maximum(
-        turns["start"].to_numpy(float), clip_start
-    )
-    return int(np.sum(overlap > _EPS))
-
-
-def _window(
-    position: str,
-    line: pd.DataFrame,
-    onsets: np.ndarray,
-    total_end: float,
-    params: Mapping,
-) -> tuple[float, float] | None:
-    duration = float(params["duration_s"])
-    tolerance = float(params["snap_tolerance_s"])
-    if position == "early":
-        target = float(params["early_start_s"])
-        start = snap_start_forward(target, onsets, tolerance)
-        if start + duration > total_end + _EPS:
-            start = target  # the snapped window runs past the end; the unsnapped one may fit
-        if target < 0 or start + duration > total_end + _EPS:
-            return None
-    else:
-        target = total_end - float(params["late_end_margin_s"]) - duration
-        if target < -_EPS:
-            return None
-        target = max(target, 0.0)
-        start = snap_start_backward(target, onsets, tolerance)
-    end = snap_end(start + duration, line, tolerance)
-    return round(start, 6), round(end, 6)
-
-
-def clip_candidates(
-    interactions: pd.DataFrame,
-    segments: pd.DataFrame | None,
-    speech: pd.DataFrame | None,
-    signals: pd.DataFrame | None,
-    clip_params: Mapping,
-    turn_gap_s: float,
-) -> pd.DataFrame:
-    """An early and a late clip window per interaction (a CLIP_CANDIDATES frame).
-
-    Source of speech: the interaction's timeline (`turns.timeline`): transcript/ASR
-    segments when it has any, else its VAD speech rows. An interaction with neither gets no
-    row. Turns are `merge_turns(timeline, turn_gap_s)`; a turn onset is a turn's start.
-
-    `clip_params` keys: duration_s, early_start_s, late_end_margin_s, snap_tolerance_s.
-
-    Interaction end T: the shorter of the two audio durations in `signals` when either is
-    known (clips are cut from the audio), else the end of the last timeline unit.
-
-    - early: starts at the first turn onset in [early_start_s, early_start_s + tolerance];
-      with no onset there (or when the snapped window would run past T) at early_start_s.
-      No early row when early_start_s + duration_s > T.
-    - late: the unsnapped start is u = T - late_end_margin_s - duration_s; the start is the
-      last turn onset in [u - tolerance, u], else u. No late row when u < 0. For a short
-      interaction the late window may overlap the early one (the filters still see both).
-    - end: start + duration_s, then moved back by `snap_end` to the end of the last whole
-      timeline unit when a unit would be cut (never more than the tolerance, so the clip is
-      between duration_s - tolerance and duration_s long).
-
-    n_turns counts merged turns overlapping the window (clipped to it). speech_s_a/b are
-    the seconds inside the window covered by each speaker's speech: the union of the
-    interaction's SPEECH (VAD) rows when it has any, else of its timeline units.
-    Rows are sorted by interaction_id, then early before late.
-    """
-    rows = []
-    ids = sorted(set(interactions["interaction_id"].astype(str)))
-    by_segments, by_speech, by_signals = (_by_interaction(frame) for frame in (segments, speech, signals))
-    for interaction_id in ids:
-        own_speech = by_speech.get(interaction_id)
-        line = timeline(interaction_id, by_segments.get(interaction_id), own_speech)
-        if line.empty:
-            continue
-        turns = merge_turns(line, turn_gap_s)
-        onsets = np.sort(turns["start"].to_numpy(float))
-        voiced = timeline(interaction_id, None, own_speech)
-        voiced = voiced if not voiced.empty else line
-        total_end = _interaction_end(interaction_id, line, by_signals.get(interaction_id))
-        for position in POSITIONS:
-            window = _window(position, line, onsets, total_end, clip_params)
-            if window is None:
-                continue
-            start, end = window
-            rows.append(
-                {
-                    "interaction_id": interaction_id,
-                    "position": position,
-                    "clip_start": start,
-                    "clip_end": end,
-                    "n_turns": count_turns(turns, start, end),
-                    "speech_s_a": round(_union_seconds(voiced[voiced["speaker"] == "a"], start, end), 6),
-                    "speech_s_b": round(_union_seconds(voiced[voiced["speaker"] == "b"], start, end), 6),
-                }
-            )
-    if not rows:
-        return CLIP_CANDIDATES.empty()
-    return CLIP_CANDIDATES.validate(pd.DataFrame(rows))
 
 
 # --------------------------------------------------------------------------------------------

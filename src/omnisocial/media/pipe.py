@@ -1,14 +1,19 @@
-"""Raw video frames for an external encoder (ffmpeg): pixel format and standard input.
+"""Raw video frames for an external encoder (ffmpeg): pixel format, standard input, the demos' mp4.
 
 The encoder runs through `ffmpeg_run.pipe_frames`; `run_with_stdin` is its former name.
+`encode_raw_mp4` is the one mp4 encoder of the demo generators (the familiarity demo corpus
+and the social demos): raw yuv420p frames on stdin, H.264 plus optional AAC, as an
+ffmpeg-python graph.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import ffmpeg
 import numpy as np
 
+from omnisocial.io import atomic_path
 from omnisocial.media.ffmpeg_run import pipe_frames
 
 
@@ -34,3 +39,76 @@ def yuv420p(rgb: np.ndarray) -> bytes:
 
     planes = [y.ravel(), half_size(cb).ravel(), half_size(cr).ravel()]
     return np.clip(np.round(np.concatenate(planes)), 0, 255).astype(np.uint8).tobytes()
+
+
+def raw_mp4_stream(
+    output: str | Path,
+    video: dict,
+    seconds: float,
+    audio_path: Path | None = None,
+    video_options: dict | None = None,
+    audio_options: dict | None = None,
+):
+    """The ffmpeg-python graph of `encode_raw_mp4` (raw yuv420p on `pipe:0` -> `output`).
+
+    Compiles to `ffmpeg -f rawvideo -framerate FPS -pix_fmt yuv420p -s WxH -threads 1 -i pipe:0
+    [-i AUDIO] -map 0:v:0 [-map 1:a:0] -f mp4 OPTIONS OUTPUT -nostdin -hide_banner -loglevel
+    error -y`, OPTIONS being libx264 ultrafast yuv420p single-threaded, `-t SECONDS`, bit-exact
+    flags, no metadata, then `-an` or AAC, plus `video_options` / `audio_options`, sorted by
+    name as ffmpeg-python writes them (their order does not change the encoding; global
+    options such as -nostdin may stand anywhere).
+    """
+    width, height = int(video["width"]), int(video["height"])
+    frames = ffmpeg.input(
+        "pipe:0",
+        format="rawvideo",
+        pix_fmt="yuv420p",
+        s=f"{width}x{height}",
+        framerate=str(video["fps"]),
+        threads=1,
+    )
+    streams = [frames["v:0"]]
+    options = {
+        "format": "mp4",
+        "t": f"{seconds:.6f}",
+        "c:v": "libx264",
+        "preset": "ultrafast",
+        "threads": 1,
+        "pix_fmt": "yuv420p",
+        "fflags": "+bitexact",
+        "flags:v": "+bitexact",
+        "map_metadata": -1,
+        **(video_options or {}),
+    }
+    if audio_path is None:
+        options["an"] = None
+    else:
+        streams.append(ffmpeg.input(str(audio_path))["a:0"])
+        options.update({"c:a": "aac", "flags:a": "+bitexact", **(audio_options or {})})
+    stream = ffmpeg.output(*streams, str(output), **options)
+    return stream.global_args("-nostdin", "-hide_banner", "-loglevel", "error").overwrite_output()
+
+
+def encode_raw_mp4(
+    path: Path,
+    frames: bytes,
+    video: dict,
+    seconds: float,
+    stderr_path: Path,
+    audio_path: Path | None = None,
+    video_options: dict | None = None,
+    audio_options: dict | None = None,
+) -> None:
+    """H.264 yuv420p (+ AAC of `audio_path`) from raw yuv420p `frames`, written atomically to `path`.
+
+    Single-threaded and bit-exact, without metadata, so the same frames give the same bytes.
+    `video` holds width, height and fps; `seconds` cuts the output (`-t`); `video_options` /
+    `audio_options` add or override output options (e.g. `{"qp": 4}`, `{"b:a": "32k"}`).
+    RuntimeError with the end of ffmpeg's message when it fails.
+    """
+    with atomic_path(path) as tmp:
+        stream = raw_mp4_stream(tmp, video, seconds, audio_path, video_options, audio_options)
+        code = pipe_frames(stream, frames, stderr_path)
+        if code:
+            message = Path(stderr_path).read_text(errors="replace")[-500:]
+            raise RuntimeError(f"ffmpeg failed for {path.name}: {message}")
