@@ -131,6 +131,7 @@ WHO_SCORES = Contract(
         Column("consistency", allowed=CONSISTENCY),
         Column("domain"),
         Column("subcategory"),
+        Column("other_prediction", allowed=("", *LETTERS), doc="the other parser's reading (audit)"),
     ),
     key=("model", "modality", "item_id"),
 )
@@ -149,6 +150,8 @@ ACCURACY_BREAKDOWN = Contract(
         Column("accuracy", "float", nullable=True),
         Column("ci_low", "float", nullable=True, doc="95% Wilson"),
         Column("ci_high", "float", nullable=True),
+        Column("parser", allowed=("", "released", "strict"), doc="the reply parser (social.parser)"),
+        Column("n_parser_differs", "int", doc="replies of the group the other parser reads differently"),
     ),
     key=("model", "modality", "breakdown", "level"),
 )
@@ -164,6 +167,7 @@ WHEN_SCORES = Contract(
         Column("prediction", allowed=("", *YES_NO), doc="empty = unparseable reply"),
         Column("parsed", "bool"),
         Column("correct", "bool"),
+        Column("other_prediction", allowed=("", *YES_NO), doc="the other parser's reading (audit)"),
     ),
     key=("model", "modality", "item_id"),
 )

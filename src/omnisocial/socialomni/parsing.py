@@ -26,8 +26,9 @@ option. A reply where no step finds a letter is unparsed in both.
 when (single cut): released = the letter rule above on A / B, then "yes" anywhere in the
 lower-cased reply -> A, then "no" anywhere -> B (`level2_pipeline.py:
 _normalize_q1_prediction`); substrings, so "I don't know" reads NO. strict = the same
-letter rule (strict flavour), then the whole words yes / no: exactly one present -> that
-one, else unparsed. The letter decides (A is option_A, whatever language it is written in).
+letter rule (strict flavour), then a leading "yes" / "no", then the whole words yes / no:
+exactly one present -> that one, else unparsed. The letter decides (A is option_A,
+whatever language it is written in).
 
 `disagreements` counts replies the two parsers read differently (reported with the metrics).
 """
@@ -135,6 +136,9 @@ def parse_yes_no_letter(text, parser: str = "released") -> str | None:
     if parser == "released":
         low = text.lower()
         return "A" if "yes" in low else "B" if "no" in low else None
+    lead = re.match(r"^\W*(yes|no)\b", text, re.I)
+    if lead:
+        return "A" if lead.group(1).lower() == "yes" else "B"
     has_yes, has_no = bool(_WORD_YES.search(text)), bool(_WORD_NO.search(text))
     if has_yes != has_no:
         return "A" if has_yes else "B"
