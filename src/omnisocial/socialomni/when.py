@@ -71,7 +71,7 @@ def extract_yes_no(text, option_a: str = "YES", option_b: str = "NO", parser: st
 
 
 def score_when_single(
-    items: pd.DataFrame, replies, parser: str = "released"
+    items: pd.DataFrame, replies, parser: str = "released", how_replies=None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Accuracy of single-cut YES/NO replies: (WHEN_SCORES per reply, ACCURACY_BREAKDOWN).
 
@@ -79,6 +79,9 @@ def score_when_single(
     present). `replies`: a frame with item_id, reply and optional model, modality, or a dict
     item_id -> reply. The breakdown holds overall accuracy (95% Wilson) and accuracy by
     gold answer (YES = recall of "speak", NO = recall of "wait"). `parser`: released or strict.
+    `how_replies`: optional {(model, modality, item_id): how answer}. With the released
+    parser an empty how answer to a gold-YES item makes its right when answer wrong (the
+    released pipeline fails the whole item on an empty answer); strict leaves it alone.
     """
     check_parser(parser)
     if isinstance(replies, dict):
@@ -101,6 +104,10 @@ def score_when_single(
         other = extract_yes_no(
             record["reply"], *options, parser="strict" if parser == "released" else "released"
         )
+        correct = prediction == item["gold"]
+        key = (record["model"], record["modality"], str(record["item_id"]))
+        if parser == "released" and how_replies and item["gold"] == "YES" and key in how_replies:
+            correct = correct and bool(str(how_replies[key] or "").strip())
         rows.append(
             {
                 "model": record["model"],
@@ -109,7 +116,7 @@ def score_when_single(
                 "gold": item["gold"],
                 "prediction": prediction or "",
                 "parsed": prediction is not None,
-                "correct": prediction == item["gold"],
+                "correct": correct,
                 "other_prediction": other or "",
             }
         )
@@ -262,11 +269,14 @@ def silence_baseline(
 def score_when_replies(
     items: pd.DataFrame, replies: pd.DataFrame, parser: str = "released"
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Single-cut scores of the when replies; the how replies among `replies` feed the released rule."""
     when = answered(replies, "when")
     if when.empty:
         return WHEN_SCORES.empty(), ACCURACY_BREAKDOWN.empty()
+    how = answered(replies, "how")
+    how_replies = {(r.model, r.modality, str(r.item_id)): r.reply for r in how.itertuples()}
     frame = when[["model", "modality", "item_id", "reply"]].reset_index(drop=True)
-    return score_when_single(items, frame, parser)
+    return score_when_single(items, frame, parser, how_replies)
 
 
 def score_when_stream(
