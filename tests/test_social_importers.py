@@ -11,9 +11,9 @@ import pytest
 from omnisocial.duplexeval.contracts import STREAM_ITEMS
 from omnisocial.duplexeval.importers import load_stream_items, load_stream_responses, read_stream_response
 from omnisocial.importing import IMPORT_ERRORS, ImportErrorWithItem, parse_timestamp
-from omnisocial.socialomni.importers import ReadOptions
 from omnisocial.socialomni.contracts import WHEN_ITEMS, WHO_ITEMS
 from omnisocial.socialomni.importers import (
+    ReadOptions,
     extract_query_interval,
     format_clock,
     load_when_items,
@@ -176,10 +176,18 @@ def test_load_who_items_accepts_a_data_wrapper(tmp_path):
         (lambda item: item.update(correct_answer="E"), "correct_answer", "expected one of"),
         (lambda item: item.update(question="What happened from 0:04 to 0:75?"), "question", "timestamp"),
         (lambda item: item.update(options=["A. x"]), "options", "2 to 4 options"),
-        (lambda item: item.update(options=["A. x", "B. y", "C. z"], correct_answer="D"), "correct_answer", "one of"),
+        (
+            lambda item: item.update(options=["A. x", "B. y", "C. z"], correct_answer="D"),
+            "correct_answer",
+            "one of",
+        ),
         (lambda item: item.update(options=["A. x", "A. y", "C. z", "D. w"]), "options", "once each"),
         (lambda item: item.pop("video_path"), "video_path", "missing"),
-        (lambda item: item.update(metadata={"consistency": "maybe"}), "metadata.consistency", "consistency_map"),
+        (
+            lambda item: item.update(metadata={"consistency": "maybe"}),
+            "metadata.consistency",
+            "consistency_map",
+        ),
         (lambda item: item.update(metadata="consistent"), "metadata", "object"),
     ],
 )

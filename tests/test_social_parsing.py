@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from omnisocial import cli
-from omnisocial.importing import read_timestamp
+from omnisocial.importing import format_excel_time, read_timestamp
 from omnisocial.socialomni.how import parse_judge_score, released_averages
 from omnisocial.socialomni.importers import extract_query_interval, import_socialomni
 from omnisocial.socialomni.parsing import parse_choice, parse_yes_no_letter
@@ -150,6 +150,9 @@ def test_excel_times_read_as_released():
     assert read_timestamp("01:02:50", "excel")[0] == pytest.approx(62.5)
     assert read_timestamp("00:17:00", "clock") == (1020.0, "")
     assert read_timestamp("0:17", "excel") == (17.0, "")
+    for seconds in (0.0, 5.8, 17.0, 62.5, 119.9):
+        assert read_timestamp(format_excel_time(seconds), "excel")[0] == pytest.approx(seconds)
+    assert format_excel_time(17) == "00:17:00"
 
 
 @pytest.mark.parametrize(
@@ -320,3 +323,17 @@ def test_cli_names_file_item_and_field(tmp_path, capsys):
     message = capsys.readouterr().err.strip()
     assert "replies.csv" in message and "item 9" in message and "field id" in message
     assert len(message.splitlines()) == 1
+
+
+def test_who_protocol_whole_clip_by_default():
+    from omnisocial.socialomni.requests import media_cuts
+
+    who = pd.DataFrame({"item_id": ["1", "2"], "video_path": ["v.mp4", "w.mp4"], "query_time": [8.0, None]})
+    when = pd.DataFrame({"item_id": ["a"], "video_path": ["v.mp4"], "cut_time": [17.0]})
+    assert media_cuts(who, when) == {
+        ("who", "1"): ("v.mp4", None),
+        ("who", "2"): ("w.mp4", None),
+        ("when", "a"): ("v.mp4", 17.0),
+    }
+    causal = media_cuts(who, when, "causal")
+    assert causal[("who", "1")] == ("v.mp4", 8.0) and causal[("who", "2")] == ("w.mp4", None)

@@ -125,6 +125,18 @@ def read_timestamp(value, mode: str = "clock") -> tuple[float, str]:
     raise ValueError(f"not a timestamp (seconds, M:SS or three fields): {value!r}")
 
 
+def format_excel_time(seconds: float) -> str:
+    """A time as the SocialOmni data builder's Excel cells hold it: 17 s -> "00:17:00", 62.5 s -> "01:02:50".
+
+    Minutes, seconds, hundredths; `read_timestamp(..., "excel")` reads it back.
+    """
+    hundredths = round(float(seconds) * 100)
+    if hundredths < 0:
+        raise ValueError(f"time must be >= 0, got {seconds!r}")
+    minutes, rest = divmod(hundredths, 6000)
+    return f"{minutes:02d}:{rest // 100:02d}:{rest % 100:02d}"
+
+
 def parse_timestamp(value, mode: str = "clock") -> float:
     """Seconds from a timestamp (`read_timestamp` without the note)."""
     return read_timestamp(value, mode)[0]

@@ -96,6 +96,7 @@ rule socialomni_cut_media:
     params:
         root=social_roots()[0],
         media_root=sout("media"),
+        who_protocol=SOCIAL["who"]["protocol"],
     script:
         "../scripts/socialomni/cut_media.py"
 
@@ -151,6 +152,8 @@ rule socialomni_score_who:
         sout("logs", "social_score_who.log"),
     conda:
         "../../envs/media.yaml"
+    params:
+        parser=SOCIAL["parser"],
     script:
         "../scripts/socialomni/score_who.py"
 
@@ -186,6 +189,7 @@ rule socialomni_score_when:
     params:
         thresholds=SOCIAL["when"]["thresholds"],
         deltas=SOCIAL["when"]["deltas"],
+        parser=SOCIAL["parser"],
     script:
         "../scripts/socialomni/score_when.py"
 
