@@ -13,6 +13,7 @@ from omnisocial.duplexeval.importers import load_stream_items, load_stream_respo
 from omnisocial.importing import IMPORT_ERRORS, ImportErrorWithItem, parse_timestamp
 from omnisocial.socialomni.contracts import WHEN_ITEMS, WHO_ITEMS
 from omnisocial.socialomni.importers import (
+    ReadOptions,
     extract_query_interval,
     format_clock,
     load_when_items,
@@ -80,7 +81,6 @@ def test_query_interval_from_question_text(question, interval):
 @pytest.mark.parametrize(
     "question",
     [
-        "Who speaks sometime later?",  # no time
         "At 0:05, and again at 0:09, who speaks?",  # two different times
         "What happened from 0:09 to 0:04?",  # reversed
         "Who speaks at 0:00?",  # nothing observed yet
@@ -175,11 +175,19 @@ def test_load_who_items_accepts_a_data_wrapper(tmp_path):
         (lambda item: item.pop("correct_answer"), "correct_answer", "expected a letter"),
         (lambda item: item.update(correct_answer="E"), "correct_answer", "expected one of"),
         (lambda item: item.update(question="What happened from 0:04 to 0:75?"), "question", "timestamp"),
-        (lambda item: item.update(question="Who talks?"), "question", "no time"),
-        (lambda item: item.update(options=["A. x", "B. y", "C. z"]), "options", "4 options"),
+        (lambda item: item.update(options=["A. x"]), "options", "2 to 4 options"),
+        (
+            lambda item: item.update(options=["A. x", "B. y", "C. z"], correct_answer="D"),
+            "correct_answer",
+            "one of",
+        ),
         (lambda item: item.update(options=["A. x", "A. y", "C. z", "D. w"]), "options", "once each"),
         (lambda item: item.pop("video_path"), "video_path", "missing"),
-        (lambda item: item.update(metadata={}), "metadata.consistency", "consistent"),
+        (
+            lambda item: item.update(metadata={"consistency": "maybe"}),
+            "metadata.consistency",
+            "consistency_map",
+        ),
         (lambda item: item.update(metadata="consistent"), "metadata", "object"),
     ],
 )
@@ -281,7 +289,10 @@ def test_load_when_items_reads_the_released_layout(tmp_path):
     path = write_json(tmp_path / "data/level_2/annotations.json", {"data": level2_items()})
     items = load_when_items(path)
     assert list(items.columns) == WHEN_ITEMS.names
-    assert items["cut_time"].tolist() == [65.0, 65.0, 17.0]
+    # excel reading (default): "00:01:05" is H:MM:CC, 0 min 1 s and 5 hundredths
+    assert items["cut_time"].tolist() == [1.05, 65.0, 17.0]
+    clock = load_when_items(path, max_time_s=ReadOptions(timestamps="clock"))
+    assert clock["cut_time"].tolist() == [65.0, 65.0, 17.0]
     assert items["timestamp_raw"].tolist() == ["00:01:05", "1:05", "17"]
     assert items["correct_answer"].tolist() == ["A", "B", "B"]
     assert items["gold"].tolist() == ["YES", "NO", "YES"]

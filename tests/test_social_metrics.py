@@ -65,7 +65,7 @@ from omnisocial.stats.tolerance import tolerance_prf
         ("I cannot tell who is speaking.", None),
         ("", None),
         (None, None),
-        ("the answer is a bit unclear", None),  # lower-case "a" is an article, not option A
+        ("the answer is a bit unclear", "A"),  # released: the article "a" read as option A (strict: None)
     ],
 )
 def test_extract_letter(reply, letter):
@@ -122,7 +122,7 @@ def test_score_who_hand_computed():
     assert breakdown.loc[("correct_option", "B"), ["n", "n_correct"]].tolist() == [2, 0]
     assert breakdown.loc[("correct_option", "D"), ["n", "n_unparsed", "n_correct"]].tolist() == [1, 1, 0]
     assert breakdown.loc[("domain", "family"), "accuracy"] == pytest.approx(2 / 3)
-    assert ("consistency", "unknown") not in breakdown.index
+    assert ("consistency", "unknown") in breakdown.index  # released items without it: own row
     assert ("domain", "") not in breakdown.index
     confusion = scores.confusion.set_index("truth")[["A", "B", "C", "D", "unparsed"]]
     assert confusion.loc["A"].tolist() == [2, 0, 0, 0, 0]
@@ -288,7 +288,7 @@ def test_build_who_items_fails_clearly_when_too_few_targets():
     ],
 )
 def test_extract_yes_no(reply, answer):
-    assert extract_yes_no(reply) == answer
+    assert extract_yes_no(reply, parser="strict") == answer  # released cases: test_social_parsing.py
 
 
 def test_extract_yes_no_maps_letters_through_options():
@@ -489,9 +489,12 @@ def test_parse_judge_score_empty_candidate_and_unparseable():
     assert parse_judge_score("", candidate="") == (0.0, "empty candidate")
     assert parse_judge_score("75", candidate="   ") == (0.0, "empty candidate")
     assert parse_judge_score("75", candidate="Sure!") == (75.0, "")
-    assert parse_judge_score("no idea") == (None, "no number in judge reply")
-    assert parse_judge_score("") == (None, "empty judge reply")
-    assert parse_judge_score(None).score is None
+    # strict: a judge failure is unparsed; released (default): 0, and the reason says so
+    assert parse_judge_score("no idea", parser="strict") == (None, "no number in judge reply")
+    assert parse_judge_score("", parser="strict") == (None, "empty judge reply")
+    assert parse_judge_score(None, parser="strict").score is None
+    assert parse_judge_score("N/A") == (0.0, "no number in judge reply (released: scored 0)")
+    assert parse_judge_score("") == (0.0, "empty judge reply (released: scored 0)")
     assert snap_score(37.4) == 25.0 and snap_score(37.5) == 25.0 and snap_score(37.6) == 50.0
 
 

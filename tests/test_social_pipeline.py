@@ -416,7 +416,11 @@ def test_registry_model_path_cuts_media_and_scores(demo, tmp_path):
     who = social["who_items"].head(2)
     when = social["when_items"][social["when_items"]["gold"] == "YES"].head(1)
     entry = {"name": "answers-a", "backend": "baseline", "model": "chance", "modalities": ["audio", "video"]}
-    assert cut_all_media(who, when, root / "socialomni", tmp_path / "media", "audio_video", threads=2) == 3
+    media = tmp_path / "media"
+    assert (
+        cut_all_media(who, when, root / "socialomni", media, "audio_video", threads=2, who_protocol="causal")
+        == 3
+    )
     requests = social_requests(entry, who, when, tmp_path / "media")
     assert [task for task, _, _ in requests] == ["who", "who", "when", "how"]
     first = requests[0][2]

@@ -31,7 +31,12 @@ from omnisocial.tables import METRICS, PREDICTIONS, RELATIONSHIPS, Contract, Tab
 EXIT_OK = 0
 EXIT_INPUT = 2
 
-PLUGIN_MODULES = ("omnisocial.stats.glmm", "omnisocial.stats.rasch")
+PLUGIN_MODULES = (
+    "omnisocial.stats.glmm",
+    "omnisocial.stats.rasch",
+    # SocialOmni: `omnisocial socialomni who|when|how` (scoring replies made elsewhere)
+    "omnisocial.socialomni.cli",
+)
 
 
 class InputError(Exception):

@@ -11,16 +11,20 @@ strict about anything else; this module holds what they share:
 - `resolve` (a media path against a data set's root), `concat_frames` (concatenate and
   validate, empty -> the contract's empty table) and `nan_to_none`.
 
-Timestamps (`parse_timestamp`) are read as real clock times:
+Timestamps (`parse_timestamp(value, mode)`, `read_timestamp` also says how it read them):
     "17" / "17.5"          -> seconds
     "1:05" / "1:05.5"      -> M:SS, 65 / 65.5 s (the seconds field must be < 60)
+    three fields, mode "clock" (the default here, and Omni-DuplexEval's reading):
     "0:01:05" / "00:01:05" -> H:MM:SS, 65 s (minutes and seconds fields < 60)
-The released SocialOmni code reads three-field times differently, and not even
-consistently: the level-2 pipeline takes the middle field as seconds ("00:17:00" -> 17 s),
-and the hosted evaluator reads "01:02:50" as 1 min 2.5 s (the last field as hundredths).
-We do not copy either: "00:17:00" is 17 minutes here. Where a release's three-field stamps
-really mean something else, the times come out far beyond the 10-30 s clips, which the
-readers' `max_time_s` check turns into an error naming the item.
+    three fields, mode "excel" (SocialOmni's: its data builder wrote the annotators'
+    "M:SS" into Excel time cells, which stored them as H:MM:00):
+    "00:17:00"             -> 0 min 17 s, as the released level-2 pipeline reads it
+    "01:02:50"             -> 1 min 2.50 s: a last field other than 00 is hundredths, as the
+                              released hosted evaluator reads it (the level-2 pipeline would
+                              drop it); the demo writes its sub-second cuts that way.
+Every excel reading of a three-field stamp comes back from `read_timestamp` as a note, so
+an importer can list it. Where a release's stamps mean something else, the times come out
+beyond the clips' length, which the readers' `max_time_s` check turns into an error.
 """
 
 from __future__ import annotations
@@ -70,40 +74,72 @@ _CLOCK = re.compile(r"^(\d+):(\d{1,2}(?:\.\d+)?)$")
 _CLOCK3 = re.compile(r"^(\d+):(\d{1,2}):(\d{1,2}(?:\.\d+)?)$")
 
 
-def parse_timestamp(value) -> float:
-    """Seconds from a timestamp: a number, "SS[.s]", "M:SS[.s]" or "H:MM:SS[.s]" (real clock time).
+TIMESTAMP_MODES = ("excel", "clock")
 
-    A trailing "s" is allowed ("12.5s"), full-width colons are read as colons. Raises
+
+def read_timestamp(value, mode: str = "clock") -> tuple[float, str]:
+    """(seconds, note) of a timestamp: a number, "SS[.s]", "M:SS[.s]" or three fields (module doc).
+
+    `note` is "" unless an excel-mode three-field stamp was read (then it says how). A
+    trailing "s" is allowed ("12.5s"), full-width colons are read as colons. Raises
     ValueError for anything else, negative or non-finite values, and minute or second
     fields of 60 or more.
     """
+    if mode not in TIMESTAMP_MODES:
+        raise ValueError(f"unknown timestamp mode {mode!r}; expected one of {', '.join(TIMESTAMP_MODES)}")
     if isinstance(value, bool) or value is None:
         raise ValueError(f"not a timestamp: {value!r}")
     if isinstance(value, (int, float)):
         number = float(value)
         if not math.isfinite(number) or number < 0:
             raise ValueError(f"timestamp must be a finite number >= 0, got {value!r}")
-        return number
+        return number, ""
     if not isinstance(value, str):
         raise ValueError(f"not a timestamp: {value!r}")
     text = value.strip().replace("：", ":")
     if text.lower().endswith("s") and _NUMBER.match(text[:-1].strip()):
         text = text[:-1].strip()
     if _NUMBER.match(text):
-        return float(text)
+        return float(text), ""
     match = _CLOCK.match(text)
     if match:
         minutes, seconds = int(match.group(1)), float(match.group(2))
         if seconds >= 60:
             raise ValueError(f"seconds field >= 60 in {value!r}")
-        return minutes * 60 + seconds
+        return minutes * 60 + seconds, ""
     match = _CLOCK3.match(text)
+    if match and mode == "excel":
+        minutes, seconds, last = int(match.group(1)), int(match.group(2)), match.group(3)
+        if seconds >= 60:
+            raise ValueError(f"seconds field (the middle one, excel reading) >= 60 in {value!r}")
+        if not re.fullmatch(r"\d{1,2}", last):
+            raise ValueError(f"last field of an excel time must be 00-99 (hundredths), got {value!r}")
+        total = minutes * 60 + seconds + int(last) / 100
+        how = "H:MM:00 read as M:SS" if int(last) == 0 else "H:MM:CC read as M:SS.CC"
+        return total, f"excel time {text!r} -> {total:g} s ({how})"
     if match:
         hours, minutes, seconds = int(match.group(1)), int(match.group(2)), float(match.group(3))
         if minutes >= 60 or seconds >= 60:
             raise ValueError(f"minutes or seconds field >= 60 in {value!r}")
-        return hours * 3600 + minutes * 60 + seconds
-    raise ValueError(f"not a timestamp (seconds, M:SS or H:MM:SS): {value!r}")
+        return hours * 3600 + minutes * 60 + seconds, ""
+    raise ValueError(f"not a timestamp (seconds, M:SS or three fields): {value!r}")
+
+
+def format_excel_time(seconds: float) -> str:
+    """A time as the SocialOmni data builder's Excel cells hold it: 17 s -> "00:17:00", 62.5 s -> "01:02:50".
+
+    Minutes, seconds, hundredths; `read_timestamp(..., "excel")` reads it back.
+    """
+    hundredths = round(float(seconds) * 100)
+    if hundredths < 0:
+        raise ValueError(f"time must be >= 0, got {seconds!r}")
+    minutes, rest = divmod(hundredths, 6000)
+    return f"{minutes:02d}:{rest // 100:02d}:{rest % 100:02d}"
+
+
+def parse_timestamp(value, mode: str = "clock") -> float:
+    """Seconds from a timestamp (`read_timestamp` without the note)."""
+    return read_timestamp(value, mode)[0]
 
 
 class _Errors:

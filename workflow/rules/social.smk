@@ -47,6 +47,7 @@ rule social_import:
         stream_events=sout("items", "stream_events.csv"),
         stream_responses=sout("items", "stream_responses_imported.csv"),
         errors=sout("items", "import_errors.csv"),
+        timestamp_readings=sout("items", "timestamp_readings.csv"),
     log:
         sout("logs", "social_import.log"),
     conda:
@@ -62,6 +63,8 @@ rule social_import:
         responses_root=SOCIAL["responses_root"],
         skip_bad_items=SOCIAL["skip_bad_items"],
         max_time_s=SOCIAL["max_time_s"],
+        timestamps=SOCIAL["timestamps"],
+        consistency_map=SOCIAL["consistency_map"],
     script:
         "../scripts/social/import.py"
 

@@ -103,6 +103,7 @@ rule socialomni_cut_media:
     params:
         root=social_roots()[0],
         media_root=lambda wildcards, output: str(Path(output[0]).parent),
+        who_protocol=SOCIAL["who"]["protocol"],
     script:
         "../scripts/socialomni/cut_media.py"
 
@@ -165,6 +166,8 @@ rule socialomni_score_who:
         "../../envs/media.yaml"
     resources:
         runtime=minutes(10),
+    params:
+        parser=SOCIAL["parser"],
     script:
         "../scripts/socialomni/score_who.py"
 
@@ -202,6 +205,7 @@ rule socialomni_score_when:
     params:
         thresholds=SOCIAL["when"]["thresholds"],
         deltas=SOCIAL["when"]["deltas"],
+        parser=SOCIAL["parser"],
     script:
         "../scripts/socialomni/score_when.py"
 

@@ -7,11 +7,15 @@ Implements the exactly-specified parts of benchmarks.md section 2, split by stag
 - `contracts`: the table contracts of items, replies and scores;
 - `demo`: the generated multi-party demo clips in the released formats;
 - `baselines`: panel motion / silence after VAD / previous utterance, and chance;
-- `requests`: registry models' requests (media cut at the query or cut time) and replies;
+- `requests`: registry models' requests (who: the whole clip by default, or cut at the
+  query time; when / how: cut at the cut time) and replies;
+- `parsing`: reading replies as the released code does (default) or strictly;
+- `cli`: `omnisocial socialomni who|when|how`, scoring replies made elsewhere;
 - `who`: letter extraction, the who-MCQ scorer, McNemar between models, prompts per
   modality and a builder of factorial 4-way items for new corpora;
 - `when`: the released single-cut YES/NO scorer and the streaming turn-taking protocol;
-- `how`: judge-score parsing, judging the candidates, aggregation and judge agreement;
+- `how`: judge-score parsing, judging the candidates, aggregation, the released scripts'
+  averages, response coverage and the large-gap rate, and judge agreement;
 - `profile`: one row per model with perception and generation ranks;
 - `figures`: profile, timing and rank figures.
 

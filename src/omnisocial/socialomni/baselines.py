@@ -120,7 +120,10 @@ def who_signal_replies(
             cache[video] = panel_motion(video, clip_panels, fps)
         motion = cache[video]
         times = np.arange(len(motion)) / fps
-        inside = (times >= float(item["query_start"]) - EPS) & (times <= float(item["query_time"]) + EPS)
+        start, end = item["query_start"], item["query_time"]
+        start = 0.0 if pd.isna(start) else float(start)  # no time in the question: the whole clip
+        end = math.inf if pd.isna(end) else float(end)
+        inside = (times >= start - EPS) & (times <= end + EPS)
         speakers = _option_speakers(item)
         rng = item_rng(seed, item["item_id"], 1)
         means = {

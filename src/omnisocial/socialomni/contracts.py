@@ -45,12 +45,22 @@ WHO_ITEMS = Contract(
         Column("source", doc="'socialomni' (released level 1) or 'built' (build_who_items)"),
         Column("video_path"),
         Column("question"),
-        Column("query_start", "float", doc="start of the asked interval (= query_time for a point)"),
-        Column("query_time", "float", doc="t: end of the asked interval, where the released code cuts"),
+        Column(
+            "query_start",
+            "float",
+            nullable=True,
+            doc="start of the asked interval (= query_time for a point); empty: no time (the whole clip)",
+        ),
+        Column(
+            "query_time",
+            "float",
+            nullable=True,
+            doc="t: end of the asked interval (the causal protocol cuts there); empty: no time",
+        ),
         Column("option_a", doc="option text without its 'A. ' prefix: '<speaker> said <utterance>'"),
         Column("option_b"),
-        Column("option_c"),
-        Column("option_d"),
+        Column("option_c", doc="empty for a 2-option item"),
+        Column("option_d", doc="empty for a 2- or 3-option item"),
         Column("correct_answer", allowed=LETTERS),
         Column("speaker", doc="true speaker: the '<speaker>' part of the correct option"),
         Column("consistency", allowed=CONSISTENCY, doc="audio-visual consistency of the item"),
@@ -70,6 +80,19 @@ WHO_ITEMS = Contract(
 )
 
 
+TIMESTAMP_READINGS = Contract(
+    "timestamp_readings",
+    (
+        Column("source", doc="the file"),
+        Column("item_id"),
+        Column("field"),
+        Column("raw", doc="the time as written"),
+        Column("seconds", "float", doc="how it was read"),
+        Column("note", doc="the reading rule (importing.read_timestamp)"),
+    ),
+)
+
+
 WHEN_ITEMS = Contract(
     "when_items",
     (
@@ -77,11 +100,11 @@ WHEN_ITEMS = Contract(
         Column("video_path", doc="video_file"),
         Column("question", doc="question_1.question"),
         Column("timestamp_raw", doc="question_1.timestamp as written"),
-        Column("cut_time", "float", doc="question_1.timestamp as clock time in seconds"),
+        Column("cut_time", "float", doc="question_1.timestamp in seconds (social.timestamps reading)"),
         Column("option_a"),
         Column("option_b"),
         Column("correct_answer", allowed=("A", "B")),
-        Column("gold", allowed=YES_NO, doc="the correct option's text: should the target speak now?"),
+        Column("gold", allowed=YES_NO, doc="should the target speak now? (the correct option's meaning)"),
         Column("target", doc="participant named in question_2 ('What should X say?'), empty if not found"),
         Column("how_question", doc="question_2.question, empty when absent"),
         Column("how_reference", doc="question_2.answer, empty when absent"),
@@ -108,6 +131,7 @@ WHO_SCORES = Contract(
         Column("consistency", allowed=CONSISTENCY),
         Column("domain"),
         Column("subcategory"),
+        Column("other_prediction", allowed=("", *LETTERS), doc="the other parser's reading (audit)"),
     ),
     key=("model", "modality", "item_id"),
 )
@@ -126,6 +150,8 @@ ACCURACY_BREAKDOWN = Contract(
         Column("accuracy", "float", nullable=True),
         Column("ci_low", "float", nullable=True, doc="95% Wilson"),
         Column("ci_high", "float", nullable=True),
+        Column("parser", allowed=("", "released", "strict"), doc="the reply parser (social.parser)"),
+        Column("n_parser_differs", "int", doc="replies of the group the other parser reads differently"),
     ),
     key=("model", "modality", "breakdown", "level"),
 )
@@ -141,6 +167,7 @@ WHEN_SCORES = Contract(
         Column("prediction", allowed=("", *YES_NO), doc="empty = unparseable reply"),
         Column("parsed", "bool"),
         Column("correct", "bool"),
+        Column("other_prediction", allowed=("", *YES_NO), doc="the other parser's reading (audit)"),
     ),
     key=("model", "modality", "item_id"),
 )

@@ -7,8 +7,10 @@
   as the released `min(levels, key=distance)` does (it returns the first of equal ones);
 - an empty candidate (the model said nothing) scores 0 without a judge reply; pass the
   candidate to get that rule;
-- a reply with no number is unparseable: score None with the reason, NOT 0 as in the
-  released scorer (a judge failure is not evidence that the candidate is bad);
+- a judge reply with no number ("N/A") or an empty one: 0 as released (`parser="released"`,
+  the default; the reason says so, so it is never silent), None (unparsed, counted in
+  n_unparsed) with `parser="strict"` (a judge failure is not evidence that the candidate
+  is bad);
 - "first number" is taken literally, as released: "On a 0-100 scale: 75" reads 0.
 
 `aggregate_how` reports, per model, per judge and aggregated over judges:
@@ -19,6 +21,23 @@
   then over items; without zeros it leaves out the items whose judge mean is 0 (every
   judge gave 0), not single zero scores;
 - n_items (items with a valid score), n_nonzero, n_unparsed (rows with a missing score).
+
+`released_averages` reports each average the released scripts compute, under its own name,
+per model and judge (from per-item rows: gold, when_correct, has_reference, candidate,
+score):
+- mean_pipeline (`models/pipeline/level2_pipeline.py: _build_payload`): the how score is
+  gated by the when outcome (`released_how_score`), then averaged over scores > 0 only;
+- mean_rescoring (`scripts/score_level2_q2_with_omni.py: score_file`): items whose when
+  answer is right and that have a reference; an empty candidate scores 0; zeros kept;
+- mean_language_report (`scripts/report_level2_extended_by_language.py: build_report`):
+  gold-YES items with a right when answer and a score; zeros kept.
+And the paper's auxiliary how metrics, which neither the paper's text nor the released code
+pins down; our definitions:
+- response_coverage: among gold-YES items (those with a how question), the share with a
+  non-empty candidate (a model that stays silent when it should speak covers nothing);
+- large_gap_rate: among gold-YES items with a right when answer and a score, the share
+  scored <= 25 (LARGE_GAP_MAX_SCORE): the model knew it should speak but said something
+  far from the reference, the perception-generation gap the paper's joint profile is about.
 
 `released_how_score` reproduces the released level-2 rule that ties the how score to the
 when answer: gold YES and the model said YES -> the judged score; gold YES and the model
@@ -39,6 +58,7 @@ import pandas as pd
 from omnisocial.importing import nan_to_none
 from omnisocial.judges.agreement import icc, krippendorff_alpha, to_matrix
 from omnisocial.socialomni.contracts import HOW_JUDGEMENTS, answered
+from omnisocial.socialomni.parsing import check_parser
 
 log = logging.getLogger(__name__)
 
@@ -57,15 +77,18 @@ def snap_score(value: float) -> float:
     return min(LEVELS, key=lambda level: abs(level - value))
 
 
-def parse_judge_score(text, candidate: str | None = None) -> JudgeScore:
-    """(score, reason) from a judge reply; score None when unparseable (module doc)."""
+def parse_judge_score(text, candidate: str | None = None, parser: str = "released") -> JudgeScore:
+    """(score, reason) from a judge reply; no number: 0 as released, None when strict (module doc)."""
+    check_parser(parser)
     if candidate is not None and not str(candidate).strip():
         return JudgeScore(0.0, "empty candidate")
+    failed = 0.0 if parser == "released" else None
+    suffix = " (released: scored 0)" if parser == "released" else ""
     if not isinstance(text, str) or not text.strip():
-        return JudgeScore(None, "empty judge reply")
+        return JudgeScore(failed, "empty judge reply" + suffix)
     match = _NUMBER.search(text)
     if not match:
-        return JudgeScore(None, "no number in judge reply")
+        return JudgeScore(failed, "no number in judge reply" + suffix)
     return JudgeScore(snap_score(float(match.group(0))), "")
 
 
@@ -77,6 +100,73 @@ def released_how_score(gold: str, when_correct: bool, judged: float | None) -> f
     if not when_correct:
         return 0.0
     return judged if gold == "YES" else None
+
+
+LARGE_GAP_MAX_SCORE = 25.0
+
+
+def _mean(values: list[float]) -> float:
+    return float(np.mean(values)) if values else math.nan
+
+
+def released_averages(rows: pd.DataFrame) -> pd.DataFrame:
+    """The released scripts' averages and the auxiliary metrics per model and judge (module doc).
+
+    `rows`: model, judge, item_id, gold (YES/NO), when_correct (bool), has_reference (bool),
+    candidate (the how answer, "" when none), score (the judged score of the candidate, NaN
+    when not judged or unparsed). Optional `domain`: an extra row per domain.
+    """
+    needed = ("model", "judge", "item_id", "gold", "when_correct", "has_reference", "candidate", "score")
+    missing = [c for c in needed if c not in rows.columns]
+    if missing:
+        raise ValueError(f"how rows lack column(s) {', '.join(missing)}")
+    frame = rows.copy()
+    if "domain" not in frame.columns:
+        frame["domain"] = ""
+    out = []
+    groups = [("all", frame)] + [(d, sub) for d, sub in frame.groupby("domain", sort=True) if d != ""]
+    for level, part in groups:
+        for (model, judge), group in part.groupby(["model", "judge"], sort=True):
+            pipeline, rescoring, language, gap = [], [], [], []
+            yes = covered = 0
+            for r in group.to_dict("records"):
+                score = nan_to_none(r["score"])
+                empty = not str(r["candidate"] or "").strip()
+                correct, gold = bool(r["when_correct"]), str(r["gold"]).upper()
+                judged = 0.0 if empty else score
+                gated = released_how_score(gold, correct, judged)
+                if gated is not None and gated > 0:
+                    pipeline.append(gated)
+                if correct and r["has_reference"] and judged is not None:
+                    rescoring.append(judged)
+                if gold == "YES":
+                    yes += 1
+                    covered += not empty
+                    if correct and judged is not None:
+                        language.append(judged)
+                        gap.append(judged <= LARGE_GAP_MAX_SCORE)
+            out.append(
+                {
+                    "model": model,
+                    "judge": judge,
+                    "breakdown": "overall" if level == "all" else "domain",
+                    "level": level,
+                    "n_items": len(group),
+                    "mean_pipeline": _mean(pipeline),
+                    "n_pipeline": len(pipeline),
+                    "mean_rescoring": _mean(rescoring),
+                    "n_rescoring": len(rescoring),
+                    "mean_language_report": _mean(language),
+                    "n_language_report": len(language),
+                    "response_coverage": covered / yes if yes else math.nan,
+                    "n_yes": yes,
+                    "n_covered": covered,
+                    "large_gap_rate": _mean([float(g) for g in gap]),
+                    "n_large_gap": int(sum(gap)),
+                    "n_unparsed": int(group["score"].isna().sum()),
+                }
+            )
+    return pd.DataFrame(out, columns=list(out[0]) if out else ["model", "judge", "breakdown", "level"])
 
 
 def _means(values: pd.Series) -> dict:

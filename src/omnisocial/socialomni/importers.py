@@ -12,13 +12,27 @@ Every reader is tolerant of the variations the releases show (a list or a `{"dat
 wrapper, option prefixes "A." / "(A)" / "A)", full-width colons in times, numbers given
 as strings) and strict about anything else (`omnisocial.importing.ImportErrorWithItem`);
 with `collect_errors=True` a reader skips bad items and returns `(items, errors)`.
-Timestamps: `omnisocial.importing.parse_timestamp`.
+Timestamps: `omnisocial.importing.read_timestamp`, by default in its "excel" mode
+(`social.timestamps`) for level 2's question_1.timestamp: the SocialOmni data builder
+wrote those times through Excel, so "00:17:00" is 17 s, as the released pipeline reads it;
+"clock" reads clock time. Times inside question texts are text typed by people and are
+always read as clock time ("0:00:10" is 10 s). Every
+excel reading of a three-field stamp is listed in the `timestamp_readings` table
+(TIMESTAMP_READINGS), so a user sees each one.
+
+Tolerated as the released code tolerates it: a missing `metadata.consistency` (split
+"unknown", reported as its own row), other spellings of it mapped through
+`consistency_map` (`social.consistency_map`), 2 to 4 who options (the letters present are
+the item's choices), when options in any language ("SÍ" / "NO": the option letter decides,
+A = YES and B = NO unless the texts are YES / NO in English the other way round).
 
 SocialOmni level 1 keeps the query time in the question text; `extract_query_interval`
 finds it (patterns of the released questions: "from 0:04 to 0:08", "between second 3 and
-7", "at the 2th and 6th second", "at 0:05", "at 5 seconds"), and exactly one distinct time
-or interval must be found. `query_time` is the interval's end (the point where the
-released evaluator cuts the clip), `query_start` its start (equal for a point).
+7", "at the 2th and 6th second", "at 0:05", "at 5 seconds", a bare range "00:04-00:08" or
+"[0:04 - 0:08]", "around 0:04"). At most one distinct time or interval may be found; a
+question without any time asks about the whole clip (query_start / query_time empty).
+`query_time` is the interval's end (where the `causal` who protocol cuts the clip; the
+released evaluator sends the whole clip, `socialomni.requests`), `query_start` its start.
 """
 
 from __future__ import annotations
@@ -27,7 +41,8 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -45,11 +60,13 @@ from omnisocial.importing import (
     _unique,
     concat_frames,
     parse_timestamp,
+    read_timestamp,
 )
 from omnisocial.socialomni.contracts import (
     HOW_REFERENCES,
     LETTERS,
     PANELS,
+    TIMESTAMP_READINGS,
     TURNS,
     WHEN_ITEMS,
     WHEN_STREAM_ITEMS,
@@ -84,14 +101,18 @@ _QUERY_PATTERNS = [
     re.compile(rf"\bat\s+(?:the\s+)?{_CLK}", re.I),
     re.compile(rf"\bat\s+(?:the\s+)?{_NUM}{_ORD}{_UNIT}", re.I),
     re.compile(rf"\bat\s+second\s+{_NUM}\b", re.I),
+    re.compile(rf"\[?\s*{_CLK}\s*(?:-|–|~|to)\s*{_CLK}\s*\]?", re.I),
+    re.compile(rf"\baround\s+(?:the\s+)?{_CLK}", re.I),
+    re.compile(rf"\baround\s+(?:the\s+)?(?:second\s+)?{_NUM}{_ORD}(?:{_UNIT})?", re.I),
 ]
 
 
-def extract_query_interval(question: str) -> tuple[float, float]:
+def extract_query_interval(question: str, timestamps: str = "clock") -> tuple[float | None, float | None]:
     """(start, end) in seconds of the time asked about in a level-1 question; a point gives start == end.
 
-    Overlapping matches keep the longest; the question must hold exactly one distinct
-    time or interval, with end > 0 and start <= end (ValueError otherwise).
+    Overlapping matches keep the longest; the question may hold at most one distinct time
+    or interval, with end > 0 and start <= end (ValueError otherwise); (None, None) when it
+    holds none (the whole clip). `timestamps`: the reading of three-field times.
     """
     if not isinstance(question, str):
         raise ValueError("question is not text")
@@ -107,10 +128,10 @@ def extract_query_interval(question: str) -> tuple[float, float]:
             kept.append((start, end, groups))
     values = set()
     for _, _, groups in kept:
-        times = [parse_timestamp(g) for g in groups]
+        times = [parse_timestamp(g, timestamps) for g in groups]
         values.add((times[0], times[-1]))
     if not values:
-        raise ValueError("no time or interval found in the question")
+        return None, None
     if len(values) > 1:
         raise ValueError(f"ambiguous: several times in the question {sorted(values)}")
     start, end = values.pop()
@@ -144,13 +165,13 @@ def split_said(option: str) -> tuple[str, str] | None:
 
 
 def _parse_options(raw) -> dict[str, str]:
-    """Map A-D to option texts without their prefixes; ValueError when malformed."""
+    """Map A-B .. A-D to option texts without their prefixes; ValueError when malformed."""
     if isinstance(raw, dict):
         upper = {str(k).strip().upper(): v for k, v in raw.items()}
-        if set(upper) != set(LETTERS):
-            raise ValueError(f"option keys must be A-D, got {sorted(upper)}")
+        if not 2 <= len(upper) <= 4 or set(upper) != set(LETTERS[: len(upper)]):
+            raise ValueError(f"option keys must be A-B, A-C or A-D, got {sorted(upper)}")
         texts = {}
-        for letter in LETTERS:
+        for letter in LETTERS[: len(upper)]:
             value = upper[letter]
             if not isinstance(value, str) or not value.strip():
                 raise ValueError(f"option {letter} is empty or not text")
@@ -159,18 +180,18 @@ def _parse_options(raw) -> dict[str, str]:
                 match.group(2).strip() if match and match.group(1).upper() == letter else value.strip()
             )
         return texts
-    if not isinstance(raw, list) or len(raw) != 4:
-        raise ValueError("expected a list of 4 options")
+    if not isinstance(raw, list) or not 2 <= len(raw) <= 4:
+        raise ValueError("expected a list of 2 to 4 options")
     if not all(isinstance(v, str) and v.strip() for v in raw):
         raise ValueError("every option must be non-empty text")
     matches = [_OPTION_PREFIX.match(v) for v in raw]
     if all(m is None for m in matches):
-        return {letter: value.strip() for letter, value in zip(LETTERS, raw, strict=True)}
+        return {letter: value.strip() for letter, value in zip(LETTERS, raw, strict=False)}
     if any(m is None for m in matches):
         raise ValueError("some options have a letter prefix and some do not")
     letters = [m.group(1).upper() for m in matches]
-    if sorted(letters) != list(LETTERS):
-        raise ValueError(f"option letters must be A, B, C, D once each, got {letters}")
+    if sorted(letters) != list(LETTERS[: len(raw)]):
+        raise ValueError(f"option letters must be {', '.join(LETTERS[: len(raw)])} once each, got {letters}")
     return {m.group(1).upper(): m.group(2).strip() for m in matches}
 
 
@@ -184,11 +205,59 @@ def _letter(value, allowed: tuple[str, ...]) -> str:
     return letter
 
 
-def _check_time(value: float, max_time_s: float | None, source, item_id: str, field: str) -> None:
-    if max_time_s is not None and value > max_time_s:
-        raise ImportErrorWithItem(
-            source, item_id, field, f"{value:g} s is beyond max_time_s={max_time_s:g} (clock-time reading)"
-        )
+def _check_time(value: float | None, max_time_s: float | None, source, item_id: str, field: str) -> None:
+    if value is not None and max_time_s is not None and value > max_time_s:
+        raise ImportErrorWithItem(source, item_id, field, f"{value:g} s is beyond max_time_s={max_time_s:g}")
+
+
+DEFAULT_CONSISTENCY_MAP = {"consistent": "consistent", "inconsistent": "inconsistent", "unknown": "unknown"}
+
+
+@dataclass
+class ReadOptions:
+    """How the readers interpret the released files (module doc); `readings` collects timestamp notes."""
+
+    max_time_s: float | None = None
+    timestamps: str = "excel"
+    consistency_map: Mapping[str, str] | None = None
+    readings: list = field(default_factory=list)
+
+    def consistency(self, value, source, item_id: str) -> str:
+        if _is_missing(value) or (isinstance(value, str) and not value.strip()):
+            return "unknown"
+        mapping = {
+            k.strip().lower(): v
+            for k, v in {**DEFAULT_CONSISTENCY_MAP, **(self.consistency_map or {})}.items()
+        }
+        key = str(value).strip().lower()
+        if not isinstance(value, str) or key not in mapping:
+            raise ImportErrorWithItem(
+                source,
+                item_id,
+                "metadata.consistency",
+                f"{value!r} is not one of {', '.join(sorted(mapping))} (add it to social.consistency_map)",
+            )
+        return mapping[key]
+
+    def note(self, source, item_id: str, field_name: str, raw, seconds: float, note: str) -> None:
+        if note:
+            self.readings.append(
+                {
+                    "source": str(source),
+                    "item_id": item_id,
+                    "field": field_name,
+                    "raw": str(raw).strip(),
+                    "seconds": seconds,
+                    "note": note,
+                }
+            )
+
+    def table(self) -> pd.DataFrame:
+        return TIMESTAMP_READINGS.validate(pd.DataFrame(self.readings, columns=TIMESTAMP_READINGS.names))
+
+
+def _options(options) -> ReadOptions:
+    return options if isinstance(options, ReadOptions) else ReadOptions(max_time_s=options)
 
 
 def _metadata(raw: dict, source, item_id: str) -> dict:
@@ -210,7 +279,7 @@ def _first_text(mapping: dict, keys: Iterable[str]) -> str:
     return ""
 
 
-def _who_item(raw, source, position: int, max_time_s: float | None) -> dict:
+def _who_item(raw, source, position: int, opts: ReadOptions) -> dict:
     item_id = _item_id(raw, "id", source, position)
     video_path = _text(raw, "video_path", source, item_id)
     question = _text(raw, "question", source, item_id)
@@ -218,24 +287,17 @@ def _who_item(raw, source, position: int, max_time_s: float | None) -> dict:
         query_start, query_time = extract_query_interval(question)
     except ValueError as error:
         raise ImportErrorWithItem(source, item_id, "question", f"timestamp: {error}") from None
-    _check_time(query_time, max_time_s, source, item_id, "question")
+    _check_time(query_time, opts.max_time_s, source, item_id, "question")
     try:
         options = _parse_options(raw.get("options"))
     except ValueError as error:
         raise ImportErrorWithItem(source, item_id, "options", str(error)) from None
     try:
-        correct = _letter(raw.get("correct_answer"), LETTERS)
+        correct = _letter(raw.get("correct_answer"), tuple(options))
     except ValueError as error:
         raise ImportErrorWithItem(source, item_id, "correct_answer", str(error)) from None
     metadata = _metadata(raw, source, item_id)
-    consistency = metadata.get("consistency")
-    if not isinstance(consistency, str) or consistency.strip().lower() not in ("consistent", "inconsistent"):
-        raise ImportErrorWithItem(
-            source,
-            item_id,
-            "metadata.consistency",
-            f"expected 'consistent' or 'inconsistent', got {consistency!r}",
-        )
+    consistency = opts.consistency(metadata.get("consistency"), source, item_id)
     said = split_said(options[correct])
     return {
         "item_id": item_id,
@@ -244,10 +306,10 @@ def _who_item(raw, source, position: int, max_time_s: float | None) -> dict:
         "question": question,
         "query_start": query_start,
         "query_time": query_time,
-        **{f"option_{letter.lower()}": options[letter] for letter in LETTERS},
+        **{f"option_{letter.lower()}": options.get(letter, "") for letter in LETTERS},
         "correct_answer": correct,
         "speaker": said[0] if said else "",
-        "consistency": consistency.strip().lower(),
+        "consistency": consistency,
         "domain": _first_text(metadata, ("domain", "category")),
         "subcategory": _first_text(metadata, ("subcategory", "sub_category", "subcategory_name")),
         "asr_content": _text(raw, "asr_content", source, item_id, required=False),
@@ -259,19 +321,21 @@ def _who_item(raw, source, position: int, max_time_s: float | None) -> dict:
     }
 
 
-def load_who_items(path: str | os.PathLike, collect_errors: bool = False, max_time_s: float | None = None):
+def load_who_items(path: str | os.PathLike, collect_errors: bool = False, max_time_s=None):
     """Read SocialOmni `data/level_1/dataset.json` into a WHO_ITEMS table.
 
-    Required per item: id, video_path, question (holding one time or interval), options
-    (4, prefixed "A. " ... or unprefixed in order A-D, or an object keyed A-D),
-    correct_answer (A-D), metadata.consistency. `max_time_s`: asked times beyond it are
-    errors (catches three-field stamps meant as something other than clock time).
+    Required per item: id, video_path, question (at most one time or interval), options
+    (2 to 4, prefixed "A. " ... or unprefixed in order, or an object keyed A-B..A-D),
+    correct_answer (one of the option letters). metadata.consistency is optional
+    ("unknown" when absent). `max_time_s`: a number (asked times beyond it are errors) or
+    a `ReadOptions`.
     """
+    opts = _options(max_time_s)
     errors = _Errors(collect_errors)
     rows, seen = [], set()
     for position, raw in enumerate(_rows_of(_read_json(path), path)):
         try:
-            row = _who_item(raw, path, position, max_time_s)
+            row = _who_item(raw, path, position, opts)
             _unique(row["item_id"], seen, path, row["item_id"], "id")
         except ImportErrorWithItem as error:
             errors.add(error)
@@ -283,7 +347,7 @@ def load_who_items(path: str | os.PathLike, collect_errors: bool = False, max_ti
 _TARGET = re.compile(r"^\s*what\s+should\s+(.+?)\s+say\s*\??\s*$", re.I)
 
 
-def _when_item(raw, source, position: int, max_time_s: float | None) -> dict:
+def _when_item(raw, source, position: int, opts: ReadOptions) -> dict:
     item_id = _item_id(raw, "video_id", source, position)
     video_path = _text(raw, "video_file", source, item_id)
     q1 = raw.get("question_1")
@@ -294,34 +358,30 @@ def _when_item(raw, source, position: int, max_time_s: float | None) -> dict:
     if _is_missing(stamp) or (isinstance(stamp, str) and not stamp.strip()):
         raise ImportErrorWithItem(source, item_id, "question_1.timestamp", "missing or empty")
     try:
-        cut_time = parse_timestamp(stamp)
+        cut_time, note = read_timestamp(stamp, opts.timestamps)
     except ValueError as error:
         raise ImportErrorWithItem(source, item_id, "question_1.timestamp", str(error)) from None
-    _check_time(cut_time, max_time_s, source, item_id, "question_1.timestamp")
-    # The options are always YES / NO in the release; a missing one takes that default.
-    option_a = (
-        _text(q1, "option_A", source, item_id, required=False, label="question_1.option_A") or "YES"
-    ).upper()
-    option_b = (
-        _text(q1, "option_B", source, item_id, required=False, label="question_1.option_B") or "NO"
-    ).upper()
-    if {option_a, option_b} != {"YES", "NO"}:
-        raise ImportErrorWithItem(
-            source,
-            item_id,
-            "question_1.option_A",
-            f"options must be YES and NO, got {option_a!r}, {option_b!r}",
-        )
+    _check_time(cut_time, opts.max_time_s, source, item_id, "question_1.timestamp")
+    opts.note(source, item_id, "question_1.timestamp", stamp, cut_time, note)
+    # YES / NO in the release, in any language in its extended sets; a missing one takes the default
+    option_a = _text(q1, "option_A", source, item_id, required=False, label="question_1.option_A") or "YES"
+    option_b = _text(q1, "option_B", source, item_id, required=False, label="question_1.option_B") or "NO"
+    meaning = when_option_meaning(option_a, option_b)
     answer = q1.get("correct_answer")
-    text = answer.strip().upper() if isinstance(answer, str) else ""
-    if text in ("YES", "NO"):
-        correct = "A" if option_a == text else "B"
+    text = answer.strip() if isinstance(answer, str) else ""
+    by_text = {
+        option_a.strip().upper(): "A",
+        option_b.strip().upper(): "B",
+        **{v: k for k, v in meaning.items()},
+    }
+    if text.upper() in by_text and len(text) > 1:
+        correct = by_text[text.upper()]
     else:
         try:
             correct = _letter(answer, ("A", "B"))
         except ValueError as error:
             raise ImportErrorWithItem(source, item_id, "question_1.correct_answer", str(error)) from None
-    gold = option_a if correct == "A" else option_b
+    gold = meaning[correct]
     q2 = raw.get("question_2")
     if _is_missing(q2):
         q2 = {}
@@ -350,18 +410,28 @@ def _when_item(raw, source, position: int, max_time_s: float | None) -> dict:
     }
 
 
-def load_when_items(path: str | os.PathLike, collect_errors: bool = False, max_time_s: float | None = None):
+def when_option_meaning(option_a: str, option_b: str) -> dict[str, str]:
+    """{'A': 'YES'|'NO', 'B': ...}: English YES / NO texts say which is which, else A = YES (as released)."""
+    a, b = option_a.strip().upper(), option_b.strip().upper()
+    if {a, b} == {"YES", "NO"}:
+        return {"A": a, "B": b}
+    return {"A": "YES", "B": "NO"}
+
+
+def load_when_items(path: str | os.PathLike, collect_errors: bool = False, max_time_s=None):
     """Read SocialOmni `data/level_2/annotations.json` (a list or {'data': [...]}) into WHEN_ITEMS.
 
     Required: video_id, video_file, question_1.question, question_1.timestamp (clock time),
-    question_1.correct_answer ("A"/"B" or "YES"/"NO"). option_A / option_B default to
-    YES / NO; question_2 (the how part), full_asr and metadata are optional.
+    question_1.correct_answer ("A"/"B" or an option's text). option_A / option_B default to
+    YES / NO and may be in any language; question_2 (the how part), full_asr and metadata
+    are optional. `max_time_s`: a number or a `ReadOptions` (module doc).
     """
+    opts = _options(max_time_s)
     errors = _Errors(collect_errors)
     rows, seen = [], set()
     for position, raw in enumerate(_rows_of(_read_json(path), path)):
         try:
-            row = _when_item(raw, path, position, max_time_s)
+            row = _when_item(raw, path, position, opts)
             _unique(row["item_id"], seen, path, row["item_id"], "video_id")
         except ImportErrorWithItem as error:
             errors.add(error)
@@ -386,14 +456,21 @@ def clip_of(item) -> str:
 
 
 def import_socialomni(
-    root: str | os.PathLike, skip_bad: bool = False, max_time_s: float | None = None
+    root: str | os.PathLike,
+    skip_bad: bool = False,
+    max_time_s: float | None = None,
+    timestamps: str = "excel",
+    consistency_map: Mapping[str, str] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Who / when items, how references, streaming when items, turns and panels from a SocialOmni root.
 
     Reads `data/level_1/dataset.json` (who) and `data/level_2/annotations.json` (when / how);
     at least one must exist. `skip_bad`: malformed items are left out and listed in
     `errors` instead of failing the import. `truth/*.csv` (the demo's) are read when present.
+    `timestamps`, `consistency_map`: see the module doc; `timestamp_readings` lists every
+    excel reading of a three-field time.
     """
+    opts = ReadOptions(max_time_s, timestamps, consistency_map)
     root = Path(root)
     level1 = root / "data" / "level_1" / "dataset.json"
     level2 = root / "data" / "level_2" / "annotations.json"
@@ -408,10 +485,10 @@ def import_socialomni(
             log.warning("%s not found: no items of this level", path)
             return contract.empty()
         if skip_bad:
-            frame, bad = reader(path, collect_errors=True, max_time_s=max_time_s)
+            frame, bad = reader(path, collect_errors=True, max_time_s=opts)
             errors.append(bad)
             return frame
-        return reader(path, max_time_s=max_time_s)
+        return reader(path, max_time_s=opts)
 
     who = load(load_who_items, level1, WHO_ITEMS)
     when = load(load_when_items, level2, WHEN_ITEMS)
@@ -456,4 +533,5 @@ def import_socialomni(
         "turns": turns,
         "panels": panels,
         "errors": concat_frames(errors, IMPORT_ERRORS),
+        "timestamp_readings": opts.table(),
     }

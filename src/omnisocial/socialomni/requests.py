@@ -1,8 +1,13 @@
 """Registry models on the who / when / how items: modality, media cutting, requests, replies.
 
-`cut_all_media` cuts each item's clip once per input modality (who at query_time, when /
-how at the cut, as the released evaluators do; rule socialomni_cut_media, declared
-outputs, so any number of model jobs read them side by side); `social_requests` builds
+`cut_all_media` prepares each item's clip once per input modality (rule
+socialomni_cut_media, declared
+outputs, so any number of model jobs read them side by side): when / how are cut at the
+cut time, as the released level-2 pipeline does; who follows `social.who.protocol`:
+`whole_clip` (default, the released level-1 evaluator): the whole clip, not shortened (only
+converted to the model's modality), with the time in the question; `causal`: cut at the
+end of the asked interval (query_time; a question without a time keeps the whole clip).
+`social_requests` builds
 one `Request` per task and item on those clips;
 `replies_from_results` turns `run_inference`'s results into REPLIES rows. Failed model
 calls (ok false) become replies with ok false and are left out of every score.
@@ -47,8 +52,13 @@ def model_modality(entry: Mapping) -> str | None:
 MEDIA_SUFFIX = {"audio": ".wav", "video": ".mp4", "audio_video": ".mp4"}
 
 
-def cut_media(source: str | os.PathLike, end_s: float, destination: str | os.PathLike, modality: str) -> Path:
-    """The first `end_s` seconds of a clip, as a model may see it (released evaluators cut there).
+WHO_PROTOCOLS = ("whole_clip", "causal")
+
+
+def cut_media(
+    source: str | os.PathLike, end_s: float | None, destination: str | os.PathLike, modality: str
+) -> Path:
+    """The first `end_s` seconds of a clip (None: all of it), as a model of `modality` may see it.
 
     audio_video: video and audio (mp4); video: video only (mp4, audio dropped); audio: a
     16 kHz mono wav. Re-encoded, so the cut is exact. Written through a unique temporary
@@ -62,14 +72,25 @@ def cut_media(source: str | os.PathLike, end_s: float, destination: str | os.Pat
         options = {"c:v": "libx264", "preset": "ultrafast", "pix_fmt": "yuv420p", "format": "mp4"}
         options.update({"an": None} if modality == "video" else {"c:a": "aac"})
     with atomic_path(destination) as tmp:
-        stream = clip.output(str(tmp), t=f"{float(end_s):.3f}", **options).overwrite_output()
+        if end_s is not None:
+            options["t"] = f"{float(end_s):.3f}"
+        stream = clip.output(str(tmp), **options).overwrite_output()
         run_ffmpeg(stream, file=Path(source), what="cut")
     return destination
 
 
-def media_cuts(who_items: pd.DataFrame, when_items: pd.DataFrame) -> dict[tuple[str, str], tuple[str, float]]:
-    """(task, item_id) -> (video path, cut time): who at the query time, when (and how) at the cut."""
-    cuts = {("who", i["item_id"]): (i["video_path"], i["query_time"]) for i in who_items.to_dict("records")}
+def media_cuts(
+    who_items: pd.DataFrame, when_items: pd.DataFrame, who_protocol: str = "whole_clip"
+) -> dict[tuple[str, str], tuple[str, float | None]]:
+    """(task, item_id) -> (video path, cut time or None for the whole clip) (module doc)."""
+    if who_protocol not in WHO_PROTOCOLS:
+        raise ValueError(f"unknown who protocol {who_protocol!r}; expected one of {', '.join(WHO_PROTOCOLS)}")
+
+    def who_end(item) -> float | None:
+        end = item["query_time"]
+        return None if who_protocol == "whole_clip" or pd.isna(end) else float(end)
+
+    cuts = {("who", i["item_id"]): (i["video_path"], who_end(i)) for i in who_items.to_dict("records")}
     cuts.update(
         {("when", i["item_id"]): (i["video_path"], i["cut_time"]) for i in when_items.to_dict("records")}
     )
@@ -88,9 +109,10 @@ def cut_all_media(
     media_root: str | os.PathLike,
     modality: str,
     threads: int = 1,
+    who_protocol: str = "whole_clip",
 ) -> int:
     """Cut every item's clip for models of `modality` under `media_root/modality`; the number of clips."""
-    cuts = media_cuts(who_items, when_items)
+    cuts = media_cuts(who_items, when_items, who_protocol)
     (Path(media_root) / modality).mkdir(parents=True, exist_ok=True)
 
     def cut(item: tuple[tuple[str, str], tuple[str, float]]) -> Path:
@@ -108,7 +130,7 @@ def social_requests(
     media_root: str | os.PathLike,
     include_asr: bool = False,
 ) -> list[tuple[str, str, Request]]:
-    """(task, item_id, Request) of one registry model: who cut at query_time, when / how at the cut.
+    """(task, item_id, Request) of one registry model on the clips `cut_all_media` prepared.
 
     Request ids are '<task>:<item_id>' so the result cache keeps the tasks apart. A
     text-only model gets no requests (it can neither see nor hear the clip). The clips are

@@ -1,14 +1,13 @@
 """When to speak (benchmarks.md 2.2): the released single-cut protocol and the streaming protocol.
 
 Single cut (released code). At the cut time the model is asked whether the target should
-speak now. `extract_yes_no` reads its reply:
-1. a leading answer: "yes"/"no" in any case, or "A"/"B" standing alone (mapped through the
-   item's options, A = YES in the release);
-2. else the first "answer is X" / "answer: X" with X in yes/no/A/B;
-3. else the words "yes" / "no" (whole words): exactly one of the two present -> that one;
-   both or neither -> unparseable.
-An unparseable reply is scored wrong and counted in `n_unparsed`. Unlike the released
-pipeline, "no" is only matched as a word: its substring test read "I do not know" as NO.
+speak now. `extract_yes_no` reads its reply with `socialomni.parsing.parse_yes_no_letter`:
+by default as released (the option-letter rule on A / B, then "yes" / "no" as substrings,
+so "I don't know" reads NO), or strictly (`parser="strict"`: whole words only, exactly
+one of them, else unparsed). The letter decides: A / B map to YES / NO through
+`importers.when_option_meaning` (English YES / NO texts say which is which, any other
+language: A = YES). An unparseable reply is scored wrong and counted in `n_unparsed`; the
+breakdown names the parser and counts the replies the other parser reads differently.
 
 Streaming (paper-described; the edge choices are ours and fixed here):
 - The model is queried at times t_k (every 1 s along the clip in the paper); the response
@@ -46,7 +45,6 @@ Streaming (paper-described; the edge choices are ours and fixed here):
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 
 import pandas as pd
@@ -58,41 +56,34 @@ from omnisocial.socialomni.contracts import (
     WHEN_STREAM_SCORES,
     answered,
 )
+from omnisocial.socialomni.importers import when_option_meaning
+from omnisocial.socialomni.parsing import check_parser, parse_yes_no_letter
 from omnisocial.socialomni.who import accuracy_row
 from omnisocial.stats.tolerance import tolerance_prf
 
 EPS = 1e-9
 
-_LEADING = re.compile(r"^\W*(?:(?i:(yes|no))\b|([AB])(?:\s*(?:[\)\]\.:,;]|$|\n)))")
-_ANSWER = re.compile(r"(?i:\banswer)\s*(?:(?i:is)\s*)?[:\-]?\s*[\(\[\*\"']*\s*(?:(?i:(yes|no))\b|([AB])\b)")
-_WORD_YES = re.compile(r"\byes\b", re.I)
-_WORD_NO = re.compile(r"\bno\b", re.I)
 
-
-def extract_yes_no(text, option_a: str = "YES", option_b: str = "NO") -> str | None:
+def extract_yes_no(text, option_a: str = "YES", option_b: str = "NO", parser: str = "released") -> str | None:
     """'YES' / 'NO' from a reply to the single-cut question, None when unparseable (module doc)."""
-    if not isinstance(text, str) or not text.strip():
-        return None
-    letters = {"A": option_a.upper(), "B": option_b.upper()}
-    for pattern in (_LEADING, _ANSWER):
-        match = pattern.search(text) if pattern is _ANSWER else pattern.match(text)
-        if match:
-            word, letter = match.groups()
-            return word.upper() if word else letters[letter]
-    has_yes, has_no = bool(_WORD_YES.search(text)), bool(_WORD_NO.search(text))
-    if has_yes != has_no:
-        return "YES" if has_yes else "NO"
-    return None
+    letter = parse_yes_no_letter(text, parser)
+    return when_option_meaning(str(option_a), str(option_b))[letter] if letter else None
 
 
-def score_when_single(items: pd.DataFrame, replies) -> tuple[pd.DataFrame, pd.DataFrame]:
+def score_when_single(
+    items: pd.DataFrame, replies, parser: str = "released", how_replies=None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Accuracy of single-cut YES/NO replies: (WHEN_SCORES per reply, ACCURACY_BREAKDOWN).
 
     `items`: WHEN_ITEMS or any frame with item_id and gold (option_a / option_b used when
     present). `replies`: a frame with item_id, reply and optional model, modality, or a dict
     item_id -> reply. The breakdown holds overall accuracy (95% Wilson) and accuracy by
-    gold answer (YES = recall of "speak", NO = recall of "wait").
+    gold answer (YES = recall of "speak", NO = recall of "wait"). `parser`: released or strict.
+    `how_replies`: optional {(model, modality, item_id): how answer}. With the released
+    parser an empty how answer to a gold-YES item makes its right when answer wrong (the
+    released pipeline fails the whole item on an empty answer); strict leaves it alone.
     """
+    check_parser(parser)
     if isinstance(replies, dict):
         replies = pd.DataFrame({"item_id": list(replies), "reply": list(replies.values())})
     frame = replies.copy()
@@ -108,7 +99,15 @@ def score_when_single(items: pd.DataFrame, replies) -> tuple[pd.DataFrame, pd.Da
         item = lookup.get(str(record["item_id"]))
         if item is None:
             raise ValueError(f"reply for unknown item {record['item_id']!r}")
-        prediction = extract_yes_no(record["reply"], item.get("option_a", "YES"), item.get("option_b", "NO"))
+        options = (item.get("option_a", "YES"), item.get("option_b", "NO"))
+        prediction = extract_yes_no(record["reply"], *options, parser=parser)
+        other = extract_yes_no(
+            record["reply"], *options, parser="strict" if parser == "released" else "released"
+        )
+        correct = prediction == item["gold"]
+        key = (record["model"], record["modality"], str(record["item_id"]))
+        if parser == "released" and how_replies and item["gold"] == "YES" and key in how_replies:
+            correct = correct and bool(str(how_replies[key] or "").strip())
         rows.append(
             {
                 "model": record["model"],
@@ -117,16 +116,17 @@ def score_when_single(items: pd.DataFrame, replies) -> tuple[pd.DataFrame, pd.Da
                 "gold": item["gold"],
                 "prediction": prediction or "",
                 "parsed": prediction is not None,
-                "correct": prediction == item["gold"],
+                "correct": correct,
+                "other_prediction": other or "",
             }
         )
     scored = WHEN_SCORES.validate(pd.DataFrame(rows, columns=WHEN_SCORES.names))
     breakdown = []
     for (model, modality), group in scored.groupby(["model", "modality"], sort=True):
         key = {"model": model, "modality": modality}
-        breakdown.append({**key, **accuracy_row(group, "overall", "all")})
+        breakdown.append({**key, **accuracy_row(group, "overall", "all", parser)})
         for gold, sub in group.groupby("gold", sort=True):
-            breakdown.append({**key, **accuracy_row(sub, "gold", gold)})
+            breakdown.append({**key, **accuracy_row(sub, "gold", gold, parser)})
     return scored, ACCURACY_BREAKDOWN.validate(pd.DataFrame(breakdown, columns=ACCURACY_BREAKDOWN.names))
 
 
@@ -266,11 +266,17 @@ def silence_baseline(
     return decisions
 
 
-def score_when_replies(items: pd.DataFrame, replies: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def score_when_replies(
+    items: pd.DataFrame, replies: pd.DataFrame, parser: str = "released"
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Single-cut scores of the when replies; the how replies among `replies` feed the released rule."""
     when = answered(replies, "when")
     if when.empty:
         return WHEN_SCORES.empty(), ACCURACY_BREAKDOWN.empty()
-    return score_when_single(items, when[["model", "modality", "item_id", "reply"]].reset_index(drop=True))
+    how = answered(replies, "how")
+    how_replies = {(r.model, r.modality, str(r.item_id)): r.reply for r in how.itertuples()}
+    frame = when[["model", "modality", "item_id", "reply"]].reset_index(drop=True)
+    return score_when_single(items, frame, parser, how_replies)
 
 
 def score_when_stream(

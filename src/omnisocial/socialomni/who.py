@@ -1,15 +1,10 @@
 """Who is speaking and what are they saying (benchmarks.md 2.1): scoring, prompts, item building.
 
-Letter extraction (`extract_letter`) follows the released scorer's order of rules:
-1. a leading letter: the reply starts with A-D standing alone ("B", "B.", "(B)", "B)",
-   "**B**", "B: ..."); a reply that is only a lower-case letter ("b") counts too;
-2. else the first "answer is X" / "answer: X" / "option X" in the text (keywords in any
-   case, the letter upper-case A-D, optionally in brackets or bold);
-3. else the last standalone upper-case A-D in the text ("Between A and C, C" -> C);
-4. else None: unparseable. It is scored wrong and counted separately (`n_unparsed`).
-Upper case is required outside rule 1 so the article "a" is not read as option A; the
-article "A" at the start of a sentence still is (the released scorer has the same blind
-spot), so prompts ask for the letter alone.
+Letter extraction (`extract_letter`): `socialomni.parsing.parse_choice` with the item's
+option letters, by default the released rule (`parser="released"`), or the strict one
+(`parser="strict"`, which does not read the article "a" as option A). Unparseable replies
+are scored wrong and counted separately (`n_unparsed`); the summary names the parser and
+counts the replies the two parsers read differently (`n_parser_differs`).
 
 `score_who` scores the (item, reply) pairs it is given (items without a reply are not
 scored; replies for unknown items are an error) per model and modality:
@@ -33,7 +28,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import re
 import string
 from dataclasses import dataclass
 
@@ -42,29 +36,22 @@ import pandas as pd
 
 from omnisocial.socialomni.contracts import ACCURACY_BREAKDOWN, LETTERS, WHO_ITEMS, WHO_SCORES, answered
 from omnisocial.socialomni.importers import format_clock, split_said
+from omnisocial.socialomni.parsing import check_parser, parse_choice
 from omnisocial.stats.sdt import wilson_interval
 from omnisocial.stats.tests import mcnemar_exact
 
-_LEADING = re.compile(r"^\s*[\(\[\*]*\s*([A-D])\s*(?:[\)\]\.:,;\*]|$|\n)")
-_ONLY_LETTER = re.compile(r"^\s*[\(\[]?\s*([a-dA-D])\s*[\)\]\.]?\s*$")
-_KEYWORD = re.compile(
-    r"(?:(?i:\banswer)\s*(?:(?i:is)\s*)?[:\-]?|(?i:\boption))\s*[\(\[\*\"']*\s*([A-D])(?![A-Za-z0-9_])"
-)
-_STANDALONE = re.compile(r"(?<![A-Za-z0-9_])([A-D])(?![A-Za-z0-9_])")
+
+def extract_letter(text, letters=LETTERS, parser: str = "released") -> str | None:
+    """The option letter of a free-text reply, or None when it has none (`parsing.parse_choice`)."""
+    return parse_choice(text, letters, parser)
 
 
-def extract_letter(text) -> str | None:
-    """The option letter A-D of a free-text reply, or None when it has none (see module doc)."""
-    if not isinstance(text, str) or not text.strip():
-        return None
-    match = _LEADING.match(text) or _ONLY_LETTER.match(text)
-    if match:
-        return match.group(1).upper()
-    match = _KEYWORD.search(text)
-    if match:
-        return match.group(1)
-    letters = _STANDALONE.findall(text)
-    return letters[-1] if letters else None
+def item_letters(item) -> str:
+    """The letters of an item's non-empty options (A-D when the item carries no option texts)."""
+    texts = [item.get(f"option_{letter.lower()}") for letter in LETTERS]
+    if all(text is None for text in texts):
+        return "".join(LETTERS)
+    return "".join(letter for letter, text in zip(LETTERS, texts, strict=True) if str(text or "").strip())
 
 
 # --- scoring -------------------------------------------------------------------------
@@ -122,9 +109,12 @@ def _items_lookup(items: pd.DataFrame, needed: tuple[str, ...]) -> dict[str, dic
     return {record["item_id"]: record for record in records}
 
 
-def accuracy_row(frame: pd.DataFrame, breakdown: str, level: str) -> dict:
-    """n, n_correct, n_unparsed, accuracy and 95% Wilson interval of a scored group."""
+def accuracy_row(frame: pd.DataFrame, breakdown: str, level: str, parser: str = "") -> dict:
+    """n, n_correct, n_unparsed, accuracy, 95% Wilson interval and parser disagreements of a scored group."""
     n = len(frame)
+    differs = (
+        int((frame["prediction"] != frame["other_prediction"]).sum()) if "other_prediction" in frame else 0
+    )
     k = int(frame["correct"].sum())
     low, high = wilson_interval(k, n)
     return {
@@ -136,6 +126,8 @@ def accuracy_row(frame: pd.DataFrame, breakdown: str, level: str) -> dict:
         "accuracy": k / n if n else math.nan,
         "ci_low": low,
         "ci_high": high,
+        "parser": parser,
+        "n_parser_differs": differs,
     }
 
 
@@ -147,13 +139,15 @@ class WhoScores:
     confusion: pd.DataFrame  # model, modality, truth, A, B, C, D, unparsed
 
 
-def score_who(items: pd.DataFrame, replies) -> WhoScores:
+def score_who(items: pd.DataFrame, replies, parser: str = "released") -> WhoScores:
     """Score who-replies against items (WHO_ITEMS or any frame with item_id, correct_answer).
 
     `replies`: a frame with item_id, reply and optional model, modality columns, or a dict
     item_id -> reply. Optional item columns used when present: consistency, domain,
-    subcategory, option_a..option_d (for `error_type`).
+    subcategory, option_a..option_d (for `error_type` and the item's letters).
+    `parser`: released or strict (`socialomni.parsing`).
     """
+    check_parser(parser)
     lookup = _items_lookup(items, ("item_id", "correct_answer"))
     frame = _replies_frame(replies)
     rows = []
@@ -161,7 +155,9 @@ def score_who(items: pd.DataFrame, replies) -> WhoScores:
         item = lookup.get(record["item_id"])
         if item is None:
             raise ValueError(f"reply for unknown item {record['item_id']!r}")
-        prediction = extract_letter(record["reply"])
+        letters = item_letters(item)
+        prediction = extract_letter(record["reply"], letters, parser)
+        other = extract_letter(record["reply"], letters, "strict" if parser == "released" else "released")
         rows.append(
             {
                 "model": record["model"],
@@ -175,13 +171,14 @@ def score_who(items: pd.DataFrame, replies) -> WhoScores:
                 "consistency": item.get("consistency") or "unknown",
                 "domain": item.get("domain") or "",
                 "subcategory": item.get("subcategory") or "",
+                "other_prediction": other or "",
             }
         )
     scored = WHO_SCORES.validate(pd.DataFrame(rows, columns=WHO_SCORES.names))
     breakdown, summary, confusion = [], [], []
     for (model, modality), group in scored.groupby(["model", "modality"], sort=True):
         key = {"model": model, "modality": modality}
-        overall = accuracy_row(group, "overall", "all")
+        overall = accuracy_row(group, "overall", "all", parser)
         breakdown.append({**key, **overall})
         for column, name in (
             ("consistency", "consistency"),
@@ -190,8 +187,8 @@ def score_who(items: pd.DataFrame, replies) -> WhoScores:
             ("subcategory", "subcategory"),
         ):
             for level, sub in group.groupby(column, sort=True):
-                if level not in ("", "unknown"):
-                    breakdown.append({**key, **accuracy_row(sub, name, level)})
+                if level != "":  # consistency "unknown" (released items without it) is its own row
+                    breakdown.append({**key, **accuracy_row(sub, name, level, parser)})
         by_consistency = {
             level: sub["correct"].mean() for level, sub in group.groupby("consistency") if len(sub)
         }
@@ -204,6 +201,8 @@ def score_who(items: pd.DataFrame, replies) -> WhoScores:
                 "acc_consistent": consistent,
                 "acc_inconsistent": inconsistent,
                 "consistency_gap": consistent - inconsistent,
+                "parser": parser,
+                "n_parser_differs": overall["n_parser_differs"],
             }
         )
         for truth in LETTERS:
@@ -215,7 +214,7 @@ def score_who(items: pd.DataFrame, replies) -> WhoScores:
         summary=pd.DataFrame(
             summary,
             columns=["model", "modality", "n", "n_correct", "n_unparsed", "accuracy", "ci_low", "ci_high"]
-            + ["acc_consistent", "acc_inconsistent", "consistency_gap"],
+            + ["acc_consistent", "acc_inconsistent", "consistency_gap", "parser", "n_parser_differs"],
         ),
         breakdown=ACCURACY_BREAKDOWN.validate(pd.DataFrame(breakdown, columns=ACCURACY_BREAKDOWN.names)),
         confusion=pd.DataFrame(confusion, columns=["model", "modality", "truth", *LETTERS, "unparsed"]),
@@ -291,10 +290,12 @@ def who_prompt(item, modality: str, include_asr: bool = False) -> str:
     asr = str(get("asr_content") or "").strip() if include_asr else ""
     if asr and modality in _HAS_AUDIO:
         parts.append(f"Automatic transcript of the clip (may contain errors):\n{asr}")
+    letters = [letter for letter in LETTERS if str(get(f"option_{letter.lower()}") or "").strip()]
     parts.append(
-        "Options:\n" + "\n".join(f"{letter}. {get(f'option_{letter.lower()}')}" for letter in LETTERS)
+        "Options:\n" + "\n".join(f"{letter}. {get(f'option_{letter.lower()}')}" for letter in letters)
     )
-    parts.append("Answer with the letter of the correct option (A, B, C or D) only.")
+    listed = ", ".join(letters[:-1]) + f" or {letters[-1]}"
+    parts.append(f"Answer with the letter of the correct option ({listed}) only.")
     return "\n\n".join(parts)
 
 
@@ -424,7 +425,7 @@ def build_who_items(
     return WHO_ITEMS.validate(pd.DataFrame(rows, columns=WHO_ITEMS.names))
 
 
-def score_who_replies(items: pd.DataFrame, replies: pd.DataFrame):
-    """`who.score_who` on the who replies (failed calls score as unparseable)."""
+def score_who_replies(items: pd.DataFrame, replies: pd.DataFrame, parser: str = "released"):
+    """`who.score_who` on the who replies (failed calls are left out)."""
     who = answered(replies, "who")
-    return score_who(items, who[["model", "modality", "item_id", "reply"]].reset_index(drop=True))
+    return score_who(items, who[["model", "modality", "item_id", "reply"]].reset_index(drop=True), parser)

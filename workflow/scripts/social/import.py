@@ -13,6 +13,7 @@ from omnisocial.importing import IMPORT_ERRORS
 from omnisocial.socialomni.contracts import (
     HOW_REFERENCES,
     PANELS,
+    TIMESTAMP_READINGS,
     TURNS,
     WHEN_ITEMS,
     WHEN_STREAM_ITEMS,
@@ -23,7 +24,13 @@ from omnisocial.workflow import start
 
 log = start(snakemake)
 params = snakemake.params
-social = import_socialomni(params.socialomni_root, params.skip_bad_items, params.max_time_s)
+social = import_socialomni(
+    params.socialomni_root,
+    params.skip_bad_items,
+    params.max_time_s,
+    timestamps=params.timestamps,
+    consistency_map=dict(params.consistency_map),
+)
 duplex = import_duplexeval(
     params.duplexeval_root,
     params.duplexeval_items,
@@ -57,6 +64,9 @@ PANELS.write(out.panels, social["panels"])
 STREAM_ITEMS.write(out.stream_items, duplex["stream_items"])
 STREAM_EVENTS.write(out.stream_events, duplex["stream_events"])
 STREAM_RESPONSES.write(out.stream_responses, responses)
+TIMESTAMP_READINGS.write(out.timestamp_readings, social["timestamp_readings"])
+for row in social["timestamp_readings"].itertuples():
+    log.info("%s item %s %s: %s", row.source, row.item_id, row.field, row.note)
 IMPORT_ERRORS.write(out.errors, pd.concat(errors, ignore_index=True) if errors else IMPORT_ERRORS.empty())
 log.info(
     "%d who, %d when, %d streaming-when, %d streaming items; %d imported response sentences "

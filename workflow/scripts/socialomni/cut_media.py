@@ -18,5 +18,6 @@ count = cut_all_media(
     params.media_root,
     snakemake.wildcards.modality,
     threads=threads(snakemake),
+    who_protocol=params.who_protocol,
 )
 log.info("%d clips cut for %s models", count, snakemake.wildcards.modality)

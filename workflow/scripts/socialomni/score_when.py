@@ -23,7 +23,7 @@ log = start(snakemake)
 params = snakemake.params
 items = WHEN_ITEMS.read(snakemake.input.when_items)
 replies = pd.concat([REPLIES.read(path) for path in snakemake.input.replies], ignore_index=True)
-single, breakdown = score_when_replies(items, replies)
+single, breakdown = score_when_replies(items, replies, params.parser)
 streamed, rates, tolerance = score_when_stream(
     WHEN_STREAM_RESPONSES.read(snakemake.input.stream), list(params.thresholds), list(params.deltas)
 )

@@ -15,7 +15,7 @@ from omnisocial.workflow import start
 log = start(snakemake)
 items = WHO_ITEMS.read(snakemake.input.who_items)
 replies = pd.concat([REPLIES.read(path) for path in snakemake.input.replies], ignore_index=True)
-scores = score_who_replies(items, replies)
+scores = score_who_replies(items, replies, snakemake.params.parser)
 for row in scores.summary.itertuples():
     log.info("%s (%s): accuracy %.3f over %d items", row.model, row.modality, row.accuracy, row.n)
 WHO_SCORES.write(snakemake.output.scores, scores.items)

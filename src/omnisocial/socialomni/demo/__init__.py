@@ -34,7 +34,10 @@ Multi-party clips (`n_multiparty`, 15-25 s by default):
 - when items: at `when_transitions_per_clip` turn transitions with a long gap, a YES item
   whose cut is `cut_lag_s` after the true end of the turn (inside the silent gap, before
   the next speaker starts: the released cut marks where the next turn should begin) and a
-  NO item cut in the middle of the same turn. Both ask "should <next speaker> speak now?";
+  NO item cut in the middle of the same turn. question_1.timestamp is written as the
+  released builder's Excel cells hold it (`importing.format_excel_time`: 17 s ->
+  "00:17:00", 5.8 s -> "00:05:80"), so the default excel reading gets the cut back.
+  Both ask "should <next speaker> speak now?";
   question_2 asks what they should say, answered by their true next line; full_asr holds
   the turns completed before the cut as "Name: text" lines. how_references.csv adds two
   hand-written paraphrases of that line.

@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 
 from omnisocial.demo_kit import SHORT_GAP_S, _stamp, encode_mp4, json_dump, speak, text_mask, write_wav
+from omnisocial.importing import format_excel_time
 from omnisocial.io import write_csv
 from omnisocial.media.pipe import yuv420p
 from omnisocial.socialomni.contracts import LETTERS
 from omnisocial.socialomni.demo.topics import NAMES, TOPICS, Line, Topic
-from omnisocial.socialomni.importers import format_clock
 from omnisocial.socialomni.who import build_who_items
 
 TAIL_S = 0.8  # silence after the last turn
@@ -338,7 +338,7 @@ def _make_clip(index: int, p: dict, folder: Path, workdir: Path) -> ClipOutput:
                     "video_file": video_rel,
                     "question_1": {
                         "question": f"Based on the conversation so far, should {target} speak now?",
-                        "timestamp": format_clock(cut),
+                        "timestamp": format_excel_time(cut),  # as the released builder writes it
                         "option_A": "YES",
                         "option_B": "NO",
                         "correct_answer": "A" if kind == "end" else "B",
