@@ -158,6 +158,8 @@ def fam_figure_outputs():
             "glmm",
             "calibration",
             "power",
+            "funnel",
+            "coverage",
         )
         for ext in ("png", "pdf")
     ]
