@@ -269,7 +269,11 @@ def _overview_inputs():
     from omnisocial.familiarity.figures.overview import coverage_figure, funnel_figure
 
     funnel = pd.DataFrame(
-        {"stage": ["interactions in the corpus", "F1 prompt identified", "dyads sampled"], "n": [50, 40, 24], "excluded": [0, 10, 16]}
+        {
+            "stage": ["interactions in the corpus", "F1 prompt identified", "dyads sampled"],
+            "n": [50, 40, 24],
+            "excluded": [0, 10, 16],
+        }
     )
     metrics = pd.DataFrame(
         {
@@ -302,9 +306,20 @@ def _social_inputs():
         }
     )
     timing = pd.DataFrame(
-        {"model": ["m1"] * 4, "offset": [0.5, 1.5, np.nan, -0.5], "label": ["Perfect", "Delayed", "NoResponse", "Interrupted"]}
+        {
+            "model": ["m1"] * 4,
+            "offset": [0.5, 1.5, np.nan, -0.5],
+            "label": ["Perfect", "Delayed", "NoResponse", "Interrupted"],
+        }
     )
-    splits = ["RTD_OCR", "RTD_counting", "RTD_fine_grained_movement", "PR_event_reminder", "PR_post_event_reminder", "all"]
+    splits = [
+        "RTD_OCR",
+        "RTD_counting",
+        "RTD_fine_grained_movement",
+        "PR_event_reminder",
+        "PR_post_event_reminder",
+        "all",
+    ]
     streaming = pd.DataFrame(
         {
             "model": ["m1"] * 6 + ["m2"] * 6,

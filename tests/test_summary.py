@@ -56,7 +56,9 @@ def test_headline_uses_the_primary_variant():
 
 
 def test_convergence_and_markdown(tmp_path):
-    glmm = pd.DataFrame({"term": ["modality[text]"], "r_hat": [1.0], "ess_bulk": [900.0], "converged": [True], "flag": [None]})
+    glmm = pd.DataFrame(
+        {"term": ["modality[text]"], "r_hat": [1.0], "ess_bulk": [900.0], "converged": [True], "flag": [None]}
+    )
     rasch = pd.DataFrame(
         {
             "modality": ["text", "audio"],
@@ -69,7 +71,12 @@ def test_convergence_and_markdown(tmp_path):
             "flag": ["not converged: ess_bulk 300 < 400", None],
         }
     )
-    config = {"corpus": {"source": "demo"}, "ratings": {"source": "simulated"}, "models": [{"name": "m"}], "social": {"enabled": False}}
+    config = {
+        "corpus": {"source": "demo"},
+        "ratings": {"source": "simulated"},
+        "models": [{"name": "m"}],
+        "social": {"enabled": False},
+    }
     sections = summary.build_summary(
         config,
         {"filter_report": _filter_report(), "metrics": _metrics(), "glmm_summary": glmm, "rasch_fits": rasch},
@@ -80,13 +87,20 @@ def test_convergence_and_markdown(tmp_path):
     paths = summary.write_summary(sections, tmp_path)
     text = (tmp_path / "summary.md").read_text()
     assert "**SIMULATED DATA**" in text and "2 Bayesian fit part(s) not converged" in text
-    assert "| silent@v1 | 0/24 (no answers) |" in text.replace("  ", " ").replace("  ", " ") or "silent@v1" in text
-    assert (tmp_path / "summary.html").read_text().count("<table") == len(sections) - sum(t.empty for t in sections.values())
+    assert (
+        "| silent@v1 | 0/24 (no answers) |" in text.replace("  ", " ").replace("  ", " ")
+        or "silent@v1" in text
+    )
+    assert (tmp_path / "summary.html").read_text().count("<table") == len(sections) - sum(
+        t.empty for t in sections.values()
+    )
     assert {p.name for p in paths} >= {"summary.md", "summary.html", "summary_funnel.csv"}
 
 
 def test_render_table_writes_html_markdown_latex(tmp_path):
-    table = pd.DataFrame({"model": ["a_b"], "accuracy": [0.123456], "source": ["simulated rater panel (demo)"]})
+    table = pd.DataFrame(
+        {"model": ["a_b"], "accuracy": [0.123456], "source": ["simulated rater panel (demo)"]}
+    )
     html, md, tex = summary.render_table(table, tmp_path / "metrics", title="metrics")
     assert "<table" in html.read_text() and "SIMULATED DATA" in html.read_text()
     assert "0.123" in md.read_text() and "| model" in md.read_text()

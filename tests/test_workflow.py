@@ -258,7 +258,14 @@ def test_summary_page_and_table_renderings(study):
 
 
 def _browser() -> str | None:
-    return next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
+    return next(
+        (
+            shutil.which(name)
+            for name in ("chromium", "chromium-browser", "google-chrome")
+            if shutil.which(name)
+        ),
+        None,
+    )
 
 
 def test_report_opens_in_a_headless_browser(study):
@@ -273,7 +280,15 @@ def test_report_opens_in_a_headless_browser(study):
     assert "0. Summary" in page and "summary.html" in page
     assert '"mime_type": "text/html"' in page or "text/html" in page
     dom = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000", "--dump-dom", report.as_uri()],
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            report.as_uri(),
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -295,5 +310,10 @@ def test_notebook_executes_against_the_run(study, tmp_path):
         f"os.environ['OMNISOCIAL_NOTEBOOK_OUT'] = {str(tmp_path / 'figures')!r}"
     )
     notebook.cells.insert(0, env_cell)
-    nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
+    nbclient.NotebookClient(
+        notebook,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(ROOT / "notebooks")}},
+    ).execute()
     assert any((tmp_path / "figures").glob("*.png"))

@@ -88,7 +88,9 @@ def latex_table(table: pd.DataFrame, caption: str = "") -> str:
 
 def simulated_note(table: pd.DataFrame) -> str:
     if "source" in table.columns and table["source"].astype(str).str.contains("simulated", case=False).any():
-        return "SIMULATED DATA: rows of this table come from the demo's simulated rater panel, not from people."
+        return (
+            "SIMULATED DATA: rows of this table come from the demo's simulated rater panel, not from people."
+        )
     return ""
 
 
@@ -133,14 +135,22 @@ def inputs_section(config: Mapping) -> pd.DataFrame:
             "input": "models",
             "status": "offline baselines only" if not config.get("models") else "registry models + baselines",
             "detail": "models: "
-            + (", ".join(str(m.get("name", m)) if isinstance(m, Mapping) else str(m) for m in config.get("models") or []) or "none configured"),
+            + (
+                ", ".join(
+                    str(m.get("name", m)) if isinstance(m, Mapping) else str(m)
+                    for m in config.get("models") or []
+                )
+                or "none configured"
+            ),
         },
     ]
     if social.get("enabled"):
         rows.append(
             {
                 "input": "social benchmarks",
-                "status": "simulated (demo clips)" if social.get("source") == "demo" else "real (released files)",
+                "status": "simulated (demo clips)"
+                if social.get("source") == "demo"
+                else "real (released files)",
                 "detail": f"social.source: {social.get('source')}",
             }
         )
@@ -168,10 +178,18 @@ def funnel_section(filter_report: pd.DataFrame | None, design: pd.DataFrame | No
         if "passed" in filter_report.columns:
             before = int(left.sum())
             left &= _passed(filter_report["passed"])
-            rows.append({"stage": "eligible (all filters passed)", "n": int(left.sum()), "excluded": before - int(left.sum())})
+            rows.append(
+                {
+                    "stage": "eligible (all filters passed)",
+                    "n": int(left.sum()),
+                    "excluded": before - int(left.sum()),
+                }
+            )
     if design is not None:
         eligible = rows[-1]["n"] if rows else len(design)
-        rows.append({"stage": "dyads sampled into the design", "n": len(design), "excluded": eligible - len(design)})
+        rows.append(
+            {"stage": "dyads sampled into the design", "n": len(design), "excluded": eligible - len(design)}
+        )
     return pd.DataFrame(rows, columns=["stage", "n", "excluded"])
 
 
@@ -179,7 +197,9 @@ def coverage_section(metrics: pd.DataFrame | None) -> pd.DataFrame:
     """One row per model: answered / asked per modality (models with no answers included)."""
     if metrics is None or metrics.empty:
         return pd.DataFrame(columns=["model"])
-    kinds = metrics["rater_type"] if "rater_type" in metrics.columns else pd.Series("model", index=metrics.index)
+    kinds = (
+        metrics["rater_type"] if "rater_type" in metrics.columns else pd.Series("model", index=metrics.index)
+    )
     models = metrics[kinds == "model"]
     rows = {}
     for row in models.itertuples(index=False):
@@ -207,7 +227,10 @@ def headline_section(metrics: pd.DataFrame | None, variant: str = "v1") -> pd.Da
         humans = part[part["rater_type"] == "human"]
         crowd = part[part["rater_type"] == "crowd"]
         models = part[part["rater_type"] == "model"]
-        models = models[~models["model"].astype(str).str.contains("@") | models["model"].astype(str).str.endswith(f"@{variant}")]
+        models = models[
+            ~models["model"].astype(str).str.contains("@")
+            | models["model"].astype(str).str.endswith(f"@{variant}")
+        ]
         row = {
             "modality": modality,
             "raters": len(humans),
@@ -323,7 +346,9 @@ def summary_markdown(sections: Mapping[str, pd.DataFrame]) -> str:
 def summary_html(sections: Mapping[str, pd.DataFrame]) -> str:
     parts = []
     for name, table in sections.items():
-        body = formatted(table).to_html(index=False, escape=True, border=0) if len(table) else "<p>(no rows)</p>"
+        body = (
+            formatted(table).to_html(index=False, escape=True, border=0) if len(table) else "<p>(no rows)</p>"
+        )
         parts.append(f"<h3 id='{name}'>{html.escape(SECTION_TITLES.get(name, name))}</h3>{body}")
     notes = []
     inputs = sections.get("inputs")

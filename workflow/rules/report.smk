@@ -75,7 +75,13 @@ def report_tables():
                 "fam_import_report",
             ),
             *(
-                _table(out("analysis", f"{name}.csv"), label, FAM_CATEGORY, "Tables", f"fam_{cap}")
+                _table(
+                    out("analysis", f"{name}.csv"),
+                    label,
+                    FAM_CATEGORY,
+                    "Tables",
+                    f"fam_{cap}",
+                )
                 for name, label, cap in fam
             ),
         ]
@@ -83,15 +89,69 @@ def report_tables():
     if SOCIAL["enabled"]:
         social = [
             ("who_metrics", "who: accuracy", SOCIAL_WHO_CATEGORY, "Who", "social_who"),
-            ("who_breakdown", "who: breakdown", SOCIAL_WHO_CATEGORY, "Who", "social_who_breakdown"),
-            ("when_single_metrics", "when: single cut", SOCIAL_WHO_CATEGORY, "When", "social_when_single"),
-            ("when_stream_rates", "when: streaming rates", SOCIAL_WHO_CATEGORY, "When", "social_when_rates"),
-            ("when_tolerance", "when: tolerance P/R/F1", SOCIAL_WHO_CATEGORY, "When", "social_when_tolerance"),
-            ("how_metrics", "how: judge scores", SOCIAL_WHO_CATEGORY, "How", "social_how"),
-            ("how_agreement", "how: judge agreement", SOCIAL_WHO_CATEGORY, "How", "social_how_agreement"),
-            ("social_profile", "who/when/how profile", SOCIAL_WHO_CATEGORY, "Profile", "social_profile"),
-            ("detector_prf", "detector P/R/F1", SOCIAL_STREAM_CATEGORY, "Tables", "social_detector"),
-            ("streaming_metrics", "streaming scores", SOCIAL_STREAM_CATEGORY, "Tables", "social_streaming"),
+            (
+                "who_breakdown",
+                "who: breakdown",
+                SOCIAL_WHO_CATEGORY,
+                "Who",
+                "social_who_breakdown",
+            ),
+            (
+                "when_single_metrics",
+                "when: single cut",
+                SOCIAL_WHO_CATEGORY,
+                "When",
+                "social_when_single",
+            ),
+            (
+                "when_stream_rates",
+                "when: streaming rates",
+                SOCIAL_WHO_CATEGORY,
+                "When",
+                "social_when_rates",
+            ),
+            (
+                "when_tolerance",
+                "when: tolerance P/R/F1",
+                SOCIAL_WHO_CATEGORY,
+                "When",
+                "social_when_tolerance",
+            ),
+            (
+                "how_metrics",
+                "how: judge scores",
+                SOCIAL_WHO_CATEGORY,
+                "How",
+                "social_how",
+            ),
+            (
+                "how_agreement",
+                "how: judge agreement",
+                SOCIAL_WHO_CATEGORY,
+                "How",
+                "social_how_agreement",
+            ),
+            (
+                "social_profile",
+                "who/when/how profile",
+                SOCIAL_WHO_CATEGORY,
+                "Profile",
+                "social_profile",
+            ),
+            (
+                "detector_prf",
+                "detector P/R/F1",
+                SOCIAL_STREAM_CATEGORY,
+                "Tables",
+                "social_detector",
+            ),
+            (
+                "streaming_metrics",
+                "streaming scores",
+                SOCIAL_STREAM_CATEGORY,
+                "Tables",
+                "social_streaming",
+            ),
         ]
         if SOCIAL["human_scores"]:
             social.append(
@@ -200,4 +260,8 @@ rule report_summary:
 
 
 def report_outputs():
-    return [out("summary", "summary.html"), out("summary", "summary.md"), *rendered_tables()]
+    return [
+        out("summary", "summary.html"),
+        out("summary", "summary.md"),
+        *rendered_tables(),
+    ]

@@ -214,7 +214,7 @@ def fit_to_width(fig: Figure, max_width_in: float = MAX_WIDTH_IN) -> float:
         texts = [(t, t.get_position()) for t in fig.texts]
         fig.set_size_inches(new_width, height)
         fig.subplots_adjust(left=left_in / new_width, right=1 - right_in / new_width)
-        for text, (x, y) in texts:  # figure texts keep their distance in inches from the left
+        for text, (x, _y) in texts:  # figure texts keep their distance in inches from the left
             if text.get_transform() == fig.transFigure:
                 text.set_x(x * width / new_width)
     return drawn

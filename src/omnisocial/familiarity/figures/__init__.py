@@ -81,13 +81,18 @@ def drop_duplicate_models(metrics: pd.DataFrame) -> pd.DataFrame:
     if metrics.empty or "model" not in metrics.columns:
         return metrics
     columns = [c for c in SAME_COLUMNS if c in metrics.columns]
-    kinds = metrics["rater_type"] if "rater_type" in metrics.columns else pd.Series("model", index=metrics.index)
+    kinds = (
+        metrics["rater_type"] if "rater_type" in metrics.columns else pd.Series("model", index=metrics.index)
+    )
     seen: dict[tuple, str] = {}
     rename: dict[str, str] = {}
     drop: set[str] = set()
     for name in sorted(metrics.loc[kinds == "model", "model"].unique(), key=lambda n: ("@" not in n, n)):
         rows = metrics[metrics["model"] == name].sort_values("modality")
-        key = tuple(tuple(round(v, 9) if isinstance(v, float) else v for v in row) for row in rows[columns].itertuples(index=False))
+        key = tuple(
+            tuple(round(v, 9) if isinstance(v, float) else v for v in row)
+            for row in rows[columns].itertuples(index=False)
+        )
         if key in seen:
             drop.add(name)
             rename[seen[key]] = f"{rename.get(seen[key], seen[key])} = {name}"

@@ -107,8 +107,15 @@ def accuracy_figure(
                 if not np.isfinite(float(row.accuracy)):
                     # a model without answers is shown as such, never dropped
                     ax.text(
-                        i + slot_of[row.model], 0.02, "no answers", rotation=90, ha="center", va="bottom",
-                        fontsize=7, color=color, transform=ax.get_xaxis_transform(),
+                        i + slot_of[row.model],
+                        0.02,
+                        "no answers",
+                        rotation=90,
+                        ha="center",
+                        va="bottom",
+                        fontsize=7,
+                        color=color,
+                        transform=ax.get_xaxis_transform(),
                     )
                     ax.plot([], [], marker=marker, color=color, linestyle="none", label=label)
                     continue

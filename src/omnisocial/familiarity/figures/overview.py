@@ -29,7 +29,10 @@ def funnel_figure(
     *,
     title: str = "From corpus to design: interactions kept by each filter",
     subtitle: str = "",
-    caption: str = "Stages apply in order; each box shows the interactions left, the red number between boxes how many the stage excluded.",
+    caption: str = (
+        "Stages apply in order; each box shows the interactions left, "
+        "the red number between boxes how many the stage excluded."
+    ),
     simulated: bool | None = None,
 ):
     """Draw and save; returns [png, pdf]. funnel: rows with stage, n, excluded."""
@@ -55,7 +58,15 @@ def funnel_figure(
             ax.barh(y, row.n / top, height=0.62, color="#DCE6F2", edgecolor="#4C72B0", linewidth=0.8)
             ax.text(0.01, y, f"{row.stage}: {int(row.n)}", va="center", ha="left", fontsize=7.5)
             if i and row.excluded:
-                ax.text(1.02, y + 0.5, f"-{int(row.excluded)}", va="center", ha="left", fontsize=7.5, color="#B00020")
+                ax.text(
+                    1.02,
+                    y + 0.5,
+                    f"-{int(row.excluded)}",
+                    va="center",
+                    ha="left",
+                    fontsize=7.5,
+                    color="#B00020",
+                )
         ax.set_xlim(0, 1.12)
         ax.set_ylim(-0.6, len(rows) - 0.4)
         ax.set_xticks([])
@@ -71,11 +82,15 @@ def coverage_figure(
     *,
     title: str = "Model coverage: stimuli answered",
     subtitle: str = "",
-    caption: str = "Bars: answered / asked per modality; unanswered (unparseable or failed) calls are the rest.",
+    caption: str = (
+        "Bars: answered / asked per modality; unanswered (unparseable or failed) calls are the rest."
+    ),
     simulated: bool | None = None,
 ):
     """Draw and save; returns [png, pdf]. metrics: METRICS rows (model rows are drawn)."""
-    kinds = metrics["rater_type"] if "rater_type" in metrics.columns else pd.Series("model", index=metrics.index)
+    kinds = (
+        metrics["rater_type"] if "rater_type" in metrics.columns else pd.Series("model", index=metrics.index)
+    )
     models = metrics[kinds == "model"]
     names = sorted(models["model"].unique())
     modalities = ordered_modalities(models["modality"]) if len(models) else []
@@ -103,8 +118,13 @@ def coverage_figure(
                 asked = int(own.loc[name, "n_items"]) if pd.notna(own.loc[name, "n_items"]) else 0
                 answered = int(own.loc[name, "n_answered"]) if pd.notna(own.loc[name, "n_answered"]) else 0
                 share = answered / asked if asked else 0.0
-                ax.barh(y, share, height=height * 0.9, color=MODALITY_COLORS.get(modality, "#888888"),
-                        label=modality)
+                ax.barh(
+                    y,
+                    share,
+                    height=height * 0.9,
+                    color=MODALITY_COLORS.get(modality, "#888888"),
+                    label=modality,
+                )
                 text = f"{answered}/{asked}" + (" no answers" if answered == 0 else "")
                 ax.text(min(share, 1.0) + 0.01, y, text, va="center", ha="left", fontsize=7)
         ax.set_yticks(np.arange(len(names)), names)
