@@ -26,6 +26,7 @@ include: "workflow/rules/familiarity/inference.smk"
 include: "workflow/rules/familiarity/ratings.smk"
 include: "workflow/rules/familiarity/analysis.smk"
 include: "workflow/rules/familiarity/figures.smk"
+include: "workflow/rules/report_common.smk"
 include: "workflow/rules/report.smk"
 
 
