@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= all
 
-.PHONY: setup system-deps demo test test-slurm test-module lint format benchmark report clean
+.PHONY: setup system-deps notebook-deps notebook-strip demo test test-slurm lint format benchmark report clean
 
 setup: system-deps $(STAMP)
 
@@ -22,7 +22,20 @@ $(STAMP): pyproject.toml requirements/lock.txt
 demo: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile config/demo.yaml
 
-test: setup
+# the notebook's kernel and executor (extra `notebook`): the slow notebook test runs with them
+NOTEBOOK_STAMP := $(VENV)/.notebook-installed
+notebook-deps: $(NOTEBOOK_STAMP)
+
+$(NOTEBOOK_STAMP): $(STAMP) pyproject.toml requirements/lock.txt
+	$(BIN)/python -m pip install --quiet -c requirements/lock.txt -e '.[dev,notebook]'
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $(NOTEBOOK_STAMP)
+
+# outputs are never committed (tests/test_notebook.py checks): strip them before a commit
+notebook-strip: setup
+	$(BIN)/python -c "import nbformat, sys; p = 'notebooks/familiarity.ipynb'; nb = nbformat.read(p, 4); [c.update(outputs=[], execution_count=None) for c in nb.cells if c.cell_type == 'code']; nbformat.write(nb, p)"
+
+test: setup notebook-deps
 	$(BIN)/python -m pytest
 
 # The demo through a single-node SLURM cluster this target starts and stops (root, Debian).

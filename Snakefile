@@ -44,6 +44,8 @@ include: "workflow/rules/familiarity/release_predictions.smk"
 include: "workflow/rules/familiarity/ratings.smk"
 include: "workflow/rules/familiarity/analysis.smk"
 include: "workflow/rules/familiarity/figures.smk"
+include: "workflow/rules/report_common.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:
@@ -51,3 +53,11 @@ rule all:
     input:
         final_outputs(),
         social_outputs(),
+        report_outputs(),
+
+
+onsuccess:
+    # the headline numbers on the console (rule report_summary); nothing when it was not built
+    summary = Path(out("summary", "summary.md"))
+    if summary.is_file():
+        print(summary.read_text(), file=sys.stderr)

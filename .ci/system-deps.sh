@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Debian tools the workflow calls: ffmpeg/ffprobe (media) and espeak-ng (demo voices).
+# Debian tools the workflow calls: ffmpeg/ffprobe (media), espeak-ng (demo voices) and chromium
+# (headless, for the test that opens the HTML report; --no-install-recommends keeps it small).
 set -euo pipefail
 missing=()
 command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
 command -v ffprobe >/dev/null 2>&1 || missing+=(ffmpeg)
 command -v espeak-ng >/dev/null 2>&1 || missing+=(espeak-ng)
+# chromium is optional: installed where apt-get can (CI runs as root), else the report test skips
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    missing+=(chromium)
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 packages=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -260,3 +260,133 @@ def test_from_rasch_feeds_the_difficulty_figure(tmp_path):
         table, tmp_path / "rasch", value="difficulty", value_label="Rasch difficulty"
     )
     assert all(path.stat().st_size > 0 for path in paths)
+
+
+# --- print size: a journal page (at most 7.2 in wide, no text under 7 pt) --------------------
+
+
+def _overview_inputs():
+    from omnisocial.familiarity.figures.overview import coverage_figure, funnel_figure
+
+    funnel = pd.DataFrame(
+        {
+            "stage": ["interactions in the corpus", "F1 prompt identified", "dyads sampled"],
+            "n": [50, 40, 24],
+            "excluded": [0, 10, 16],
+        }
+    )
+    metrics = pd.DataFrame(
+        {
+            "model": ["m1", "m1", "silent"],
+            "modality": ["text", "audio", "text"],
+            "n_items": [24, 24, 24],
+            "n_answered": [20, 24, 0],
+            "rater_type": ["model"] * 3,
+        }
+    )
+    return {
+        "funnel": lambda stem: funnel_figure(funnel, stem),
+        "coverage": lambda stem: coverage_figure(metrics, stem),
+    }
+
+
+def _social_inputs():
+    from omnisocial.duplexeval.figures import streaming_figure
+    from omnisocial.socialomni.figures import profile_figure, rank_scatter, timing_figure
+
+    profile = pd.DataFrame(
+        {
+            "model": [f"model-{i}" for i in range(6)],
+            "who_accuracy": np.linspace(0.3, 0.8, 6),
+            "when_accuracy": np.linspace(0.4, 0.9, 6),
+            "when_on_time": np.linspace(0.1, 0.5, 6),
+            "how_mean": np.linspace(20, 60, 6),
+            "perception_rank": np.arange(1.0, 7.0),
+            "generation_rank": np.arange(6.0, 0.0, -1),
+        }
+    )
+    timing = pd.DataFrame(
+        {
+            "model": ["m1"] * 4,
+            "offset": [0.5, 1.5, np.nan, -0.5],
+            "label": ["Perfect", "Delayed", "NoResponse", "Interrupted"],
+        }
+    )
+    splits = [
+        "RTD_OCR",
+        "RTD_counting",
+        "RTD_fine_grained_movement",
+        "PR_event_reminder",
+        "PR_post_event_reminder",
+        "all",
+    ]
+    streaming = pd.DataFrame(
+        {
+            "model": ["m1"] * 6 + ["m2"] * 6,
+            "split": splits * 2,
+            "temporal_100": [60.0, 70, 80, np.nan, np.nan, 70] * 2,
+            "content_100": [30.0, 40, 50, np.nan, np.nan, 40] * 2,
+            "reminder_100": [np.nan, np.nan, np.nan, 100.0, 50, 75] * 2,
+        }
+    )
+    return {
+        "profile": lambda stem: profile_figure(profile, stem),
+        "timing": lambda stem: timing_figure(timing, stem),
+        "rank_scatter": lambda stem: rank_scatter(profile, stem),
+        "streaming": lambda stem: streaming_figure(streaming, stem),
+    }
+
+
+def test_every_figure_fits_a_journal_page(tmp_path, inputs):
+    """Every figure family, as saved: at most 7.2 in wide and no text under 7 pt at that size."""
+    from printsize import pdf_print_size
+
+    families = {**inputs, **_overview_inputs(), **_social_inputs()}
+    problems = []
+    for name, draw in families.items():
+        _, pdf = draw(tmp_path / name)
+        width, _, sizes = pdf_print_size(pdf)
+        assert sizes, f"{name}: no text found in the PDF"
+        if width > style.MAX_WIDTH_IN + 1e-3:
+            problems.append(f"{name}: {width:.2f} in wide")
+        if min(sizes) < style.MIN_FONT_PT:
+            problems.append(f"{name}: text at {min(sizes)} pt")
+    assert not problems, problems
+
+
+def test_a_model_without_answers_is_shown_not_dropped(tmp_path):
+    metrics = pd.DataFrame(
+        {
+            "model": ["m1", "silent"],
+            "modality": ["text", "text"],
+            "n_items": [24, 24],
+            "n_answered": [20, 0],
+            "accuracy": [0.7, np.nan],
+            "ci_low": [0.5, np.nan],
+            "ci_high": [0.85, np.nan],
+            "rater_type": ["model", "model"],
+        }
+    )
+    raters = pd.DataFrame({"modality": ["text"] * 3, "accuracy": [0.5, 0.6, 0.7]})
+    figures.accuracy_figure(raters, metrics, tmp_path / "acc")
+    # the legend names both models with their coverage
+    from omnisocial.familiarity.figures.accuracy import _coverage_labels
+
+    assert _coverage_labels(metrics) == {"m1": "m1 (20/24 answered)", "silent": "silent (0/24 answered)"}
+
+
+def test_duplicate_models_are_drawn_once():
+    metrics = pd.DataFrame(
+        {
+            "model": ["baseline_behavioural", "behavioural@v1", "chance@v1"],
+            "modality": ["audio"] * 3,
+            "n_items": [24] * 3,
+            "n_answered": [24] * 3,
+            "accuracy": [0.9, 0.9, 0.5],
+            "d_prime": [2.0, 2.0, 0.0],
+            "criterion": [0.0, 0.0, 0.1],
+            "rater_type": ["model"] * 3,
+        }
+    )
+    shown = figures.shown_models(metrics, "v1")
+    assert sorted(shown["model"]) == ["behavioural@v1 = baseline_behavioural", "chance@v1"]

@@ -243,3 +243,77 @@ def test_a_dead_model_host_fails_its_job_fast_and_a_plain_rerun_resumes(study):
         ) == 2
     finally:
         write_config(study, small_config())
+
+
+def test_summary_page_and_table_renderings(study):
+    summary = results(study) / "summary"
+    text = (summary / "summary.md").read_text()
+    assert "## Filter funnel" in text and "## Convergence of every Bayesian fit" in text
+    assert "SIMULATED DATA" in text
+    for name in ("metrics", "mcnemar", "tost", "glmm_summary", "rasch_correlations"):
+        for suffix in ("html", "md", "tex"):
+            assert (results(study) / "analysis" / f"{name}.{suffix}").is_file(), (name, suffix)
+    for figure in ("funnel", "coverage"):
+        assert (results(study) / "figures" / f"{figure}.pdf").is_file()
+
+
+def _browser() -> str | None:
+    return next(
+        (
+            shutil.which(name)
+            for name in ("chromium", "chromium-browser", "google-chrome")
+            if shutil.which(name)
+        ),
+        None,
+    )
+
+
+def test_report_opens_in_a_headless_browser(study):
+    """`snakemake --report` of the small run, opened by headless chromium: the summary comes first
+    and the tables are entries of the report (HTML, so they show inline)."""
+    browser = _browser()
+    if browser is None:
+        pytest.skip("chromium not on PATH (make system-deps installs it; .ci/run runs that)")
+    report = study / "report.html"
+    snakemake(study, "--report", str(report))
+    page = report.read_text()
+    assert "0. Summary" in page and "summary.html" in page
+    assert '"mime_type": "text/html"' in page or "text/html" in page
+    dom = subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            report.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    assert "0. Summary" in dom, dom[:2000]
+    assert "Familiarity results" in dom
+    # every entry is named by its labels in the side bar (not by its raw path)
+    assert '"labels": {"page": "summary"}' in page and '"labels": {"table": "metrics' in page
+
+
+def test_notebook_executes_against_the_run(study, tmp_path):
+    nbclient = pytest.importorskip("nbclient", reason="make notebook-deps installs nbclient and ipykernel")
+    import nbformat
+
+    notebook = nbformat.read(ROOT / "notebooks" / "familiarity.ipynb", as_version=4)
+    env_cell = nbformat.v4.new_code_cell(
+        "import os\n"
+        f"os.environ['OMNISOCIAL_RESULTS'] = {str(results(study))!r}\n"
+        f"os.environ['OMNISOCIAL_NOTEBOOK_OUT'] = {str(tmp_path / 'figures')!r}"
+    )
+    notebook.cells.insert(0, env_cell)
+    nbclient.NotebookClient(
+        notebook,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(ROOT / "notebooks")}},
+    ).execute()
+    assert any((tmp_path / "figures").glob("*.png"))

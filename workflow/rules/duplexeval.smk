@@ -19,11 +19,7 @@ rule duplexeval_baselines:
     output:
         responses=sout("baselines", "stream_baseline_responses.csv"),
         detections=sout("baselines", "detections.csv"),
-        prf=report(
-            sout("metrics", "detector_prf.csv"),
-            caption="../report/social_detector.rst",
-            category="4. Streaming",
-        ),
+        prf=sout("metrics", "detector_prf.csv"),
     log:
         sout("logs", "social_stream_baselines.log"),
     benchmark:
@@ -53,11 +49,7 @@ rule duplexeval_score:
         rtd=sout("scores", "rtd_scores.csv"),
         pr_events=sout("scores", "pr_event_scores.csv"),
         pr=sout("scores", "pr_scores.csv"),
-        metrics=report(
-            sout("metrics", "streaming_metrics.csv"),
-            caption="../report/social_streaming.rst",
-            category="4. Streaming",
-        ),
+        metrics=sout("metrics", "streaming_metrics.csv"),
     log:
         sout("logs", "social_score_streaming.log"),
     benchmark:
@@ -86,6 +78,8 @@ rule duplexeval_figures:
             sout("figures", "streaming.png"),
             caption="../report/social_fig_streaming.rst",
             category="4. Streaming",
+            subcategory="Figures",
+            labels={"figure": "streaming scores"},
         ),
         streaming_pdf=sout("figures", "streaming.pdf"),
     log:

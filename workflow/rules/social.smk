@@ -78,11 +78,7 @@ if SOCIAL["human_scores"]:
             how=sout("scores", "how_judgements.csv"),
             rtd=sout("scores", "rtd_scores.csv"),
         output:
-            calibration=report(
-                sout("metrics", "judge_calibration.csv"),
-                caption="../report/social_judge_calibration.rst",
-                category="3. Who / when / how",
-            ),
+            calibration=sout("metrics", "judge_calibration.csv"),
         log:
             sout("logs", "social_judge_calibration.log"),
         conda:

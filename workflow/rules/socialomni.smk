@@ -148,16 +148,8 @@ rule socialomni_score_who:
         replies=social_replies("who"),
     output:
         scores=sout("scores", "who_scores.csv"),
-        metrics=report(
-            sout("metrics", "who_metrics.csv"),
-            caption="../report/social_who.rst",
-            category="3. Who / when / how",
-        ),
-        breakdown=report(
-            sout("metrics", "who_breakdown.csv"),
-            caption="../report/social_who_breakdown.rst",
-            category="3. Who / when / how",
-        ),
+        metrics=sout("metrics", "who_metrics.csv"),
+        breakdown=sout("metrics", "who_breakdown.csv"),
         confusion=sout("metrics", "who_confusion.csv"),
         mcnemar=sout("metrics", "who_mcnemar.csv"),
     log:
@@ -180,22 +172,10 @@ rule socialomni_score_when:
         stream=sout("baselines", "when_stream_responses.csv"),
     output:
         single_scores=sout("scores", "when_single_scores.csv"),
-        single_metrics=report(
-            sout("metrics", "when_single_metrics.csv"),
-            caption="../report/social_when_single.rst",
-            category="3. Who / when / how",
-        ),
+        single_metrics=sout("metrics", "when_single_metrics.csv"),
         stream_scores=sout("scores", "when_stream_scores.csv"),
-        rates=report(
-            sout("metrics", "when_stream_rates.csv"),
-            caption="../report/social_when_rates.rst",
-            category="3. Who / when / how",
-        ),
-        tolerance=report(
-            sout("metrics", "when_tolerance.csv"),
-            caption="../report/social_when_tolerance.rst",
-            category="3. Who / when / how",
-        ),
+        rates=sout("metrics", "when_stream_rates.csv"),
+        tolerance=sout("metrics", "when_tolerance.csv"),
     log:
         sout("logs", "social_score_when.log"),
     conda:
@@ -218,16 +198,8 @@ rule socialomni_judge_how:
         when_scores=sout("scores", "when_single_scores.csv"),
     output:
         judgements=sout("scores", "how_judgements.csv"),
-        metrics=report(
-            sout("metrics", "how_metrics.csv"),
-            caption="../report/social_how.rst",
-            category="3. Who / when / how",
-        ),
-        agreement=report(
-            sout("metrics", "how_agreement.csv"),
-            caption="../report/social_how_agreement.rst",
-            category="3. Who / when / how",
-        ),
+        metrics=sout("metrics", "how_metrics.csv"),
+        agreement=sout("metrics", "how_agreement.csv"),
     log:
         sout("logs", "social_judge_how.log"),
     benchmark:
@@ -253,11 +225,7 @@ rule socialomni_profile:
         tolerance=sout("metrics", "when_tolerance.csv"),
         how=sout("metrics", "how_metrics.csv"),
     output:
-        profile=report(
-            sout("metrics", "social_profile.csv"),
-            caption="../report/social_profile.rst",
-            category="3. Who / when / how",
-        ),
+        profile=sout("metrics", "social_profile.csv"),
     log:
         sout("logs", "social_profile.log"),
     conda:
@@ -280,18 +248,24 @@ rule socialomni_figures:
             sout("figures", "profile.png"),
             caption="../report/social_fig_profile.rst",
             category="3. Who / when / how",
+            subcategory="Figures",
+            labels={"figure": "profile"},
         ),
         profile_pdf=sout("figures", "profile.pdf"),
         timing_png=report(
             sout("figures", "timing.png"),
             caption="../report/social_fig_timing.rst",
             category="3. Who / when / how",
+            subcategory="Figures",
+            labels={"figure": "timing offsets"},
         ),
         timing_pdf=sout("figures", "timing.pdf"),
         rank_png=report(
             sout("figures", "rank_scatter.png"),
             caption="../report/social_fig_rank.rst",
             category="3. Who / when / how",
+            subcategory="Figures",
+            labels={"figure": "perception vs generation rank"},
         ),
         rank_pdf=sout("figures", "rank_scatter.pdf"),
     log:

@@ -47,6 +47,10 @@ MODEL_COLORS = (
 )
 MODEL_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">")
 DPI = 200
+# a journal page: figures at most this wide at print size (inches), no text smaller (points)
+MAX_WIDTH_IN = 7.2
+MIN_FONT_PT = 7.0
+_SAVE_PAD_IN = 0.1
 SIMULATED_WORD = "simulated"
 
 RC = {
@@ -57,6 +61,8 @@ RC = {
     "xtick.labelsize": 8,
     "ytick.labelsize": 8,
     "legend.fontsize": 7.5,
+    "legend.title_fontsize": 7.5,
+    "figure.titlesize": 9.5,
     "legend.frameon": False,
     "axes.spines.top": False,
     "axes.spines.right": False,
@@ -121,7 +127,7 @@ def full_subtitle(subtitle: str, simulated: bool | None, *tables) -> str:
 def _wrap(text: str, width_in: float) -> list[str]:
     if not text:
         return []
-    chars = max(20, int(width_in * 17))
+    chars = max(20, int(min(width_in, MAX_WIDTH_IN) * 15))
     return [line for paragraph in text.splitlines() for line in (textwrap.wrap(paragraph, chars) or [""])]
 
 
@@ -140,10 +146,19 @@ def new_figure(
     bottom_in: float = 0.5,
     wspace_in: float = 0.55,
     hspace_in: float = 0.6,
+    max_width_in: float = MAX_WIDTH_IN - 1.4,
 ) -> tuple[Figure, np.ndarray]:
-    """A Figure on an Agg canvas with an nrows x ncols grid of axes (2-D array, always)."""
+    """A Figure on an Agg canvas with an nrows x ncols grid of axes (2-D array, always).
+
+    Panels are narrowed so the grid is at most `max_width_in` wide (default: a 7.2 in page
+    less room for a legend at the right); `save_figure` then fits the whole drawing, legends
+    included, into MAX_WIDTH_IN."""
     panel_w, panel_h = panel_size
     width = left_in + ncols * panel_w + (ncols - 1) * wspace_in + right_in
+    if width > max_width_in:
+        # narrower panels, same margins and text sizes: the figure fits a journal page
+        panel_w = max(0.8, (max_width_in - left_in - right_in - (ncols - 1) * wspace_in) / ncols)
+        width = left_in + ncols * panel_w + (ncols - 1) * wspace_in + right_in
     subtitle_lines = _wrap(subtitle, width)
     caption_lines = _wrap(caption, width)
     # + room for the panels' own titles
@@ -182,6 +197,29 @@ def new_figure(
     return fig, axes
 
 
+def fit_to_width(fig: Figure, max_width_in: float = MAX_WIDTH_IN) -> float:
+    """Narrow the panels (margins and text sizes kept) until the saved drawing, legends and
+    labels included, is at most `max_width_in` wide; returns the width it will have."""
+    for _ in range(8):
+        bbox = fig.get_tightbbox(fig.canvas.get_renderer())
+        drawn = bbox.width + 2 * _SAVE_PAD_IN
+        if drawn <= max_width_in + 1e-3:
+            return drawn
+        width, height = fig.get_size_inches()
+        params = fig.subplotpars
+        left_in, right_in = params.left * width, (1 - params.right) * width
+        new_width = width - (drawn - max_width_in) - 0.02
+        if new_width - left_in - right_in < 1.0:
+            break
+        texts = [(t, t.get_position()) for t in fig.texts]
+        fig.set_size_inches(new_width, height)
+        fig.subplots_adjust(left=left_in / new_width, right=1 - right_in / new_width)
+        for text, (x, _y) in texts:  # figure texts keep their distance in inches from the left
+            if text.get_transform() == fig.transFigure:
+                text.set_x(x * width / new_width)
+    return drawn
+
+
 def save_figure(fig: Figure, path_stem) -> list[Path]:
     """Write `<path_stem>.png` and `<path_stem>.pdf` atomically and reproducibly; return both paths.
 
@@ -192,12 +230,18 @@ def save_figure(fig: Figure, path_stem) -> list[Path]:
         stem = stem.with_suffix("")
     paths = []
     with styled():
+        fit_to_width(fig)
         for extension, metadata in (("png", PNG_METADATA), ("pdf", PDF_METADATA)):
             target = stem.with_name(f"{stem.name}.{extension}")
             with atomic_path(target) as tmp:
                 # tight bbox: a long legend or label is never cut off (and stays deterministic)
                 fig.savefig(
-                    tmp, format=extension, dpi=DPI, metadata=metadata, bbox_inches="tight", pad_inches=0.1
+                    tmp,
+                    format=extension,
+                    dpi=DPI,
+                    metadata=metadata,
+                    bbox_inches="tight",
+                    pad_inches=_SAVE_PAD_IN,
                 )
             paths.append(target)
     return paths

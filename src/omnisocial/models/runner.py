@@ -241,6 +241,39 @@ def _settings_for(backend: Backend, request: Request) -> dict:
     return dict(request.settings)
 
 
+# seconds between the progress lines mirrored to the console (the tqdm bar goes to the rule log)
+CONSOLE_EVERY_S = 30.0
+
+
+def console_progress(bar, failures: int, *, force: bool = False, stream=None) -> str | None:
+    """Every CONSOLE_EVERY_S seconds (and when done), one line with done/total, rate and ETA on
+    the console: `sys.__stderr__`, which workflow scripts leave pointing at Snakemake's terminal
+    while their logging and stderr go to the rule's log. Returns the line written, if any."""
+    now = time.monotonic()
+    last = getattr(bar, "_console_last", None)
+    done = bar.n >= (bar.total or 0)
+    if last is None:
+        bar._console_last = last = now
+    if not (force or done or now - last >= CONSOLE_EVERY_S) or getattr(bar, "_console_done", False):
+        return None
+    bar._console_last = now
+    bar._console_done = done
+    info = bar.format_dict
+    rate = info.get("rate") or (bar.n / info["elapsed"] if info.get("elapsed") else None)
+    remaining = (bar.total - bar.n) / rate if rate and bar.total else None
+    eta = tqdm.format_interval(remaining) if remaining is not None else "?"
+    line = (
+        f"[omnisocial] {bar.desc}: {bar.n}/{bar.total} calls"
+        f"{f', {failures} failed' if failures else ''}, ETA {eta}"
+        f" (elapsed {tqdm.format_interval(info.get('elapsed', 0))})\n"
+    )
+    target = stream or sys.__stderr__
+    if target is not None and target is not sys.stderr:
+        target.write(line)
+        target.flush()
+    return line
+
+
 def run_inference(
     backend: Backend,
     requests: Iterable[Request],
@@ -336,6 +369,7 @@ def run_inference(
             bar.update(1)
             if failures:
                 bar.set_postfix(failed=failures, refresh=False)
+            console_progress(bar, failures)
             if called:
                 consecutive = 0 if record["ok"] else consecutive + 1
                 if limit and consecutive >= limit:

@@ -81,7 +81,7 @@ def profile_figure(
             ax.bar(xs, heights, width * 0.92, color=styles[model][0], label=model)
             for x, v in zip(xs, values, strict=True):
                 text = f"{v:.2f}" if math.isfinite(v) else "n/a"
-                ax.text(x, (v if math.isfinite(v) else 0) + 0.02, text, ha="center", va="bottom", fontsize=6)
+                ax.text(x, (v if math.isfinite(v) else 0) + 0.02, text, ha="center", va="bottom", fontsize=7)
         ax.set_xticks(np.arange(len(PROFILE_MEASURES)), [label for _, label in PROFILE_MEASURES])
         for tick in ax.get_xticklabels():
             tick.set_rotation(20)

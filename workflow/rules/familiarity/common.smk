@@ -141,16 +141,9 @@ FAM_CATEGORY = "5. Familiarity results"
 
 
 def fam_table(name, caption=None):
-    """An analysis table; shown in the report when it has a caption (workflow/report/fam_*.rst)."""
-    path = out("analysis", f"{name}.csv")
-    if caption is None:
-        return path
-    return report(
-        path,
-        caption=f"../../report/fam_{caption}.rst",
-        category=FAM_CATEGORY,
-        subcategory="Tables",
-    )
+    """An analysis table. Those with a caption (workflow/report/fam_*.rst) are shown in the report
+    through their HTML rendering (rule render_table, workflow/rules/report.smk)."""
+    return out("analysis", f"{name}.csv")
 
 
 # --- figures ---
@@ -167,6 +160,7 @@ def fam_figure_png(name):
         caption=f"../../report/fam_fig_{name}.rst",
         category=FAM_CATEGORY,
         subcategory="Figures",
+        labels={"figure": name.replace("_", " ")},
     )
 
 
@@ -181,6 +175,8 @@ def fam_figure_outputs():
             "glmm",
             "calibration",
             "power",
+            "funnel",
+            "coverage",
         )
         for ext in ("png", "pdf")
     ]

@@ -143,3 +143,30 @@ rule fam_figure_power:
         options=FIGURE_OPTIONS,
     script:
         "../../scripts/familiarity/figure.py"
+
+
+rule fam_figure_overview:
+    """Filter funnel (CONSORT-style, from the filter report) and model coverage (answered / asked)."""
+    input:
+        filter_report=out("filters", "filter_report.csv"),
+        design=out("design", "design.csv"),
+        metrics=out("analysis", "metrics.csv"),
+    output:
+        funnel_png=report(
+            out("figures", "funnel.png"),
+            caption="../../report/fam_fig_funnel.rst",
+            category="1. Corpus and filters",
+            subcategory="Figures",
+            labels={"figure": "filter funnel"},
+        ),
+        funnel_pdf=out("figures", "funnel.pdf"),
+        coverage_png=fam_figure_png("coverage"),
+        coverage_pdf=out("figures", "coverage.pdf"),
+    log:
+        out("logs", "fam_figure_overview.log"),
+    conda:
+        "../../../envs/figures.yaml"
+    params:
+        corpus_source=CORPUS["source"],
+    script:
+        "../../scripts/familiarity/overview_figures.py"

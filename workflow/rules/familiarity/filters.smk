@@ -29,11 +29,7 @@ rule apply_filters:
         segments=out("signals", "segments.csv"),
         candidates=out("clips", "clip_candidates.csv"),
     output:
-        report=report(
-            out("filters", "filter_report.csv"),
-            caption="../../report/filter_report.rst",
-            category="1. Corpus and filters",
-        ),
+        report=out("filters", "filter_report.csv"),
     log:
         out("logs", "apply_filters.log"),
     conda:

@@ -55,18 +55,8 @@ rule import_ratings:
         unpack(rating_exports),
         design=out("design", "design.csv"),
     output:
-        trials=report(
-            out("ratings", "trials.csv"),
-            caption="../../report/fam_trials.rst",
-            category="5. Familiarity results",
-            subcategory="Ratings",
-        ),
-        report=report(
-            out("ratings", "import_report.csv"),
-            caption="../../report/fam_import_report.rst",
-            category="5. Familiarity results",
-            subcategory="Ratings",
-        ),
+        trials=out("ratings", "trials.csv"),
+        report=out("ratings", "import_report.csv"),
         covariates=out("ratings", "covariates.csv"),
     log:
         out("logs", "import_ratings.log"),

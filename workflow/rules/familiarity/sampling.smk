@@ -5,11 +5,7 @@ rule sample_design:
         candidates=out("clips", "clip_candidates.csv"),
         interactions=out("corpus", "interactions.csv"),
     output:
-        design=report(
-            out("design", "design.csv"),
-            caption="../../report/design.rst",
-            category="2. Design and stimuli",
-        ),
+        design=out("design", "design.csv"),
     log:
         out("logs", "sample_design.log"),
     conda:

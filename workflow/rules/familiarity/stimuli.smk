@@ -5,11 +5,7 @@ rule render_stimuli:
         interactions=out("corpus", "interactions.csv"),
         segments=out("signals", "segments.csv"),
     output:
-        manifest=report(
-            out("stimuli", "manifest.csv"),
-            caption="../../report/manifest.rst",
-            category="2. Design and stimuli",
-        ),
+        manifest=out("stimuli", "manifest.csv"),
         media=directory(out("stimuli", "media")),
     log:
         out("logs", "render_stimuli.log"),

@@ -88,7 +88,7 @@ def accuracy_figure(
                     transform=ax.get_xaxis_transform(),
                     ha="center",
                     va="bottom",
-                    fontsize=6.5,
+                    fontsize=7,
                     color="#555555",
                 )
             for row in crowd[crowd["modality"] == modality].itertuples(index=False):
@@ -99,14 +99,31 @@ def accuracy_figure(
             own_models = models[models["modality"] == modality].sort_values("model")
             slots = np.linspace(*MODELS_X, max(len(styles), 1)) if len(styles) > 1 else [np.mean(MODELS_X)]
             slot_of = dict(zip(sorted(styles), slots, strict=True))
+            coverage = _coverage_labels(models)
             for row in own_models.itertuples(index=False):
                 color, marker = styles[row.model]
-                label = row.model if row.model not in labelled else None
+                label = coverage[row.model] if row.model not in labelled else None
                 labelled.add(row.model)
+                if not np.isfinite(float(row.accuracy)):
+                    # a model without answers is shown as such, never dropped
+                    ax.text(
+                        i + slot_of[row.model],
+                        0.02,
+                        "no answers",
+                        rotation=90,
+                        ha="center",
+                        va="bottom",
+                        fontsize=7,
+                        color=color,
+                        transform=ax.get_xaxis_transform(),
+                    )
+                    ax.plot([], [], marker=marker, color=color, linestyle="none", label=label)
+                    continue
                 _point(ax, i + slot_of[row.model], row, color, marker, 5, label)
                 values.extend(_ends(row))
-        finite = np.asarray([v for v in values if np.isfinite(v)])
-        ax.set_ylim(max(0.0, finite.min() - 0.06), min(1.0, finite.max() + 0.06))
+        finite = np.asarray([v for v in values if np.isfinite(v)] or [0.5])
+        # a little room past 0 and 1: violins and intervals touching them are not clipped
+        ax.set_ylim(max(-0.04, finite.min() - 0.06), min(1.04, finite.max() + 0.06))
         ax.set_xlim(-0.55, len(modalities) - 0.45)
         ax.set_xticks(np.arange(len(modalities)) + (HUMAN_X + MODELS_X[1]) / 2, modalities)
         ax.set_ylabel("accuracy (answered trials)")
@@ -118,6 +135,18 @@ def accuracy_figure(
             title_fontsize=7,
         )
         return save_figure(fig, path_stem)
+
+
+def _coverage_labels(models: pd.DataFrame) -> dict[str, str]:
+    """model -> 'model (answered/asked)' over its modalities (coverage on every model entry)."""
+    labels = {}
+    for name, rows in models.groupby("model", sort=True):
+        if {"n_answered", "n_items"} <= set(rows.columns):
+            answered, asked = int(rows["n_answered"].fillna(0).sum()), int(rows["n_items"].fillna(0).sum())
+            labels[name] = f"{name} ({answered}/{asked} answered)"
+        else:
+            labels[name] = str(name)
+    return labels
 
 
 def _ends(row) -> list[float]:

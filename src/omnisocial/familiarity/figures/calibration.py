@@ -127,7 +127,7 @@ def calibration_figure(
             ax.set_title(modality)
             ax.set_xlabel("stated confidence in the label")
             if ax.get_legend_handles_labels()[0]:
-                ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize=6.5)
+                ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize=7)
             if silent:
                 ax.text(
                     0.02,
@@ -136,7 +136,7 @@ def calibration_figure(
                     transform=ax.transAxes,
                     ha="left",
                     va="top",
-                    fontsize=6.5,
+                    fontsize=7,
                     color="#666666",
                     wrap=True,
                 )

@@ -10,6 +10,7 @@ effects the study can and cannot resolve.
 from __future__ import annotations
 
 import pandas as pd
+from matplotlib.ticker import FuncFormatter, LogLocator
 
 from omnisocial.figures.style import full_subtitle, model_styles, new_figure, save_figure, styled
 
@@ -73,6 +74,10 @@ def power_figure(
         for ax in (left, right):
             if ax.get_lines():
                 ax.set_yscale("log")
+                # plain numbers: mathtext exponents (10^2) print at 70% of the tick size, under 7 pt
+                ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+                ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+                ax.yaxis.set_minor_formatter(FuncFormatter(lambda value, _: ""))
             if n_dyads:
                 ax.axhline(
                     n_dyads, color="#B00020", linestyle="--", linewidth=1.0, label=f"design: {n_dyads} dyads"

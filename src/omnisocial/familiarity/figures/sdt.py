@@ -94,7 +94,7 @@ def sdt_figure(
                 labelled.add(name)
             dropped = len(own) - len(valid)
             ax.set_title(modality + (f" ({dropped} rater(s) without d')" if dropped else ""))
-            ax.set_xlabel("criterion c  (> 0: bias to 'stranger')")
+            ax.set_xlabel("criterion c")
         axes[0, 0].set_ylabel("sensitivity d'")
         if len(both):
             pad_x = max(0.2, 0.08 * np.ptp(both["criterion"]))

@@ -1,0 +1,389 @@
+"""The run's first page and the renderings of its tables.
+
+- `render_table(table, stem, title=...)` writes `<stem>.html` (shown inline by the Snakemake
+  report), `<stem>.md` and `<stem>.tex` (for the paper) beside a result CSV.
+- `build_summary(...)` turns the result tables of a run into the sections of the summary
+  page: which inputs were real or simulated, the filter funnel, the models with their
+  coverage (answered / asked; a model with no answers is listed with 0 / n, never dropped),
+  a headline results table and the convergence status of every Bayesian fit.
+- `write_summary(sections, folder)` writes `summary.md`, `summary.html` and one CSV per
+  section (`summary_<section>.csv`).
+
+Every function reads DataFrames (missing tables are None and their section says so), so the
+tests and the notebook call them without a workflow run.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from omnisocial.io import atomic_path
+
+# the sequential stages of the filter report, in the order the funnel applies them
+FUNNEL_STAGES = (
+    ("ingest_pass", "ingested (transcript and media found)"),
+    ("f1_prompt_pass", "F1 prompt identified"),
+    ("f2_turns_pass", "F2 enough turns"),
+    ("f3_speech_pass", "F3 speech per speaker"),
+    ("f4_tracks_pass", "F4 tracks distinct and in sync"),
+    ("f5_amount_pass", "F5 amount of speech"),
+    ("audit_pass", "prompt audit"),
+)
+MAX_HTML_ROWS = 2000
+HTML_STYLE = (
+    "body{font-family:sans-serif;font-size:13px;margin:8px}"
+    "table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:2px 6px;text-align:right}"
+    "th{background:#f0f0f0;position:sticky;top:0}td:first-child,th:first-child{text-align:left}"
+    "caption{text-align:left;font-weight:bold;padding:4px 0}.note{color:#b00020;font-weight:bold}"
+)
+
+
+def _format(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1e4 else f"{value:.0f}"
+    return str(value)
+
+
+def formatted(table: pd.DataFrame) -> pd.DataFrame:
+    """Every cell as text: floats to 3 significant digits, missing values empty."""
+    return table.astype(object).map(_format) if len(table.columns) else table
+
+
+def html_table(table: pd.DataFrame, title: str = "", note: str = "") -> str:
+    """A standalone HTML page showing `table` (the first MAX_HTML_ROWS rows, saying so)."""
+    shown = table.head(MAX_HTML_ROWS)
+    cut = (
+        f"<p>first {MAX_HTML_ROWS} of {len(table)} rows; the CSV has them all</p>"
+        if len(table) > MAX_HTML_ROWS
+        else f"<p>{len(table)} rows</p>"
+    )
+    note_html = f'<p class="note">{html.escape(note)}</p>' if note else ""
+    body = formatted(shown).to_html(index=False, escape=True, border=0)
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{HTML_STYLE}</style></head><body><h3>{html.escape(title)}</h3>{note_html}"
+        f"{cut}{body}</body></html>\n"
+    )
+
+
+def markdown_table(table: pd.DataFrame) -> str:
+    """A GitHub-flavoured markdown table (tabulate), or a line saying it is empty."""
+    if table.empty:
+        return "_(no rows)_\n"
+    return formatted(table).to_markdown(index=False) + "\n"
+
+
+def latex_table(table: pd.DataFrame, caption: str = "") -> str:
+    """A booktabs LaTeX tabular (pandas' Styler, which needs jinja2)."""
+    text = formatted(table)
+    return text.to_latex(index=False, caption=caption or None, escape=True)
+
+
+def simulated_note(table: pd.DataFrame) -> str:
+    if "source" in table.columns and table["source"].astype(str).str.contains("simulated", case=False).any():
+        return (
+            "SIMULATED DATA: rows of this table come from the demo's simulated rater panel, not from people."
+        )
+    return ""
+
+
+def render_table(table: pd.DataFrame, stem, title: str = "") -> list[Path]:
+    """Write `<stem>.html`, `<stem>.md` and `<stem>.tex`; return the three paths."""
+    stem = Path(stem)
+    title = title or stem.name
+    note = simulated_note(table)
+    paths = []
+    for suffix, text in (
+        ("html", html_table(table, title, note)),
+        ("md", (f"**{note}**\n\n" if note else "") + markdown_table(table)),
+        ("tex", latex_table(table, caption=title)),
+    ):
+        target = stem.with_name(f"{stem.name}.{suffix}")
+        with atomic_path(target) as tmp:
+            Path(tmp).write_text(text, encoding="utf-8")
+        paths.append(target)
+    return paths
+
+
+# --- the summary page -------------------------------------------------------------------
+
+
+def inputs_section(config: Mapping) -> pd.DataFrame:
+    """Which inputs were real and which simulated, from the run's config."""
+    corpus = config.get("corpus", {})
+    ratings = config.get("ratings", {})
+    social = config.get("social", {})
+    rows = [
+        {
+            "input": "corpus",
+            "status": "simulated (demo corpus)" if corpus.get("source") == "demo" else "real",
+            "detail": f"corpus.source: {corpus.get('source')}, root {corpus.get('root')}",
+        },
+        {
+            "input": "human ratings",
+            "status": "simulated (demo rater panel)" if ratings.get("source") == "simulated" else "real",
+            "detail": f"ratings.source: {ratings.get('source')}",
+        },
+        {
+            "input": "models",
+            "status": "offline baselines only" if not config.get("models") else "registry models + baselines",
+            "detail": "models: "
+            + (
+                ", ".join(
+                    str(m.get("name", m)) if isinstance(m, Mapping) else str(m)
+                    for m in config.get("models") or []
+                )
+                or "none configured"
+            ),
+        },
+    ]
+    if social.get("enabled"):
+        rows.append(
+            {
+                "input": "social benchmarks",
+                "status": "simulated (demo clips)"
+                if social.get("source") == "demo"
+                else "real (released files)",
+                "detail": f"social.source: {social.get('source')}",
+            }
+        )
+    else:
+        rows.append({"input": "social benchmarks", "status": "not run", "detail": "social.enabled: false"})
+    return pd.DataFrame(rows)
+
+
+def _passed(values: pd.Series) -> pd.Series:
+    return values.astype(str).str.lower().isin({"true", "1", "yes"})
+
+
+def funnel_section(filter_report: pd.DataFrame | None, design: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Interactions left after each filter stage (sequential), then the dyads of the design."""
+    rows = []
+    if filter_report is not None:
+        left = pd.Series(True, index=filter_report.index)
+        rows.append({"stage": "interactions in the corpus", "n": len(filter_report), "excluded": 0})
+        for column, label in FUNNEL_STAGES:
+            if column not in filter_report.columns:
+                continue
+            before = int(left.sum())
+            left &= _passed(filter_report[column])
+            rows.append({"stage": label, "n": int(left.sum()), "excluded": before - int(left.sum())})
+        if "passed" in filter_report.columns:
+            before = int(left.sum())
+            left &= _passed(filter_report["passed"])
+            rows.append(
+                {
+                    "stage": "eligible (all filters passed)",
+                    "n": int(left.sum()),
+                    "excluded": before - int(left.sum()),
+                }
+            )
+    if design is not None:
+        eligible = rows[-1]["n"] if rows else len(design)
+        rows.append(
+            {"stage": "dyads sampled into the design", "n": len(design), "excluded": eligible - len(design)}
+        )
+    return pd.DataFrame(rows, columns=["stage", "n", "excluded"])
+
+
+def coverage_section(metrics: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per model: answered / asked per modality (models with no answers included)."""
+    if metrics is None or metrics.empty:
+        return pd.DataFrame(columns=["model"])
+    kinds = (
+        metrics["rater_type"] if "rater_type" in metrics.columns else pd.Series("model", index=metrics.index)
+    )
+    models = metrics[kinds == "model"]
+    rows = {}
+    for row in models.itertuples(index=False):
+        answered = int(row.n_answered) if pd.notna(row.n_answered) else 0
+        asked = int(row.n_items) if pd.notna(row.n_items) else 0
+        flag = " (no answers)" if answered == 0 else ""
+        rows.setdefault(row.model, {"model": row.model})[row.modality] = f"{answered}/{asked}{flag}"
+    order = [m for m in ("text", "audio", "video") if m in set(models["modality"])]
+    return pd.DataFrame(list(rows.values()), columns=["model", *order]).fillna("not asked")
+
+
+def _interval(row) -> str:
+    if pd.isna(row.accuracy):
+        return "no answers"
+    return f"{row.accuracy:.2f} [{row.ci_low:.2f}, {row.ci_high:.2f}]"
+
+
+def headline_section(metrics: pd.DataFrame | None, variant: str = "v1") -> pd.DataFrame:
+    """Per modality: mean human rater, the crowd (majority vote) and the best model at `variant`."""
+    if metrics is None or metrics.empty:
+        return pd.DataFrame(columns=["modality"])
+    rows = []
+    for modality in [m for m in ("text", "audio", "video") if m in set(metrics["modality"])]:
+        part = metrics[metrics["modality"] == modality]
+        humans = part[part["rater_type"] == "human"]
+        crowd = part[part["rater_type"] == "crowd"]
+        models = part[part["rater_type"] == "model"]
+        models = models[
+            ~models["model"].astype(str).str.contains("@")
+            | models["model"].astype(str).str.endswith(f"@{variant}")
+        ]
+        row = {
+            "modality": modality,
+            "raters": len(humans),
+            "mean rater accuracy": f"{humans['accuracy'].mean():.2f}" if len(humans) else "",
+            "crowd accuracy [95% CI]": _interval(crowd.iloc[0]) if len(crowd) else "",
+        }
+        answered = models.dropna(subset=["accuracy"])
+        if len(answered):
+            best = answered.sort_values(["accuracy", "model"], ascending=[False, True]).iloc[0]
+            row["best model"] = best["model"]
+            row["best model accuracy [95% CI]"] = _interval(best)
+            row["its coverage"] = f"{int(best['n_answered'])}/{int(best['n_items'])}"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def convergence_section(glmm_summary: pd.DataFrame | None, rasch_fits: pd.DataFrame | None) -> pd.DataFrame:
+    """Every Bayesian fit: GLMM terms and Rasch fits with R-hat, ESS and the convergence flag."""
+    rows = []
+    if glmm_summary is not None:
+        for row in glmm_summary.itertuples(index=False):
+            rows.append(
+                {
+                    "fit": "GLMM",
+                    "part": row.term,
+                    "r_hat": row.r_hat,
+                    "ess_bulk": row.ess_bulk,
+                    "converged": bool(row.converged) if pd.notna(row.converged) else False,
+                    "flag": row.flag if isinstance(row.flag, str) else "",
+                }
+            )
+    if rasch_fits is not None:
+        for row in rasch_fits.itertuples(index=False):
+            fitted = bool(row.fitted) if pd.notna(row.fitted) else False
+            rows.append(
+                {
+                    "fit": "Rasch",
+                    "part": f"{row.modality} / {row.rater_type}",
+                    "r_hat": row.r_hat_max,
+                    "ess_bulk": row.ess_bulk_min,
+                    "converged": fitted and bool(row.converged),
+                    "flag": (row.flag if isinstance(row.flag, str) else "")
+                    if fitted
+                    else f"not fitted: {row.reason}",
+                }
+            )
+    return pd.DataFrame(rows, columns=["fit", "part", "r_hat", "ess_bulk", "converged", "flag"])
+
+
+def social_section(profile: pd.DataFrame | None) -> pd.DataFrame:
+    """The who / when / how profile, one row per model (empty when the benchmarks did not run)."""
+    if profile is None or profile.empty:
+        return pd.DataFrame(columns=["model"])
+    columns = ["model", "who_accuracy", "when_accuracy", "when_f1", "how_mean"]
+    return profile[[c for c in columns if c in profile.columns]].copy()
+
+
+def streaming_section(streaming: pd.DataFrame | None) -> pd.DataFrame:
+    if streaming is None or streaming.empty:
+        return pd.DataFrame(columns=["model"])
+    return streaming.copy()
+
+
+SECTION_TITLES = {
+    "inputs": "Inputs: real or simulated",
+    "funnel": "Filter funnel",
+    "coverage": "Models and coverage (answered / asked)",
+    "headline": "Headline: familiarity accuracy by modality",
+    "convergence": "Convergence of every Bayesian fit",
+    "social": "Who / when / how profile",
+    "streaming": "Streaming (Omni-DuplexEval-style)",
+}
+
+
+def build_summary(
+    config: Mapping,
+    tables: Mapping[str, pd.DataFrame | None],
+    variant: str = "v1",
+) -> dict[str, pd.DataFrame]:
+    """The summary's sections (name -> table) from the run's tables (missing ones as None).
+
+    tables: filter_report, design, metrics, glmm_summary, rasch_fits, social_profile,
+    streaming_metrics.
+    """
+    get = tables.get
+    sections = {
+        "inputs": inputs_section(config),
+        "funnel": funnel_section(get("filter_report"), get("design")),
+        "coverage": coverage_section(get("metrics")),
+        "headline": headline_section(get("metrics"), variant),
+        "convergence": convergence_section(get("glmm_summary"), get("rasch_fits")),
+    }
+    if (config.get("social") or {}).get("enabled"):
+        sections["social"] = social_section(get("social_profile"))
+        sections["streaming"] = streaming_section(get("streaming_metrics"))
+    return sections
+
+
+def summary_markdown(sections: Mapping[str, pd.DataFrame]) -> str:
+    lines = ["# omnisocial: run summary", ""]
+    inputs = sections.get("inputs")
+    if inputs is not None and inputs["status"].astype(str).str.startswith("simulated").any():
+        lines += ["**SIMULATED DATA**: some inputs are the demo's simulated stand-ins (see Inputs).", ""]
+    convergence = sections.get("convergence")
+    if convergence is not None and len(convergence) and not convergence["converged"].all():
+        bad = int((~convergence["converged"].astype(bool)).sum())
+        lines += [f"**{bad} Bayesian fit part(s) not converged or not fitted** (see Convergence).", ""]
+    for name, table in sections.items():
+        lines += [f"## {SECTION_TITLES.get(name, name)}", "", markdown_table(table)]
+    return "\n".join(lines)
+
+
+def summary_html(sections: Mapping[str, pd.DataFrame]) -> str:
+    parts = []
+    for name, table in sections.items():
+        body = (
+            formatted(table).to_html(index=False, escape=True, border=0) if len(table) else "<p>(no rows)</p>"
+        )
+        parts.append(f"<h3 id='{name}'>{html.escape(SECTION_TITLES.get(name, name))}</h3>{body}")
+    notes = []
+    inputs = sections.get("inputs")
+    if inputs is not None and inputs["status"].astype(str).str.startswith("simulated").any():
+        notes.append("SIMULATED DATA: some inputs are the demo's simulated stand-ins (see Inputs).")
+    convergence = sections.get("convergence")
+    if convergence is not None and len(convergence) and not convergence["converged"].all():
+        notes.append("Some Bayesian fits did not converge or were not fitted (see Convergence).")
+    notes_html = "".join(f'<p class="note">{html.escape(n)}</p>' for n in notes)
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>omnisocial summary</title>"
+        f"<style>{HTML_STYLE}</style></head><body><h2 id='summary'>omnisocial: run summary</h2>"
+        f"{notes_html}{''.join(parts)}</body></html>\n"
+    )
+
+
+def write_summary(sections: Mapping[str, pd.DataFrame], folder) -> list[Path]:
+    """Write summary.md, summary.html and summary_<section>.csv under `folder`."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, text in (("summary.md", summary_markdown(sections)), ("summary.html", summary_html(sections))):
+        with atomic_path(folder / name) as tmp:
+            Path(tmp).write_text(text, encoding="utf-8")
+        paths.append(folder / name)
+    for name, table in sections.items():
+        target = folder / f"summary_{name}.csv"
+        with atomic_path(target) as tmp:
+            table.to_csv(tmp, index=False)
+        paths.append(target)
+    return paths
+
+
+def read_optional(path) -> pd.DataFrame | None:
+    """A CSV, or None when the path is empty or missing."""
+    if not path or not Path(path).is_file():
+        return None
+    return pd.read_csv(path)

@@ -1,0 +1,107 @@
+"""The summary page (omnisocial.summary) and the HTML / markdown / LaTeX renderings of tables."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from omnisocial import summary
+
+
+def _filter_report():
+    return pd.DataFrame(
+        {
+            "interaction_id": ["a", "b", "c", "d"],
+            "ingest_pass": [True, True, True, False],
+            "f1_prompt_pass": [True, True, False, False],
+            "f2_turns_pass": [True, False, True, False],
+            "passed": [True, False, False, False],
+        }
+    )
+
+
+def _metrics():
+    return pd.DataFrame(
+        {
+            "model": ["R1", "human_majority", "m@v1", "m@v2", "silent@v1"],
+            "modality": ["text"] * 5,
+            "n_items": [8, 24, 24, 24, 24],
+            "n_answered": [8, 24, 20, 24, 0],
+            "accuracy": [0.6, 0.7, 0.8, 0.9, float("nan")],
+            "ci_low": [0.3, 0.5, 0.6, 0.7, float("nan")],
+            "ci_high": [0.8, 0.85, 0.9, 0.97, float("nan")],
+            "rater_type": ["human", "crowd", "model", "model", "model"],
+        }
+    )
+
+
+def test_funnel_counts_are_sequential():
+    funnel = summary.funnel_section(_filter_report(), pd.DataFrame({"dyad_id": ["D1"]}))
+    assert list(funnel["n"]) == [4, 3, 2, 1, 1, 1]
+    assert list(funnel["excluded"]) == [0, 1, 1, 1, 0, 0]
+    assert funnel["stage"].iloc[-1] == "dyads sampled into the design"
+
+
+def test_coverage_lists_a_model_without_answers():
+    coverage = summary.coverage_section(_metrics()).set_index("model")
+    assert coverage.loc["silent@v1", "text"] == "0/24 (no answers)"
+    assert coverage.loc["m@v1", "text"] == "20/24"
+    assert "R1" not in coverage.index and "human_majority" not in coverage.index
+
+
+def test_headline_uses_the_primary_variant():
+    headline = summary.headline_section(_metrics(), variant="v1").iloc[0]
+    assert headline["best model"] == "m@v1"  # m@v2 is better but not the primary variant
+    assert headline["its coverage"] == "20/24"
+    assert headline["crowd accuracy [95% CI]"] == "0.70 [0.50, 0.85]"
+
+
+def test_convergence_and_markdown(tmp_path):
+    glmm = pd.DataFrame(
+        {"term": ["modality[text]"], "r_hat": [1.0], "ess_bulk": [900.0], "converged": [True], "flag": [None]}
+    )
+    rasch = pd.DataFrame(
+        {
+            "modality": ["text", "audio"],
+            "rater_type": ["human", "model"],
+            "fitted": [True, False],
+            "reason": [None, "too few persons"],
+            "r_hat_max": [1.01, float("nan")],
+            "ess_bulk_min": [300.0, float("nan")],
+            "converged": [False, False],
+            "flag": ["not converged: ess_bulk 300 < 400", None],
+        }
+    )
+    config = {
+        "corpus": {"source": "demo"},
+        "ratings": {"source": "simulated"},
+        "models": [{"name": "m"}],
+        "social": {"enabled": False},
+    }
+    sections = summary.build_summary(
+        config,
+        {"filter_report": _filter_report(), "metrics": _metrics(), "glmm_summary": glmm, "rasch_fits": rasch},
+    )
+    convergence = sections["convergence"]
+    assert list(convergence["converged"]) == [True, False, False]
+    assert convergence["flag"].iloc[2] == "not fitted: too few persons"
+    paths = summary.write_summary(sections, tmp_path)
+    text = (tmp_path / "summary.md").read_text()
+    assert "**SIMULATED DATA**" in text and "2 Bayesian fit part(s) not converged" in text
+    assert (
+        "| silent@v1 | 0/24 (no answers) |" in text.replace("  ", " ").replace("  ", " ")
+        or "silent@v1" in text
+    )
+    assert (tmp_path / "summary.html").read_text().count("<table") == len(sections) - sum(
+        t.empty for t in sections.values()
+    )
+    assert {p.name for p in paths} >= {"summary.md", "summary.html", "summary_funnel.csv"}
+
+
+def test_render_table_writes_html_markdown_latex(tmp_path):
+    table = pd.DataFrame(
+        {"model": ["a_b"], "accuracy": [0.123456], "source": ["simulated rater panel (demo)"]}
+    )
+    html, md, tex = summary.render_table(table, tmp_path / "metrics", title="metrics")
+    assert "<table" in html.read_text() and "SIMULATED DATA" in html.read_text()
+    assert "0.123" in md.read_text() and "| model" in md.read_text()
+    assert "\\begin{tabular}" in tex.read_text() and "a\\_b" in tex.read_text()

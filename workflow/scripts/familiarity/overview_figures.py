@@ -1,0 +1,25 @@
+"""Rule fam_figure_overview: the filter funnel and model coverage figures (PNG + PDF)."""
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
+
+from omnisocial.familiarity.figures.overview import coverage_figure, funnel_figure
+from omnisocial.summary import funnel_section
+from omnisocial.workflow import start
+
+log = start(snakemake)
+out = snakemake.output
+funnel = funnel_section(pd.read_csv(snakemake.input.filter_report), pd.read_csv(snakemake.input.design))
+demo = snakemake.params.corpus_source == "demo"
+funnel_figure(
+    funnel,
+    Path(out.funnel_png).with_suffix(""),
+    simulated=False,
+    subtitle="SIMULATED DATA: demo corpus" if demo else f"corpus: {snakemake.params.corpus_source}",
+)
+coverage_figure(pd.read_csv(snakemake.input.metrics), Path(out.coverage_png).with_suffix(""))
+log.info("2 figures written to %s", Path(out.funnel_png).parent)

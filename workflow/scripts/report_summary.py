@@ -1,0 +1,15 @@
+"""Rule report_summary: the run's first page (summary.md / .html and one CSV per section)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
+
+from omnisocial.summary import build_summary, read_optional, write_summary
+from omnisocial.workflow import start
+
+log = start(snakemake)
+tables = {name: read_optional(path) for name, path in snakemake.input.items()}
+sections = build_summary(dict(snakemake.params.config), tables, variant=snakemake.params.variant)
+paths = write_summary(sections, Path(snakemake.output.md).parent)
+log.info("wrote %s", ", ".join(map(str, paths)))
