@@ -33,8 +33,8 @@ priors read from the bambi model object, but
    Compiling the same model from PyMC with nutpie (`sampler="pymc"`, kept as a reference
    implementation) takes longer than the whole fast fit.
 
-Draws: by default (`draws=None`) the fast path samples about 1,200 draws in all and samples again,
-with more draws, when a reported quantity misses R-hat <= 1.01 or bulk ESS >= 400 (`_sample.py`).
+Draws: by default (`draws=None`) the fast path samples 2 x 1,200 draws (more for more levels)
+after 300 tuning steps, and samples again with more draws when a reported quantity misses R-hat <= 1.01 or bulk ESS >= 400 (`_sample.py`).
 Importing this package and fitting on the fast path loads neither bambi nor PyMC: the design and
 bambi's default priors are built directly (`_design.standard_design`); user `priors`, other
 formulas and the bambi samplers go through `bambi.Model`.
@@ -81,6 +81,7 @@ from omnisocial.stats.glmm._fast import (  # noqa: F401
 )
 from omnisocial.stats.glmm._pymc import build_pymc_model, theta_to_pymc_point  # noqa: F401
 from omnisocial.stats.glmm._sample import (  # noqa: F401
+    AUTO_TUNE,
     MAX_ROUNDS,
     _sample_pymc,
     auto_draws,
@@ -110,6 +111,7 @@ SAMPLERS = ("auto", "fast", "pymc", "bambi", "bambi-nutpie")
 # --- fitting ----------------------------------------------------------------------------
 
 BAMBI_DRAWS = 2000  # draws per chain of the bambi samplers when `draws` is None
+BAMBI_TUNE = 500  # and their tuning steps when `tune` is None
 
 
 @dataclass
@@ -144,7 +146,7 @@ def fit_glmm(
     formula: str = DEFAULT_FORMULA,
     family: str = "bernoulli",
     draws: int | None = None,
-    tune: int = 500,
+    tune: int | None = None,
     chains: int = 2,
     seed: int = 0,
     sampler: str = "auto",
@@ -158,14 +160,15 @@ def fit_glmm(
     `sampler`: "auto" (fast path when the formula is standard, else "bambi-nutpie"), "fast",
     "pymc" (the fast path's model compiled by nutpie from PyMC), "bambi" (out of the box:
     `bambi.Model.fit`, PyMC's NUTS) or "bambi-nutpie". `draws` per chain; None sizes them to
-    the ESS target on the fast paths (`_sample.py`) and means 2000 for the bambi samplers.
+    the R-hat/ESS target on the fast paths (`_sample.py`) and means 2000 for the bambi samplers;
+    `tune` None means 300 on the fast paths and 500 for the bambi samplers.
     `priors` go to `bambi.Model` (the fast path then reads them from it);
     `centered` ("auto", bool, or {column: bool}) chooses the fast path's parameterization;
     `sampler_kwargs` go to `nutpie.sample` (fast, pymc) or `bambi.Model.fit` (bambi samplers).
     """
     if sampler not in SAMPLERS:
         raise ValueError(f"unknown sampler {sampler!r}; choose from {', '.join(SAMPLERS)}")
-    if (draws is not None and draws < 1) or tune < 0 or chains < 1:
+    if (draws is not None and draws < 1) or (tune is not None and tune < 0) or chains < 1:
         raise ValueError("draws and chains must be positive, tune non-negative")
     started = time.perf_counter()
     standard = parse_standard_formula(formula)
@@ -195,6 +198,7 @@ def fit_glmm(
     rounds = 1
     if chosen in ("fast", "pymc"):
         sample = sample_fast_model if chosen == "fast" else _sample_pymc
+        tune = AUTO_TUNE if tune is None else tune
         fixed_term, fixed_levels = fast.fixed_term, list(fast.fixed_levels)
         group_terms = [factor.term for factor in fast.factors]
     else:
@@ -203,6 +207,7 @@ def fit_glmm(
         method = "pymc" if chosen == "bambi" else "nutpie"
         kwargs = {"progressbar": False, **(sampler_kwargs or {})}
         draws = BAMBI_DRAWS if draws is None else draws
+        tune = BAMBI_TUNE if tune is None else tune
         idata = model.fit(
             draws=draws,
             tune=tune,
@@ -237,7 +242,8 @@ def fit_glmm(
 
     if chosen in ("fast", "pymc"):
         sized = draws is None
-        draws = auto_draws(chains) if sized else draws
+        n_reported = 2 * len(fast.fixed_levels) + sum(1 + len(f.levels) for f in fast.factors)
+        draws = auto_draws(chains, n_reported) if sized else draws
         while True:
             result = make_result(sample(fast, draws, tune, chains, cores, seed, sampler_kwargs), draws)
             if not sized or rounds >= MAX_ROUNDS:
@@ -313,7 +319,7 @@ def add_cli(subparsers) -> None:
         default=None,
         help="draws per chain (default: sized to R-hat <= 1.01, ESS >= 400)",
     )
-    parser.add_argument("--tune", type=int, default=500)
+    parser.add_argument("--tune", type=int, default=None, help="tuning steps (default: 300 fast, 500 bambi)")
     parser.add_argument("--chains", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sampler", choices=SAMPLERS, default="auto")
