@@ -34,7 +34,8 @@ priors read from the bambi model object, but
    implementation) takes longer than the whole fast fit.
 
 Draws: by default (`draws=None`) the fast path samples 2 x 1,200 draws (more for more levels)
-after 300 tuning steps, and samples again with more draws when a reported quantity misses R-hat <= 1.01 or bulk ESS >= 400 (`_sample.py`).
+after 300 tuning steps, and samples again with more draws
+when a reported quantity misses R-hat <= 1.01 or bulk ESS >= 400 (`_sample.py`).
 Importing this package and fitting on the fast path loads neither bambi nor PyMC: the design and
 bambi's default priors are built directly (`_design.standard_design`); user `priors`, other
 formulas and the bambi samplers go through `bambi.Model`.
