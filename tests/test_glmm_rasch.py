@@ -185,6 +185,112 @@ def test_fast_model_layout_reads_bambi_priors():
     assert fast.n_trials == len(frame)
 
 
+def _unbalanced_trials() -> pd.DataFrame:
+    """Unequal modality shares (the group SD prior depends on them), level names that sort
+    differently as numbers and as strings, and a fourth fixed level."""
+    frame = _small_trials(seed=4)
+    rng = np.random.default_rng(0)
+    frame = frame[~((frame["modality"] == "video") & (rng.random(len(frame)) < 0.6))].copy()
+    frame.loc[frame.index[:30], "modality"] = "9"
+    frame.loc[frame.index[30:60], "modality"] = "10"
+    frame["dyad_id"] = frame["dyad_id"].str.replace("d0", "d", regex=False)  # d1 .. d23: 'd10' < 'd2'
+    return frame
+
+
+@pytest.mark.parametrize(
+    "formula",
+    [FORMULA, "correct ~ 0 + modality + (1|dyad_id)", "correct ~ (1|dyad_id) + -1 + modality + (1|rater_id)"],
+)
+@pytest.mark.parametrize("which", ["small", "unbalanced"])
+def test_standard_design_and_priors_equal_bambi(formula, which):
+    """The fast path's own design and priors (no bambi) are bambi 0.17's defaults, bit for bit."""
+    import bambi as bmb
+
+    frame = _small_trials() if which == "small" else _unbalanced_trials()
+    standard = glmm.parse_standard_formula(formula)
+    prepared = glmm._prepare(frame, formula, standard, "bernoulli")
+    model = bmb.Model(formula, prepared, family="bernoulli")
+    component = model.components["p"]
+    design = glmm.standard_design(prepared, standard)
+    fixed = component.common_terms["modality"]
+    assert design.fixed_levels == [str(level) for level in fixed.levels]
+    np.testing.assert_array_equal(design.fixed_design, np.asarray(fixed.data, dtype=float))
+    np.testing.assert_array_equal(
+        design.prior_mu, np.broadcast_to(fixed.prior.args["mu"], design.prior_mu.shape)
+    )
+    np.testing.assert_array_equal(
+        design.prior_sd, np.broadcast_to(fixed.prior.args["sigma"], design.prior_sd.shape)
+    )
+    assert fixed.prior.name == "Normal"
+    for column, term in zip(standard.groups, standard.group_terms, strict=True):
+        group = component.group_specific_terms[term]
+        assert design.group_levels[column] == [str(level) for level in group.groups]
+        np.testing.assert_array_equal(design.group_codes[column], group.group_index)
+        assert group.prior.name == "Normal" and float(np.asarray(group.prior.args["mu"])) == 0.0
+        assert group.prior.args["sigma"].name == "HalfNormal"
+        assert design.group_prior_sd[column] == float(np.asarray(group.prior.args["sigma"].args["sigma"]))
+    # The whole fast model (layout, data arrays, priors) is the one read from the bambi model.
+    mine = glmm.standard_fast_model(prepared, standard)
+    theirs = glmm.build_fast_model(model, prepared, standard)
+    assert len(mine.kernel_args) == len(theirs.kernel_args)
+    for a, b in zip(mine.kernel_args, theirs.kernel_args, strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert [f.levels for f in mine.factors] == [f.levels for f in theirs.factors]
+    assert mine.fixed_levels == theirs.fixed_levels
+
+
+def test_fast_path_does_not_import_bambi_or_pymc(tmp_path):
+    """The default fit and the CLI on the fast path load neither bambi nor PyMC (subprocess)."""
+    import subprocess
+    import sys
+
+    trials = tmp_path / "trials.csv"
+    TRIALS.write(trials, _small_trials()[TRIALS.names])
+    code = (
+        "import sys; from omnisocial import cli; "
+        f"assert cli.main(['glmm', {str(trials)!r}, '-o', {str(tmp_path / 'g.csv')!r}, '--draws', '30', "
+        "'--tune', '30']) == 0; "
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('bambi', 'pymc', 'pytensor')]; "
+        "assert not bad, bad"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_next_draws_sizes_to_the_ess_target():
+    assert glmm.auto_draws(2) == 1200 and glmm.auto_draws(4) == 600
+    assert glmm.auto_draws(2, 1600) == 1800  # two doublings of the rows: +50%
+    assert glmm.next_draws(600, 650.0, 1.005, 400, 1.01) is None  # target met
+    # ESS short: scale by 400 * 1.25 / 250 = 2x, rounded up to 100
+    assert glmm.next_draws(600, 250.0, 1.005, 400, 1.01) == 1200
+    assert glmm.next_draws(600, 390.0, 1.005, 400, 1.01) == 900  # at least 1.5x
+    assert glmm.next_draws(600, 800.0, 1.02, 400, 1.01) == 1500  # R-hat only: 1.2 * 2 = 2.4x
+    assert glmm.next_draws(600, 800.0, 1.011, 400, 1.01) == 800  # at least 1.3x
+    assert glmm.next_draws(600, float("nan"), float("nan"), 400, 1.01) == 1200
+    assert glmm.next_draws(15000, 100.0, 1.005, 400, 1.01) == 20000  # capped
+    assert glmm.next_draws(20000, 100.0, 1.005, 400, 1.01) is None
+
+
+@pytest.mark.slow
+def test_sized_draws_meet_the_target_and_are_deterministic(monkeypatch):
+    """draws=None: a too-short first round is followed by a longer one that meets the target;
+    the same seed gives the same rounds and numbers."""
+    from omnisocial.stats.glmm import _sample
+
+    monkeypatch.setattr(_sample, "AUTO_TOTAL_DRAWS", 200)  # first round short on purpose
+    frame = _small_trials()
+    first = glmm.fit_glmm(frame, seed=3)
+    assert first.rounds >= 2 and first.draws > 100
+    summary, contrast = glmm.summarize(first), glmm.contrasts(first)
+    worst_ess, worst_rhat = glmm.worst_diagnostics(first)
+    assert summary["ess_bulk"].min() >= worst_ess and contrast["ess_bulk"].min() >= worst_ess
+    if first.rounds < glmm.MAX_ROUNDS:
+        assert summary["converged"].all() and contrast["converged"].all()
+    again = glmm.fit_glmm(frame, seed=3)
+    assert (again.rounds, again.draws) == (first.rounds, first.draws)
+    pd.testing.assert_frame_equal(glmm.summarize(again), summary)
+
+
 def test_fast_path_rejects_other_models():
     frame = _small_trials()
     with pytest.raises(ValueError, match="cannot fit"):

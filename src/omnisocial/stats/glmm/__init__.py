@@ -1,0 +1,382 @@
+"""Bayesian crossed random-effects logistic GLMM of human trials (benchmarks.md section 1.8).
+
+    correct ~ 0 + modality + (1|rater_id) + (1|dyad_id),  family bernoulli, logit link
+
+Any bambi formula works (`fit_glmm(..., sampler="bambi")` or `"bambi-nutpie"`); results use
+bambi's names: `modality[audio]`, `1|rater_id_sigma`, `1|dyad_id[d007]`, ...
+
+Fast path (`sampler="fast"`; `"auto"` picks it for a formula of the standard form
+`y ~ 0 + F + (1|G1) + ... + (1|Gk)` with a categorical F, family bernoulli, and Normal /
+HalfNormal priors, which are bambi's defaults). It samples exactly bambi's model, with bambi's
+priors read from the bambi model object, but
+
+1. aggregates the Bernoulli trials to Binomial counts per (F, G1, ..., Gk) cell (the same
+   likelihood; for TRIALS every cell holds one trial, so it changes nothing there);
+2. reparameterizes so that the fixed-level means are identified. In bambi's parameterization
+   each modality mean b_m trades off against the mean of the dyad effects and (raters being
+   nested in modality) the mean of that modality's rater effects, so NUTS moves slowly along
+   that ridge (ESS ~100 for b_m). Each factor's effects are split into block means and
+   zero-sum parts: u_g = sigma_g * eta_block / sqrt(n_block) + zs_g, eta ~ N(0, 1), zs_g a
+   ZeroSumNormal per block (blocks: the levels of F when G is nested in F, as raters are;
+   otherwise one block). This is an orthonormal change of basis, so u_g is still exactly
+   i.i.d. Normal(0, sigma_g). The sampler then moves a_m = b_m + sum_g (block means that shift
+   level m), which the data pin down, instead of b_m; bambi's Normal prior on b_m is kept as
+   a potential on b_m = a_m - sum_g ..., and b_m and the full u_g are reported. The change of
+   variables is linear with unit Jacobian, so the posterior is bambi's posterior;
+   `tests/test_glmm_rasch.py` checks the log density against PyMC and the posterior means
+   against an out-of-the-box bambi fit;
+3. samples a factor's zero-sum part centred (w ~ N(0, sigma_g)) when the data inform its
+   levels more than the prior does (median trials per level x p(1-p) x a moment estimate of
+   sigma_g^2 > 1, e.g. dyads rated ~90 times), else non-centred (w ~ N(0, 1), scaled by sigma_g);
+4. evaluates the log density and its gradient with a hand-written numba kernel
+   (`_glmm_kernel.py`, compiled once and cached on disk) and samples it with nutpie's NUTS.
+   Compiling the same model from PyMC with nutpie (`sampler="pymc"`, kept as a reference
+   implementation) takes longer than the whole fast fit.
+
+Draws: by default (`draws=None`) the fast path samples 2 x 1,200 draws (more for more levels)
+after 300 tuning steps, and samples again with more draws
+when a reported quantity misses R-hat <= 1.01 or bulk ESS >= 400 (`_sample.py`).
+Importing this package and fitting on the fast path loads neither bambi nor PyMC: the design and
+bambi's default priors are built directly (`_design.standard_design`); user `priors`, other
+formulas and the bambi samplers go through `bambi.Model`.
+
+Modules: `_design` (formula, data, simulation, design and priors), `_fast` (layout and log
+density), `_sample` (nutpie and draw sizing), `_pymc` (the PyMC reference model), `_summary`
+(summaries and the targets RHAT_MAX, ESS_MIN, HDI_PROB); this module fits and holds the CLI.
+
+Convergence: every reported row carries `r_hat`, `ess_bulk`, `converged` and `flag`; a row with
+r_hat > 1.01 or ess_bulk < 400 (or undefined) is flagged and logged at WARNING level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from omnisocial.stats.glmm._design import (  # noqa: F401
+    _NAME,
+    StandardDesign,
+    StandardFormula,
+    _formula_columns,
+    _prepare,
+    coerce_binary,
+    parse_standard_formula,
+    simulate_trials,
+    standard_design,
+)
+from omnisocial.stats.glmm._fast import (  # noqa: F401
+    FastModel,
+    GroupSpec,
+    _NotFast,
+    _zerosum_extend,
+    build_fast_model,
+    make_fast_model,
+    standard_fast_model,
+)
+from omnisocial.stats.glmm._pymc import build_pymc_model, theta_to_pymc_point  # noqa: F401
+from omnisocial.stats.glmm._sample import (  # noqa: F401
+    AUTO_TUNE,
+    MAX_ROUNDS,
+    _sample_pymc,
+    auto_draws,
+    next_draws,
+    sample_fast_model,
+)
+from omnisocial.stats.glmm._summary import (  # noqa: F401
+    ESS_MIN,
+    HDI_PROB,
+    RHAT_MAX,
+    _flags,
+    contrasts,
+    convergence_problems,
+    posterior_matrix,
+    summarize,
+    summary_frame,
+    variance_components,
+    worst_diagnostics,
+)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_FORMULA = "correct ~ 0 + modality + (1|rater_id) + (1|dyad_id)"
+SAMPLERS = ("auto", "fast", "pymc", "bambi", "bambi-nutpie")
+
+
+# --- fitting ----------------------------------------------------------------------------
+
+BAMBI_DRAWS = 2000  # draws per chain of the bambi samplers when `draws` is None
+BAMBI_TUNE = 500  # and their tuning steps when `tune` is None
+
+
+@dataclass
+class GLMMResult:
+    """A fitted GLMM: the posterior with bambi's variable names, and how it was obtained.
+
+    `draws` is the number of draws per chain of the posterior (the last round when sized
+    automatically: `rounds` > 1); `diagnostics` caches R-hat and bulk ESS by row label.
+    """
+
+    formula: str
+    family: str
+    sampler: str
+    idata: object  # arviz.InferenceData; posterior variables named as bambi names them
+    fixed_term: str | None
+    fixed_levels: list[str]
+    group_terms: list[str]
+    n_obs: int
+    draws: int
+    tune: int
+    chains: int
+    seed: int
+    wall_s: float
+    divergences: int = 0
+    fast_model: FastModel | None = None
+    rounds: int = 1
+    diagnostics: dict = field(default_factory=dict, repr=False)
+
+
+def fit_glmm(
+    data: pd.DataFrame,
+    formula: str = DEFAULT_FORMULA,
+    family: str = "bernoulli",
+    draws: int | None = None,
+    tune: int | None = None,
+    chains: int = 2,
+    seed: int = 0,
+    sampler: str = "auto",
+    cores: int | None = None,
+    priors: dict | None = None,
+    centered="auto",
+    sampler_kwargs: dict | None = None,
+) -> GLMMResult:
+    """Fit a bambi-formula GLMM; see the module docstring for the samplers.
+
+    `sampler`: "auto" (fast path when the formula is standard, else "bambi-nutpie"), "fast",
+    "pymc" (the fast path's model compiled by nutpie from PyMC), "bambi" (out of the box:
+    `bambi.Model.fit`, PyMC's NUTS) or "bambi-nutpie". `draws` per chain; None sizes them to
+    the R-hat/ESS target on the fast paths (`_sample.py`) and means 2000 for the bambi samplers;
+    `tune` None means 300 on the fast paths and 500 for the bambi samplers.
+    `priors` go to `bambi.Model` (the fast path then reads them from it);
+    `centered` ("auto", bool, or {column: bool}) chooses the fast path's parameterization;
+    `sampler_kwargs` go to `nutpie.sample` (fast, pymc) or `bambi.Model.fit` (bambi samplers).
+    """
+    if sampler not in SAMPLERS:
+        raise ValueError(f"unknown sampler {sampler!r}; choose from {', '.join(SAMPLERS)}")
+    if (draws is not None and draws < 1) or (tune is not None and tune < 0) or chains < 1:
+        raise ValueError("draws and chains must be positive, tune non-negative")
+    started = time.perf_counter()
+    standard = parse_standard_formula(formula)
+    frame = _prepare(data, formula, standard, family)
+    cores = min(chains, cores or os.cpu_count() or 1)
+
+    model = None
+    fast = None
+    chosen = sampler
+    if sampler in ("auto", "fast", "pymc"):
+        try:
+            if standard is None:
+                raise _NotFast("the formula is not of the form y ~ 0 + F + (1|G1) + ...")
+            if priors is None and family == "bernoulli":  # bambi's default priors, without bambi
+                fast = standard_fast_model(frame, standard, centered=centered)
+            else:
+                model = _bambi_model(formula, frame, family, priors)
+                fast = build_fast_model(model, frame, standard, centered=centered)
+        except _NotFast as reason:
+            if sampler != "auto":
+                raise ValueError(f"sampler {sampler!r} cannot fit this model: {reason}") from None
+            log.info("fast path not applicable (%s); sampling with bambi + nutpie", reason)
+            chosen = "bambi-nutpie"
+        else:
+            chosen = "fast" if sampler == "auto" else sampler
+
+    rounds = 1
+    if chosen in ("fast", "pymc"):
+        sample = sample_fast_model if chosen == "fast" else _sample_pymc
+        tune = AUTO_TUNE if tune is None else tune
+        fixed_term, fixed_levels = fast.fixed_term, list(fast.fixed_levels)
+        group_terms = [factor.term for factor in fast.factors]
+    else:
+        model = model if model is not None else _bambi_model(formula, frame, family, priors)
+        fixed_term, fixed_levels, group_terms = _bambi_terms(model, standard)
+        method = "pymc" if chosen == "bambi" else "nutpie"
+        kwargs = {"progressbar": False, **(sampler_kwargs or {})}
+        draws = BAMBI_DRAWS if draws is None else draws
+        tune = BAMBI_TUNE if tune is None else tune
+        idata = model.fit(
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=cores,
+            random_seed=seed,
+            inference_method=method,
+            **kwargs,
+        )
+
+    def make_result(idata, n_draws) -> GLMMResult:
+        divergences = 0
+        if hasattr(idata, "sample_stats") and "diverging" in idata.sample_stats:
+            divergences = int(idata.sample_stats["diverging"].sum())
+        return GLMMResult(
+            formula=formula,
+            family=family,
+            sampler=chosen,
+            idata=idata,
+            fixed_term=fixed_term,
+            fixed_levels=fixed_levels,
+            group_terms=group_terms,
+            n_obs=len(frame),
+            draws=n_draws,
+            tune=tune,
+            chains=chains,
+            seed=seed,
+            wall_s=0.0,
+            divergences=divergences,
+            fast_model=fast,
+        )
+
+    if chosen in ("fast", "pymc"):
+        sized = draws is None
+        n_reported = 2 * len(fast.fixed_levels) + sum(1 + len(f.levels) for f in fast.factors)
+        draws = auto_draws(chains, n_reported) if sized else draws
+        while True:
+            result = make_result(sample(fast, draws, tune, chains, cores, seed, sampler_kwargs), draws)
+            if not sized or rounds >= MAX_ROUNDS:
+                break
+            min_ess, max_rhat = worst_diagnostics(result)
+            if chains == 1 and max_rhat != max_rhat:  # one chain: no R-hat to aim at
+                max_rhat = 1.0
+            more = next_draws(draws, min_ess, max_rhat, ESS_MIN, RHAT_MAX)
+            if more is None:
+                break
+            log.info(
+                "%d draws per chain: min ESS %.0f, max R-hat %.3f; sampling again with %d",
+                draws,
+                min_ess,
+                max_rhat,
+                more,
+            )
+            draws, rounds = more, rounds + 1
+        result.rounds = rounds
+    else:
+        result = make_result(idata, draws)
+    if result.divergences:
+        log.warning(
+            "%d divergent transitions in %d draws: treat the fit with caution",
+            result.divergences,
+            draws * chains,
+        )
+    result.wall_s = time.perf_counter() - started
+    log.info("GLMM %s fitted with sampler %s in %.1f s", formula, chosen, result.wall_s)
+    return result
+
+
+def _bambi_model(formula, frame, family, priors):
+    import bambi as bmb
+
+    return bmb.Model(formula, frame, family=family, priors=priors)
+
+
+def _bambi_terms(model, standard) -> tuple[str | None, list[str], list[str]]:
+    component = model.components[model.family.likelihood.parent]
+    fixed_term, fixed_levels = None, []
+    if standard is not None and standard.fixed in component.common_terms:
+        term = component.common_terms[standard.fixed]
+        if term.categorical and component.intercept_term is None:
+            fixed_term, fixed_levels = standard.fixed, [str(level) for level in term.levels]
+    return fixed_term, fixed_levels, list(component.group_specific_terms)
+
+
+# --- command line -----------------------------------------------------------------------
+
+
+def add_cli(subparsers) -> None:
+    """Register `omnisocial glmm DATA.csv --formula ... -o SUMMARY.csv`."""
+    parser = subparsers.add_parser(
+        "glmm",
+        help="Bayesian logistic GLMM (bambi formula) of trial-level data",
+        description=(
+            "Fit a bambi-formula logistic GLMM and write one row per parameter "
+            "(term, mean, sd, hdi_low, hdi_high, r_hat, ess_bulk, converged, flag). Pairwise "
+            "contrasts of the `0 + factor` term go to SUMMARY_contrasts.csv and variance "
+            "components to SUMMARY_variance.csv when the formula has that form."
+        ),
+    )
+    parser.add_argument("data", help="trial-level CSV (e.g. a TRIALS table)")
+    parser.add_argument(
+        "--formula", default=DEFAULT_FORMULA, help=f"bambi formula (default: {DEFAULT_FORMULA!r})"
+    )
+    parser.add_argument("--family", default="bernoulli")
+    parser.add_argument("-o", "--output", required=True, help="summary CSV to write")
+    parser.add_argument(
+        "--draws",
+        type=int,
+        default=None,
+        help="draws per chain (default: sized to R-hat <= 1.01, ESS >= 400)",
+    )
+    parser.add_argument("--tune", type=int, default=None, help="tuning steps (default: 300 fast, 500 bambi)")
+    parser.add_argument("--chains", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sampler", choices=SAMPLERS, default="auto")
+    parser.set_defaults(func=run_cli)
+
+
+def read_data(path: str, formula: str) -> pd.DataFrame:
+    """Read a CSV as strings; formula columns that are all numbers (and not groups) become numeric."""
+    from omnisocial.io import read_csv_strings
+
+    frame = read_csv_strings(path)
+    standard = parse_standard_formula(formula)
+    groups = set(re.findall(rf"\|\s*({_NAME})", formula))
+    keep_text = groups | ({standard.fixed} if standard else set())
+    for column in _formula_columns(formula, frame):
+        if column in keep_text:
+            continue
+        numbers = pd.to_numeric(frame[column], errors="coerce")
+        if numbers.notna().all():
+            frame[column] = numbers
+    return frame
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    from omnisocial.cli import InputError
+    from omnisocial.io import write_csv
+
+    try:
+        data = read_data(args.data, args.formula)
+    except FileNotFoundError:
+        raise InputError(f"{args.data}: no such file") from None
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        raise InputError(f"{args.data}: not a readable CSV ({error})") from None
+    try:
+        result = fit_glmm(
+            data,
+            formula=args.formula,
+            family=args.family,
+            draws=args.draws,
+            tune=args.tune,
+            chains=args.chains,
+            seed=args.seed,
+            sampler=args.sampler,
+        )
+    except ValueError as error:
+        raise InputError(f"{args.data}: {error}") from None
+    summary = summarize(result)
+    write_csv(args.output, summary)
+    stem = args.output[:-4] if args.output.endswith(".csv") else args.output
+    if result.fixed_term is not None and len(result.fixed_levels) > 1:
+        write_csv(f"{stem}_contrasts.csv", contrasts(result))
+    if result.group_terms:
+        write_csv(f"{stem}_variance.csv", variance_components(result))
+    bad = int((~summary["converged"]).sum())
+    log.info("glmm: %s sampler %s, %d rows, %d flagged", args.data, result.sampler, len(summary), bad)
+    print(
+        json.dumps({"output": args.output, "sampler": result.sampler, "rows": len(summary), "flagged": bad})
+    )
+    return 0

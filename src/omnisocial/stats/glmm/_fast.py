@@ -1,0 +1,337 @@
+"""The fast path's model: the reparameterized layout, its log density (numba kernel) and sampling.
+
+See the package docstring (`omnisocial.stats.glmm`) for the reparameterization. `make_fast_model`
+lays the model out from data, levels and priors; `standard_fast_model` takes those from
+`_design.standard_design` (no bambi), `build_fast_model` from a `bambi.Model` (user priors).
+`sample_fast_model` samples it with nutpie; `choose_draws` sizes the draws to the ESS target.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.special import gammaln
+
+from omnisocial.stats.glmm._design import StandardFormula, standard_design
+
+log = logging.getLogger("omnisocial.stats.glmm")
+
+
+@dataclass
+class _Factor:
+    term: str  # "1|rater_id"
+    column: str
+    dim: str  # bambi's dim name
+    levels: list[str]  # bambi's order
+    prior_sd: float  # HalfNormal scale of the SD
+    centered: bool
+    nested: bool
+    blocks: list[np.ndarray]  # level indices (bambi order) of each block
+    block_of_fixed: np.ndarray  # block (within the factor) that shifts each fixed level
+    pos_ls: int = 0
+    eta_pos: list[int] = field(default_factory=list)
+    w_pos: list[int] = field(default_factory=list)
+
+
+@dataclass
+class FastModel:
+    """The reparameterized model of the fast path: data arrays, layout and priors."""
+
+    response: str
+    fixed_term: str
+    fixed_dim: str
+    fixed_levels: list[str]
+    prior_mu: np.ndarray
+    prior_sd: np.ndarray
+    factors: list[_Factor]
+    mod: np.ndarray
+    lev: np.ndarray  # (n_factors, n_cells) global internal level index
+    k: np.ndarray
+    n: np.ndarray
+    const: float
+    ndim: int
+    n_trials: int
+    kernel_args: tuple = ()
+    internal_of: list[np.ndarray] = field(default_factory=list)  # bambi level -> internal index
+
+    def logp_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        from omnisocial.stats._glmm_kernel import logp_grad
+
+        grad = np.empty(self.ndim)
+        value = logp_grad(np.ascontiguousarray(theta, dtype=np.float64), grad, *self.kernel_args)
+        return float(value), grad
+
+    def initial_point(self, seed) -> np.ndarray:
+        rng = np.random.default_rng(seed)
+        theta = rng.uniform(-1.0, 1.0, self.ndim)
+        rate = np.bincount(self.mod, weights=self.k, minlength=len(self.fixed_levels))
+        rate = np.clip(
+            rate / np.bincount(self.mod, weights=self.n, minlength=len(self.fixed_levels)), 0.05, 0.95
+        )
+        theta[: len(self.fixed_levels)] = np.log(rate / (1 - rate)) + rng.uniform(-0.3, 0.3, len(rate))
+        for factor in self.factors:
+            theta[factor.pos_ls] = math.log(0.5) + rng.uniform(-0.5, 0.5)
+            if factor.centered:
+                for start, block in zip(factor.w_pos, factor.blocks, strict=True):
+                    theta[start : start + len(block) - 1] *= 0.5
+        return theta
+
+    def expand(self, theta: np.ndarray) -> dict[str, np.ndarray]:
+        """Map unconstrained draws (..., ndim) to bambi's variables (..., levels), in bambi's order."""
+        theta = np.asarray(theta, dtype=np.float64)
+        lead = theta.shape[:-1]
+        sigmas, out = {}, {}
+        fixed = theta[..., : len(self.fixed_levels)].copy()
+        for factor in self.factors:
+            sigma = np.exp(theta[..., factor.pos_ls])
+            sigmas[f"{factor.term}_sigma"] = sigma
+            effects = np.empty((*lead, len(factor.levels)))
+            for b, block in enumerate(factor.blocks):
+                mean = sigma * theta[..., factor.eta_pos[b]] / math.sqrt(len(block))
+                fixed -= mean[..., None] * (factor.block_of_fixed == b)
+                if len(block) > 1:
+                    w = theta[..., factor.w_pos[b] : factor.w_pos[b] + len(block) - 1]
+                    zs = _zerosum_extend(w)
+                    if not factor.centered:
+                        zs = zs * sigma[..., None]
+                else:
+                    zs = np.zeros((*lead, 1))
+                effects[..., block] = mean[..., None] + zs
+            out[factor.term] = effects
+        return {self.fixed_term: fixed, **sigmas, **out}  # bambi's order
+
+
+def _zerosum_extend(w: np.ndarray) -> np.ndarray:
+    """PyMC's ZeroSumTransform.backward on the last axis (an isometry onto sum-zero vectors)."""
+    n = w.shape[-1] + 1
+    total = w.sum(axis=-1, keepdims=True)
+    shift = total / (math.sqrt(n) + n)
+    return np.concatenate([w - shift, -total / math.sqrt(n)], axis=-1)
+
+
+def _prior_args(prior, what: str) -> dict:
+    if prior is None or prior.name != "Normal":
+        raise _NotFast(f"{what} prior is not Normal")
+    return prior.args
+
+
+class _NotFast(Exception):
+    """The bambi model has a feature the fast path does not implement."""
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """One random-intercept factor of the fast path: its column, bambi term, levels and SD prior."""
+
+    column: str
+    term: str
+    levels: list[str]
+    prior_sd: float
+
+
+def build_fast_model(
+    bambi_model, frame: pd.DataFrame, standard: StandardFormula, centered="auto"
+) -> FastModel:
+    """Read bambi's terms, level order and priors and lay out the reparameterized model."""
+    parent = bambi_model.family.likelihood.parent
+    component = bambi_model.components[parent]
+    if bambi_model.family.name != "bernoulli" or bambi_model.family.link[parent].name != "logit":
+        raise _NotFast("family is not bernoulli with a logit link")
+    if set(component.common_terms) != {standard.fixed} or component.intercept_term is not None:
+        raise _NotFast("common terms are not a single factor without intercept")
+    fixed = component.common_terms[standard.fixed]
+    if not fixed.categorical:
+        raise _NotFast(f"{standard.fixed} is not categorical")
+    fixed_levels = [str(level) for level in fixed.levels]
+    args = _prior_args(fixed.prior, standard.fixed)
+    if set(component.group_specific_terms) != set(standard.group_terms):
+        raise _NotFast("group-specific terms differ from the formula's intercepts")
+    groups = []
+    for column, term in zip(standard.groups, standard.group_terms, strict=True):
+        group = component.group_specific_terms[term]
+        gargs = _prior_args(group.prior, term)
+        if float(np.asarray(gargs["mu"])) != 0.0 or getattr(gargs["sigma"], "name", None) != "HalfNormal":
+            raise _NotFast(f"{term} prior is not Normal(0, HalfNormal)")
+        levels = [str(level) for level in group.groups]
+        groups.append(GroupSpec(column, term, levels, float(np.asarray(gargs["sigma"].args["sigma"]))))
+    return make_fast_model(
+        frame,
+        standard.response,
+        standard.fixed,
+        fixed_levels,
+        np.asarray(args["mu"], dtype=float),
+        np.asarray(args["sigma"], dtype=float),
+        groups,
+        centered=centered,
+    )
+
+
+def _information_ratio(cells: pd.DataFrame, column: str, codes: np.ndarray, trials: np.ndarray) -> float:
+    """Median over levels of (Fisher information of a level's effect) * (a rough sigma^2).
+
+    sigma^2 is a moment estimate: the variance of the levels' empirical logits minus their mean
+    sampling variance (at least 0.05). Above 1 the data dominate the prior of a level's effect,
+    and the centred parameterization mixes better than the non-centred one.
+    """
+    successes = np.bincount(codes, weights=cells["sum"].to_numpy(), minlength=len(trials))
+    rate = successes.sum() / trials.sum()
+    info = np.median(trials) * rate * (1.0 - rate)
+    logits = np.log((successes + 0.5) / (trials - successes + 0.5))
+    noise = np.mean((trials + 1.0) / ((successes + 0.5) * (trials - successes + 0.5)))
+    sigma2 = max(float(np.var(logits)) - float(noise), 0.05)
+    return float(info * sigma2)
+
+
+def make_fast_model(
+    frame: pd.DataFrame,
+    response: str,
+    fixed: str,
+    fixed_levels: list[str],
+    prior_mu,
+    prior_sd,
+    groups: list[GroupSpec],
+    centered="auto",
+) -> FastModel:
+    """Lay out `logit p = b[fixed] + sum_g u_g[group g]` with b ~ Normal(prior_mu, prior_sd).
+
+    `frame[response]` holds 0/1 integers; `fixed` and the group columns hold strings among the
+    given levels. `centered`: "auto", a bool, or {column: bool} (see the module docstring).
+    """
+    n_fixed = len(fixed_levels)
+    prior_mu = np.broadcast_to(np.asarray(prior_mu, dtype=float), (n_fixed,)).copy()
+    prior_sd = np.broadcast_to(np.asarray(prior_sd, dtype=float), (n_fixed,)).copy()
+    columns = [fixed, *[group.column for group in groups]]
+    cells = frame.groupby(columns, sort=True, observed=True)[response].agg(["sum", "count"]).reset_index()
+    fixed_index = {level: i for i, level in enumerate(fixed_levels)}
+    mod = cells[fixed].map(fixed_index).to_numpy(dtype=np.int64)
+
+    factors = []
+    level_codes = []
+    position = n_fixed
+    for spec in groups:
+        index = {level: i for i, level in enumerate(spec.levels)}
+        codes = cells[spec.column].map(index).to_numpy(dtype=np.int64)
+        nested = bool(cells.groupby(spec.column, sort=False)[fixed].nunique().max() == 1)
+        if nested:
+            owner = cells.drop_duplicates(spec.column).set_index(spec.column)[fixed].map(fixed_index)
+            owner = owner.reindex(spec.levels).to_numpy(dtype=np.int64)
+            blocks = [np.flatnonzero(owner == m) for m in range(n_fixed)]
+            block_of_fixed = np.arange(n_fixed)
+        else:
+            blocks = [np.arange(len(spec.levels))]
+            block_of_fixed = np.zeros(n_fixed, dtype=np.int64)
+        trials = np.bincount(codes, weights=cells["count"].to_numpy(), minlength=len(spec.levels))
+        if centered == "auto":
+            is_centered = bool(_information_ratio(cells, spec.column, codes, trials) > 1.0)
+        elif isinstance(centered, dict):
+            is_centered = bool(centered.get(spec.column, False))
+        else:
+            is_centered = bool(centered)
+        factor = _Factor(
+            term=spec.term,
+            column=spec.column,
+            dim=f"{spec.column}__factor_dim",
+            levels=list(spec.levels),
+            prior_sd=spec.prior_sd,
+            centered=is_centered,
+            nested=nested,
+            blocks=blocks,
+            block_of_fixed=block_of_fixed,
+        )
+        factor.pos_ls = position
+        position += 1
+        for _ in blocks:
+            factor.eta_pos.append(position)
+            position += 1
+        for block in blocks:
+            factor.w_pos.append(position)
+            position += max(len(block) - 1, 0)
+        factors.append(factor)
+        level_codes.append(codes)
+
+    # Internal level numbering: all factors' levels in one space, each block contiguous.
+    blk_factor, blk_first, blk_size, blk_eta, blk_w = [], [], [], [], []
+    mod_block = np.zeros((len(factors), n_fixed), dtype=np.int64)
+    internal_of, lev = [], []
+    offset = 0
+    for g, (factor, codes) in enumerate(zip(factors, level_codes, strict=True)):
+        internal = np.empty(len(factor.levels), dtype=np.int64)
+        first_block = len(blk_size)
+        for b, block in enumerate(factor.blocks):
+            internal[block] = offset + np.arange(len(block))
+            blk_factor.append(g)
+            blk_first.append(offset)
+            blk_size.append(len(block))
+            blk_eta.append(factor.eta_pos[b])
+            blk_w.append(factor.w_pos[b])
+            offset += len(block)
+        mod_block[g] = first_block + factor.block_of_fixed
+        internal_of.append(internal)
+        lev.append(internal[codes])
+
+    k = cells["sum"].to_numpy(dtype=np.float64)
+    n = cells["count"].to_numpy(dtype=np.float64)
+    const = float(np.sum(gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)))
+    model = FastModel(
+        response=response,
+        fixed_term=fixed,
+        fixed_dim=f"{fixed}_dim",
+        fixed_levels=list(fixed_levels),
+        prior_mu=prior_mu,
+        prior_sd=prior_sd,
+        factors=factors,
+        mod=mod,
+        lev=np.ascontiguousarray(np.vstack(lev)),
+        k=k,
+        n=n,
+        const=const,
+        ndim=position,
+        n_trials=int(n.sum()),
+        internal_of=internal_of,
+    )
+    model.kernel_args = (
+        model.mod,
+        model.lev,
+        model.k,
+        model.n,
+        model.const,
+        model.prior_mu,
+        model.prior_sd,
+        np.array([f.prior_sd for f in factors]),
+        np.array([f.centered for f in factors]),
+        np.array([f.pos_ls for f in factors], dtype=np.int64),
+        np.array(blk_factor, dtype=np.int64),
+        np.array(blk_first, dtype=np.int64),
+        np.array(blk_size, dtype=np.int64),
+        np.array(blk_eta, dtype=np.int64),
+        np.array(blk_w, dtype=np.int64),
+        mod_block,
+        offset,
+    )
+    return model
+
+
+def standard_fast_model(frame: pd.DataFrame, standard: StandardFormula, centered="auto") -> FastModel:
+    """The fast model of a standard formula with bambi's default priors, built without bambi.
+
+    Same layout, levels and priors as `build_fast_model(bambi.Model(...), ...)` (tested).
+    """
+    design = standard_design(frame, standard)
+    groups = [
+        GroupSpec(column, f"1|{column}", design.group_levels[column], design.group_prior_sd[column])
+        for column in standard.groups
+    ]
+    return make_fast_model(
+        frame,
+        standard.response,
+        standard.fixed,
+        design.fixed_levels,
+        design.prior_mu,
+        design.prior_sd,
+        groups,
+        centered=centered,
+    )
