@@ -31,7 +31,7 @@ SKIP_DIRS = {"logs", "benchmarks", "cache"}
 
 def demo_config() -> dict:
     """The social demo of tests/test_social_pipeline.py: about a minute on two cores."""
-    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
     config["social"]["demo"].update(
         n_multiparty=2,
         who_items_per_clip=2,
