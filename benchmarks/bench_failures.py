@@ -62,7 +62,7 @@ def job_seconds(rule_log: Path) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default=str(ROOT / "config" / "config.yaml"))
+    parser.add_argument("--config", default=str(ROOT / "config" / "demo.yaml"))
     args = parser.parse_args()
     port = free_port()
     config = yaml.safe_load(Path(args.config).read_text())
