@@ -37,14 +37,23 @@ def report_tables():
         ("rasch_correlations", "Rasch correlations", "rasch_correlations"),
         ("rasch_partial", "Rasch partial correlations", "rasch_partial"),
     ]
+    pipeline = (
+        config["study"]["design_source"] == "pipeline"
+    )  # a released design has no filters
     tables = dict(
         [
-            _table(
-                out("filters", "filter_report.csv"),
-                "filter report",
-                "1. Corpus and filters",
-                "Tables",
-                "filter_report",
+            *(
+                [
+                    _table(
+                        out("filters", "filter_report.csv"),
+                        "filter report",
+                        "1. Corpus and filters",
+                        "Tables",
+                        "filter_report",
+                    )
+                ]
+                if pipeline
+                else []
             ),
             _table(
                 out("design", "design.csv"),
@@ -181,13 +190,13 @@ def rendered_tables():
 def table_caption(wildcards):
     """The table's caption text (workflow/report/<caption>.rst, its Jinja rendered with the config)."""
     name = REPORT_TABLES[wildcards.stem]["caption"]
-    text = Path(workflow.basedir, "workflow", "report", f"{name}.rst").read_text()
+    text = Path(REPO, "workflow", "report", f"{name}.rst").read_text()
     return jinja2.Template(text).render(snakemake={"config": config})
 
 
 def summary_inputs(wildcards=None):
     inputs = {
-        "filter_report": out("filters", "filter_report.csv"),
+        **filter_report_input(),
         "design": out("design", "design.csv"),
         "metrics": out("analysis", "metrics.csv"),
         "glmm_summary": out("analysis", "glmm_summary.csv"),

@@ -164,6 +164,13 @@ def fam_figure_png(name):
     )
 
 
+def filter_report_input(wildcards=None):
+    """The filter report, when the design comes from a corpus (a released design has none)."""
+    if config["study"]["design_source"] != "pipeline":
+        return {}
+    return {"filter_report": out("filters", "filter_report.csv")}
+
+
 def fam_figure_outputs():
     return [
         out("figures", f"{name}.{ext}")

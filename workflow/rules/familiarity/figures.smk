@@ -148,7 +148,7 @@ rule fam_figure_power:
 rule fam_figure_overview:
     """Filter funnel (CONSORT-style, from the filter report) and model coverage (answered / asked)."""
     input:
-        filter_report=out("filters", "filter_report.csv"),
+        unpack(filter_report_input),
         design=out("design", "design.csv"),
         metrics=out("analysis", "metrics.csv"),
     output:
@@ -168,5 +168,6 @@ rule fam_figure_overview:
         "../../../envs/figures.yaml"
     params:
         corpus_source=CORPUS["source"],
+        design_source=config["study"]["design_source"],
     script:
         "../../scripts/familiarity/overview_figures.py"

@@ -13,13 +13,14 @@ from omnisocial.workflow import start
 
 log = start(snakemake)
 out = snakemake.output
-funnel = funnel_section(pd.read_csv(snakemake.input.filter_report), pd.read_csv(snakemake.input.design))
+released = snakemake.params.design_source != "pipeline"  # a released design: no corpus, no filters
+report = None if released else pd.read_csv(snakemake.input.filter_report)
+funnel = funnel_section(report, pd.read_csv(snakemake.input.design))
 demo = snakemake.params.corpus_source == "demo"
-funnel_figure(
-    funnel,
-    Path(out.funnel_png).with_suffix(""),
-    simulated=False,
-    subtitle="SIMULATED DATA: demo corpus" if demo else f"corpus: {snakemake.params.corpus_source}",
-)
+if released:
+    subtitle = "design imported from a released data set: no corpus filters ran"
+else:
+    subtitle = "SIMULATED DATA: demo corpus" if demo else f"corpus: {snakemake.params.corpus_source}"
+funnel_figure(funnel, Path(out.funnel_png).with_suffix(""), simulated=False, subtitle=subtitle)
 coverage_figure(pd.read_csv(snakemake.input.metrics), Path(out.coverage_png).with_suffix(""))
 log.info("2 figures written to %s", Path(out.funnel_png).parent)
