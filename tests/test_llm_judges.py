@@ -151,7 +151,8 @@ def test_a_failed_how_call_is_never_a_score():
     run = LLM_JUDGE_REPLIES.validate(
         pd.DataFrame(
             [
-                {"judge": "j", "task": "how", "model": "m", "modality": "text", "split": "", "item_id": job.item_id,
+                {"judge": "j", "task": "how", "model": "m", "modality": "text", "split": "",
+                 "item_id": job.item_id,
                  "kind": "how", "index": None, "n_media": 0, "ok": ok, "reply": reply, "error": error,
                  "cached": False}
                 for job, (ok, reply, error) in zip(
@@ -178,7 +179,8 @@ def test_a_failed_reminder_call_is_never_a_score(video):
     responses = STREAM_RESPONSES.validate(
         pd.DataFrame(_sentences("m", "PR_event_reminder", "p1", [("Now!", 3, 4)]))
     )
-    row = {"judge": "j", "task": "pr", "model": "m", "modality": "", "split": "PR_event_reminder", "item_id": "p1",
+    row = {"judge": "j", "task": "pr", "model": "m", "modality": "", "split": "PR_event_reminder",
+           "item_id": "p1",
            "kind": "reminder", "index": 0, "n_media": 0, "cached": False}  # fmt: skip
     failed = LLM_JUDGE_REPLIES.validate(pd.DataFrame([row | {"ok": False, "reply": "", "error": "timeout"}]))
     passed = LLM_JUDGE_REPLIES.validate(
