@@ -41,36 +41,14 @@ from string import Template
 import ffmpeg
 import pandas as pd
 
+from omnisocial.judges.replies import FRAME_KEY, JUDGE_TASKS, KIND, LLM_JUDGE_REPLIES, STREAM_TASKS
 from omnisocial.models.base import Request
 from omnisocial.models.entries import RegistryError, validate_entry
-from omnisocial.tables import Column, Contract
 
 log = logging.getLogger(__name__)
 
-JUDGE_TASKS = ("how", "rtd_temporal", "rtd_content", "pr")
-STREAM_TASKS = ("rtd_temporal", "rtd_content", "pr")
-KIND = {"rtd_temporal": "temporal", "rtd_content": "content", "pr": "reminder"}
-FRAME_KEY = "image:{:03d}"
 
-LLM_JUDGE_REPLIES = Contract(
-    "llm_judge_replies",
-    (
-        Column("judge"),
-        Column("task", allowed=JUDGE_TASKS),
-        Column("model", doc="the judged model"),
-        Column("modality", doc="how: the judged model's input modality; streaming: empty"),
-        Column("split", doc="streaming split; empty for how"),
-        Column("item_id"),
-        Column("kind", doc="how, temporal, content or reminder"),
-        Column("index", "int", nullable=True, doc="sentence_index (temporal) or event index (reminder)"),
-        Column("n_media", "int", doc="media files sent (frames, video)"),
-        Column("ok", "bool", doc="the call succeeded (False: a judge failure, never a score)"),
-        Column("reply", doc="the judge's raw reply"),
-        Column("error", doc="why the call failed (redacted)"),
-        Column("cached", "bool", doc="answered from the cache, no call in this run"),
-    ),
-    key=("judge", "task", "model", "modality", "split", "item_id", "kind", "index"),
-)
+__all__ = ["FRAME_KEY", "JUDGE_TASKS", "KIND", "LLM_JUDGE_REPLIES", "STREAM_TASKS"]
 
 
 # --- config ---------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from omnisocial.duplexeval.reminders import reminder_judge, score_pr
 from omnisocial.io import write_csv
 from omnisocial.judges.embedding import EmbeddingJudge
 from omnisocial.judges.lexical import keyword_match
-from omnisocial.judges.llm import LLM_JUDGE_REPLIES
+from omnisocial.judges.replies import LLM_JUDGE_REPLIES
 from omnisocial.workflow import start
 
 log = start(snakemake)

@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 from omnisocial.io import write_csv
 from omnisocial.judges.embedding import EmbeddingJudge
 from omnisocial.judges.lexical import LexicalJudge
-from omnisocial.judges.llm import LLM_JUDGE_REPLIES
+from omnisocial.judges.replies import LLM_JUDGE_REPLIES
 from omnisocial.socialomni.contracts import HOW_JUDGEMENTS, HOW_REFERENCES, REPLIES, WHEN_ITEMS, WHEN_SCORES
 from omnisocial.socialomni.how import how_agreement, how_metrics, how_released, judge_how, llm_how_judgements
 from omnisocial.workflow import start
