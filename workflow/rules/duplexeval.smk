@@ -37,14 +37,49 @@ rule duplexeval_baselines:
         "../scripts/duplexeval/baselines.py"
 
 
+rule duplexeval_llm_judge:
+    """An LLM judge (registry entry) on the streaming responses: sentences with their window's frames, responses, reminder windows."""
+    input:
+        stream_items=sout("items", "stream_items.csv"),
+        baselines=sout("baselines", "stream_baseline_responses.csv"),
+        imported=sout("items", "stream_responses_imported.csv"),
+    output:
+        replies=sout("judges", "stream", "{judge}.csv"),
+    log:
+        sout("logs", "duplexeval_llm_judge_{judge}.log"),
+    benchmark:
+        sout("benchmarks", "duplexeval_llm_judge_{judge}.tsv")
+    wildcard_constraints:
+        judge=judge_pattern(STREAM_JUDGES),
+    conda:
+        "../../envs/inference.yaml"
+    resources:
+        runtime=minutes(60),
+    params:
+        entry=social_judge_entry,
+        tasks=stream_judge_tasks,
+        root=social_roots()[1],
+        frames=sout("cache", "judge_frames"),
+        judge_fps=SOCIAL["streaming"]["judge_fps"],
+        cache=social_judge_cache,
+        failure_policy=failure_policy_config(),
+    script:
+        "../scripts/duplexeval/llm_judge.py"
+
+
 rule duplexeval_score:
-    """Judge windows, temporal and content scores, reminders; per item and per model and split."""
+    """Judge windows, temporal and content scores, reminders (offline and LLM judges); per item and per model and split."""
     input:
         stream_items=sout("items", "stream_items.csv"),
         stream_events=sout("items", "stream_events.csv"),
         baselines=sout("baselines", "stream_baseline_responses.csv"),
         imported=sout("items", "stream_responses_imported.csv"),
+        llm=[sout("judges", "stream", f"{name}.csv") for name in STREAM_JUDGES],
     output:
+        rtd_judges=sout("scores", "rtd_judge_scores.csv"),
+        pr_judges=sout("scores", "pr_judge_scores.csv"),
+        rtd_judge_metrics=sout("metrics", "rtd_judge_metrics.csv"),
+        pr_judge_metrics=sout("metrics", "pr_judge_metrics.csv"),
         sentences=sout("scores", "rtd_sentences.csv"),
         rtd=sout("scores", "rtd_scores.csv"),
         pr_events=sout("scores", "pr_event_scores.csv"),
@@ -65,6 +100,8 @@ rule duplexeval_score:
         judge_fps=SOCIAL["streaming"]["judge_fps"],
         reminder_judge=SOCIAL["streaming"]["reminder_judge"],
         keyword_share=SOCIAL["streaming"]["keyword_share"],
+        llm_judges=STREAM_JUDGES,
+        parser=SOCIAL["parser"],
     script:
         "../scripts/duplexeval/score.py"
 

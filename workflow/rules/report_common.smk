@@ -134,6 +134,13 @@ def report_tables():
                 "social_how",
             ),
             (
+                "how_released",
+                "how: the released averages",
+                SOCIAL_WHO_CATEGORY,
+                "How",
+                "social_how_released",
+            ),
+            (
                 "how_agreement",
                 "how: judge agreement",
                 SOCIAL_WHO_CATEGORY,

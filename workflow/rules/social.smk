@@ -77,6 +77,7 @@ if SOCIAL["human_scores"]:
             human=SOCIAL["human_scores"],
             how=sout("scores", "how_judgements.csv"),
             rtd=sout("scores", "rtd_scores.csv"),
+            rtd_judges=sout("scores", "rtd_judge_scores.csv"),
         output:
             calibration=sout("metrics", "judge_calibration.csv"),
         log:

@@ -2,12 +2,49 @@
 # (duplexeval.smk) benchmarks; their shared rules are in social.smk.
 # Everything lands under social.results. Included before socialomni.smk and duplexeval.smk.
 
+import re as _re
+
+from omnisocial.judges.llm import load_judges  # noqa: E402
+
 SOCIAL = config["social"]
+# LLM judges (registry entries per task); one job and one cache file per judge and benchmark
+SOCIAL_JUDGE_TASKS, SOCIAL_JUDGES = load_judges(SOCIAL["judges"])
+HOW_JUDGES = SOCIAL_JUDGE_TASKS["how"]
+STREAM_JUDGES = [
+    name
+    for name in SOCIAL_JUDGES
+    if any(
+        name in SOCIAL_JUDGE_TASKS[task]
+        for task in ("rtd_temporal", "rtd_content", "pr")
+    )
+]
+
+
+def judge_pattern(names):
+    """A wildcard constraint that matches exactly these judge names (nothing when none)."""
+    return "|".join(_re.escape(name) for name in names) or "(?!)"
 
 
 def sout(*parts):
     """A path under the social benchmarks' results folder."""
     return str(Path(SOCIAL["results"], *parts))
+
+
+def social_judge_entry(wildcards):
+    return SOCIAL_JUDGES[wildcards.judge]
+
+
+def social_judge_cache(wildcards):
+    """A judge's append-only result store (shared by its how and streaming jobs; never deleted)."""
+    return sout("cache", f"judge_{wildcards.judge}.jsonl")
+
+
+def stream_judge_tasks(wildcards):
+    return [
+        task
+        for task in ("rtd_temporal", "rtd_content", "pr")
+        if wildcards.judge in SOCIAL_JUDGE_TASKS[task]
+    ]
 
 
 def social_roots():
@@ -48,6 +85,7 @@ def socialomni_outputs():
         "when_stream_rates.csv",
         "when_tolerance.csv",
         "how_metrics.csv",
+        "how_released.csv",
         "how_agreement.csv",
         "social_profile.csv",
     ]
@@ -62,6 +100,7 @@ def duplexeval_outputs():
     if not SOCIAL["enabled"]:
         return []
     metrics = ["detector_prf.csv", "streaming_metrics.csv"]
+    metrics += ["rtd_judge_metrics.csv", "pr_judge_metrics.csv"]
     return [sout("metrics", name) for name in metrics] + [
         sout("figures", f"streaming.{ext}") for ext in ("png", "pdf")
     ]

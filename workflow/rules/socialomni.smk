@@ -190,15 +190,43 @@ rule socialomni_score_when:
         "../scripts/socialomni/score_when.py"
 
 
+rule socialomni_llm_judge:
+    """An LLM judge (registry entry) on the how candidates: raw replies, resumable cache."""
+    input:
+        references=sout("items", "how_references.csv"),
+        replies=social_replies("how"),
+    output:
+        replies=sout("judges", "how", "{judge}.csv"),
+    log:
+        sout("logs", "socialomni_llm_judge_{judge}.log"),
+    benchmark:
+        sout("benchmarks", "socialomni_llm_judge_{judge}.tsv")
+    wildcard_constraints:
+        judge=judge_pattern(HOW_JUDGES),
+    conda:
+        "../../envs/inference.yaml"
+    resources:
+        runtime=minutes(60),
+    params:
+        entry=social_judge_entry,
+        cache=social_judge_cache,
+        failure_policy=failure_policy_config(),
+    script:
+        "../scripts/socialomni/llm_judge.py"
+
+
 rule socialomni_judge_how:
-    """Next utterances judged against the references by two offline judges; agreement."""
+    """Next utterances judged against the references by the offline and LLM judges; released averages; agreement."""
     input:
         references=sout("items", "how_references.csv"),
         replies=social_replies("how"),
         when_scores=sout("scores", "when_single_scores.csv"),
+        when_items=sout("items", "when_items.csv"),
+        llm=[sout("judges", "how", f"{name}.csv") for name in HOW_JUDGES],
     output:
         judgements=sout("scores", "how_judgements.csv"),
         metrics=sout("metrics", "how_metrics.csv"),
+        released=sout("metrics", "how_released.csv"),
         agreement=sout("metrics", "how_agreement.csv"),
     log:
         sout("logs", "social_judge_how.log"),
@@ -212,6 +240,8 @@ rule socialomni_judge_how:
     params:
         judges=SOCIAL["how"]["judges"],
         lexical_unit=SOCIAL["how"]["lexical_unit"],
+        llm_judges=HOW_JUDGES,
+        parser=SOCIAL["parser"],
     script:
         "../scripts/socialomni/judge_how.py"
 

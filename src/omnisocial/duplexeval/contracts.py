@@ -188,6 +188,7 @@ _REPLY_COUNTS = (
     ),
     Column("n_unparsed", "int", doc="replies from which no score could be read"),
     Column("n_parse_differ", "int", doc="replies the released and strict parsers read differently"),
+    Column("n_judge_failed", "int", doc="judge calls that failed (an LLM judge run): counted, never a score"),
 )
 
 

@@ -335,28 +335,34 @@ def score_rtd_replies(
     replies: pd.DataFrame,
     parser: str = "released",
     models=None,
+    failed=frozenset(),
 ) -> pd.DataFrame:
     """Real-time description from judge replies (module doc): one RTD_REPLY_ITEMS row per (model, item).
 
     `models`: the models to score (default: those with responses); an item a model has no
-    sentence for scores as an empty response."""
+    sentence for scores as an empty response. `failed`: (split, item_id, kind, index) of the
+    judge calls that failed (`judges.llm`): such a sentence is not judged and a failed
+    content call leaves the content score empty, counted in n_judge_failed, never a score."""
     lookup = _Replies(replies)
+    failed = set(failed)
     rows = []
     rtd_items = items[items["split"].isin(RTD_SPLITS)].to_dict("records")
     for model in models or sorted(responses["model"].unique()):
         for item in rtd_items:
             own = _sentences_of(responses, model, item)
             duration = nan_to_none(item["video_duration"])
-            counts = dict.fromkeys(("no_window", "missing", "unparsed", "differ", "failed"), 0)
+            counts = dict.fromkeys(("no_window", "missing", "unparsed", "differ", "failed", "call"), 0)
             judged_time = irrelevant_time = 0.0
             relevant_scores = []
             for sentence in own.to_dict("records"):
                 if judge_window(sentence["start"], sentence["end"], duration) is None:
                     counts["no_window"] += 1
                     continue
-                reply = lookup.get(
-                    item["split"], item["item_id"], "temporal", int(sentence["sentence_index"])
-                )
+                index = int(sentence["sentence_index"])
+                if (item["split"], item["item_id"], "temporal", index) in failed:
+                    counts["call"] += 1
+                    continue
+                reply = lookup.get(item["split"], item["item_id"], "temporal", index)
                 if reply is None:
                     counts["missing"] += 1
                     continue
@@ -372,9 +378,13 @@ def score_rtd_replies(
                     relevant_scores.append(parsed.score)
                 else:
                     irrelevant_time += length
-            n_judged = len(own) - counts["no_window"] - counts["missing"] - counts["failed"]
-            content_reply = lookup.get(item["split"], item["item_id"], "content", None)
+            n_judged = len(own) - counts["no_window"] - counts["missing"] - counts["failed"] - counts["call"]
+            content_failed = (item["split"], item["item_id"], "content", None) in failed
+            content_reply = (
+                None if content_failed else lookup.get(item["split"], item["item_id"], "content", None)
+            )
             content = math.nan
+            counts["call"] += int(content_failed)
             if content_reply is not None:
                 parsed = parse_reply(content_reply, "content", parser)
                 counts["unparsed"] += int(not parsed.found)
@@ -390,15 +400,38 @@ def score_rtd_replies(
                     "n_judged": n_judged,
                     "n_relevant": len(relevant_scores),
                     "n_no_window": counts["no_window"],
-                    "n_missing_replies": counts["missing"] + int(content_reply is None),
+                    "n_missing_replies": counts["missing"]
+                    + int(content_reply is None and not content_failed),
                     "n_unparsed": counts["unparsed"],
                     "n_parse_differ": counts["differ"],
+                    "n_judge_failed": counts["call"],
                     "temporal_score": temporal,
                     "irrelevant_duration_ratio": irrelevant_time / judged_time if judged_time > 0 else 0.0,
                     "content_score": content,
                 }
             )
     return RTD_REPLY_ITEMS.validate(pd.DataFrame(rows, columns=RTD_REPLY_ITEMS.names))
+
+
+def reminder_times(item: dict) -> list[float]:
+    """The item's reminder times (reminder1, reminder2 that are given), in order."""
+    return [float(t) for t in (item["reminder1"], item["reminder2"]) if nan_to_none(t) is not None]
+
+
+def reminder_texts(own: pd.DataFrame, item: dict, window_s: float = REMINDER_WINDOW_S):
+    """(event index, window, text) per judgement of a pr item: the response text whose
+    sentences start in [t, t + window_s] for each reminder time t; an item without reminders
+    (the correction split) is one judgement of the whole response (window None)."""
+    windows = [(t, t + window_s) for t in reminder_times(item)] or [None]
+    out = []
+    for index, window in enumerate(windows):
+        if window is None:
+            inside = own
+        else:
+            inside = own[(own["start"] >= window[0] - EPS) & (own["start"] <= window[1] + EPS)]
+        text = " ".join(t.strip() for t in inside["text"] if str(t).strip()).strip()
+        out.append((index, window, text))
+    return out
 
 
 def score_pr_replies(
@@ -408,29 +441,32 @@ def score_pr_replies(
     parser: str = "released",
     window_s: float = REMINDER_WINDOW_S,
     models=None,
+    failed=frozenset(),
 ) -> pd.DataFrame:
-    """Proactive reminders from judge replies (module doc): one PR_REPLY_ITEMS row per (model, item)."""
+    """Proactive reminders from judge replies (module doc): one PR_REPLY_ITEMS row per (model, item).
+
+    `failed`: (split, item_id, "reminder", index) of the judge calls that failed: that
+    judgement has no score (the sample score is left empty), counted in n_judge_failed."""
     lookup = _Replies(replies)
+    failed = set(failed)
     rows = []
     pr_items = items[~items["split"].isin(RTD_SPLITS)].to_dict("records")
     for model in models or sorted(responses["model"].unique()):
         for item in pr_items:
             own = _sentences_of(responses, model, item)
-            times = [float(t) for t in (item["reminder1"], item["reminder2"]) if nan_to_none(t) is not None]
-            windows = [(t, t + window_s) for t in times] or [None]
-            counts = dict.fromkeys(("no_text", "missing", "unparsed", "differ"), 0)
+            times = reminder_times(item)
+            counts = dict.fromkeys(("no_text", "missing", "unparsed", "differ", "call"), 0)
             scores: list[float | None] = []
-            for index, window in enumerate(windows):
-                if window is None:
-                    inside = own
-                else:
-                    inside = own[(own["start"] >= window[0] - EPS) & (own["start"] <= window[1] + EPS)]
-                text = " ".join(t.strip() for t in inside["text"] if str(t).strip()).strip()
-                reply = lookup.get(item["split"], item["item_id"], "reminder", index)
+            for index, window, text in reminder_texts(own, item, window_s):
                 if window is not None and not text:
                     counts["no_text"] += 1
                     scores.append(0.0)
                     continue
+                if (item["split"], item["item_id"], "reminder", index) in failed:
+                    counts["call"] += 1
+                    scores.append(None)
+                    continue
+                reply = lookup.get(item["split"], item["item_id"], "reminder", index)
                 if reply is None:
                     counts["missing"] += int(bool(text))
                     counts["no_text"] += int(not text)
@@ -455,6 +491,7 @@ def score_pr_replies(
                     "n_missing_replies": counts["missing"],
                     "n_unparsed": counts["unparsed"],
                     "n_parse_differ": counts["differ"],
+                    "n_judge_failed": counts["call"],
                     "sample_score": float(all(s == 1 for s in scored)) if complete else math.nan,
                 }
             )
@@ -498,3 +535,78 @@ def split_metrics(per_item: pd.DataFrame, task: str) -> pd.DataFrame:
             rows.append(row)
     contract = RTD_REPLY_METRICS if task == "rtd" else PR_REPLY_METRICS
     return contract.validate(pd.DataFrame(rows, columns=contract.names))
+
+
+# --- LLM judge runs (judges.llm) ----------------------------------------------------------
+
+
+def _failed_calls(run: pd.DataFrame) -> set[tuple]:
+    failed = run[~run["ok"].astype(bool)]
+    return {
+        (r["split"], r["item_id"], r["kind"], None if pd.isna(r["index"]) else int(r["index"]))
+        for r in failed.to_dict("records")
+    }
+
+
+def _run_replies(run: pd.DataFrame) -> pd.DataFrame:
+    ok = run[run["ok"].astype(bool)]
+    return JUDGE_REPLIES.validate(ok[["split", "item_id", "kind", "index", "reply"]].reset_index(drop=True))
+
+
+def _judge_mean(per_item: pd.DataFrame, scores: tuple[str, ...]) -> pd.DataFrame:
+    """judge 'all': per (model, split, item) the mean of each score over the judges that gave one,
+    counts summed (so a judge failure of any judge stays visible)."""
+    keys = ["model", "split", "item_id"]
+    counts = [c for c in per_item.columns if c.startswith("n_")]
+    grouped = per_item.groupby(keys, sort=True)
+    out = grouped[counts].sum().join(grouped[list(scores)].mean()).reset_index()
+    return out.assign(judge="all")
+
+
+def score_judge_runs(
+    responses: pd.DataFrame,
+    items: pd.DataFrame,
+    runs: dict[str, pd.DataFrame],
+    parser: str = "released",
+    window_s: float = REMINDER_WINDOW_S,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(rtd rows, pr rows) per judge, model and item from LLM judge runs (`judges.llm.run_judge`
+    tables, judge -> rows), scored by `score_rtd_replies` / `score_pr_replies`: the same
+    parsing and rules as judge replies read from files; failed calls are `failed`, never a
+    score. With several judges, judge 'all' holds the per-item mean over judges."""
+    rtd_parts, pr_parts = [], []
+    models = sorted(responses["model"].unique())
+    for judge, run in runs.items():
+        for model in models:
+            mine = run[run["model"] == model]
+            if mine.empty:
+                continue
+            replies, failed = _run_replies(mine), _failed_calls(mine)
+            if mine["kind"].isin(("temporal", "content")).any():
+                rtd = score_rtd_replies(responses, items, replies, parser, [model], failed)
+                rtd_parts.append(rtd.assign(judge=judge))
+            if mine["kind"].eq("reminder").any():
+                pr = score_pr_replies(responses, items, replies, parser, window_s, [model], failed)
+                pr_parts.append(pr.assign(judge=judge))
+    rtd_columns = ["judge", *RTD_REPLY_ITEMS.names]
+    pr_columns = ["judge", *PR_REPLY_ITEMS.names]
+    rtd = pd.concat(rtd_parts, ignore_index=True) if rtd_parts else pd.DataFrame(columns=rtd_columns)
+    pr = pd.concat(pr_parts, ignore_index=True) if pr_parts else pd.DataFrame(columns=pr_columns)
+    if rtd["judge"].nunique() > 1:
+        rtd = pd.concat(
+            [rtd, _judge_mean(rtd, ("temporal_score", "irrelevant_duration_ratio", "content_score"))]
+        )
+    if pr["judge"].nunique() > 1:
+        pr = pd.concat([pr, _judge_mean(pr, ("sample_score",))])
+    return rtd[rtd_columns].reset_index(drop=True), pr[pr_columns].reset_index(drop=True)
+
+
+def judge_split_metrics(per_item: pd.DataFrame, task: str) -> pd.DataFrame:
+    """`split_metrics` per judge (a leading `judge` column)."""
+    contract = RTD_REPLY_METRICS if task == "rtd" else PR_REPLY_METRICS
+    parts = [
+        split_metrics(group.drop(columns="judge").reset_index(drop=True), task).assign(judge=judge)
+        for judge, group in per_item.groupby("judge", sort=True)
+    ]
+    columns = ["judge", *contract.names]
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)

@@ -10,7 +10,8 @@ the paper reports about 0.9 for content and 0.8 for timing).
 
 This is a judge-layer module, not a benchmark's: it compares the SocialOmni how judge
 (`how_judgements`) and the Omni-DuplexEval real-time-description judge (`rtd_scores`) with
-human scores, so it belongs to neither benchmark package; it reads the two tables by their
+human scores (the offline judge as judge `streaming`, LLM judges by name when `rtd_scores`
+has a `judge` column), so it belongs to neither benchmark package; it reads the two tables by their
 column names only and imports no benchmark package.
 """
 
@@ -83,8 +84,12 @@ def automatic_scores(how_judgements: pd.DataFrame, rtd_scores: pd.DataFrame) -> 
     how = how_judgements.assign(task="how", auto_score=score)
     parts = [how[["task", "judge", "model", "item_id", "auto_score"]]]
     for task, column in _RTD_COLUMNS.items():
+        judge = "streaming"
+        if "judge" in rtd_scores:
+            named = rtd_scores["judge"].fillna("").astype(str).str.strip()
+            judge = named.where(named != "", "streaming")
         rtd = rtd_scores.assign(
-            task=task, judge="streaming", auto_score=pd.to_numeric(rtd_scores[column], errors="coerce")
+            task=task, judge=judge, auto_score=pd.to_numeric(rtd_scores[column], errors="coerce")
         )
         parts.append(rtd[["task", "judge", "model", "item_id", "auto_score"]])
     return pd.concat(parts, ignore_index=True)

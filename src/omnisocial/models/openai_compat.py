@@ -5,7 +5,7 @@ A request becomes one user message: the media parts first, then the prompt text.
 - video, `media.video_mode: frames`: JPEG frames sampled with ffmpeg at `media.fps`
   as `image_url` data URLs, plus the audio track as `input_audio`;
 - video, `media.video_mode: video_url`: one `video_url` part (servers that take video, e.g. vLLM);
-- image: one `image_url` part.
+- image (or several: keys `image:000`, `image:001`, ... in order): one `image_url` part each.
 Text-only requests send the prompt as a plain string (what every server accepts).
 
 The API key (from the environment variable the entry names) goes in the Authorization
@@ -156,7 +156,7 @@ class OpenAICompatBackend:
             path = Path(path)
             if modality == "audio":
                 parts.append(_audio_part(media_io.audio_wav(path, media_cfg["audio_sample_rate"])))
-            elif modality == "image":
+            elif modality == "image" or modality.startswith("image:"):  # image:NNN = one of several frames
                 parts.append(
                     {
                         "type": "image_url",

@@ -295,6 +295,7 @@ HOW_JUDGEMENTS = Contract(
         Column("score", "float", nullable=True, doc="0/25/50/75/100; empty = not scored"),
         Column("similarity", "float", nullable=True, doc="the judge's best similarity to a reference"),
         Column("reason"),
+        Column("judge_failed", "bool", doc="the LLM judge's call failed: no score, counted, never 0"),
     ),
     key=("model", "modality", "item_id", "judge"),
 )

@@ -191,6 +191,10 @@ def aggregate_how(judgements: pd.DataFrame) -> pd.DataFrame:
             raise ValueError(f"judgements lack column {column}")
     frame = judgements[["item_id", "model", "judge", "score"]].copy()
     frame["score"] = pd.to_numeric(frame["score"], errors="raise").astype(float)
+    if "judge_failed" in judgements.columns:
+        frame["failed"] = judgements["judge_failed"].astype(bool).to_numpy()
+    else:
+        frame["failed"] = False
     if frame.duplicated(["item_id", "model", "judge"]).any():
         raise ValueError("several scores for one (item, model, judge)")
     valid = frame["score"].dropna()
@@ -204,7 +208,8 @@ def aggregate_how(judgements: pd.DataFrame) -> pd.DataFrame:
                     "model": model,
                     "judge": str(judge),
                     **_means(sub["score"]),
-                    "n_unparsed": int(sub["score"].isna().sum()),
+                    "n_unparsed": int((sub["score"].isna() & ~sub["failed"]).sum()),
+                    "n_judge_failed": int(sub["failed"].sum()),
                 }
             )
         per_item = group.groupby("item_id")["score"].mean()  # NaNs skipped; all-NaN items stay NaN
@@ -213,7 +218,8 @@ def aggregate_how(judgements: pd.DataFrame) -> pd.DataFrame:
                 "model": model,
                 "judge": "all",
                 **_means(per_item),
-                "n_unparsed": int(group["score"].isna().sum()),
+                "n_unparsed": int((group["score"].isna() & ~group["failed"]).sum()),
+                "n_judge_failed": int(group["failed"].sum()),
             }
         )
     columns = [
@@ -224,6 +230,7 @@ def aggregate_how(judgements: pd.DataFrame) -> pd.DataFrame:
         "mean_with_zeros",
         "mean_without_zeros",
         "n_unparsed",
+        "n_judge_failed",
     ]
     return pd.DataFrame(rows, columns=columns).astype({"n_items": np.int64, "n_nonzero": np.int64})
 
@@ -256,17 +263,31 @@ def judge_how(
                     "score": result.score,
                     "similarity": result.similarity,
                     "reason": result.reason,
+                    "judge_failed": False,
                 }
             )
     return HOW_JUDGEMENTS.validate(pd.DataFrame(rows, columns=HOW_JUDGEMENTS.names))
 
 
-def how_metrics(judgements: pd.DataFrame, when_scores: pd.DataFrame) -> pd.DataFrame:
-    """`aggregate_how` per model, on the judged scores and with the released when-gated rule (module doc)."""
+def _with_llm_aggregate(table_of, frame: pd.DataFrame, llm_judges) -> list[pd.DataFrame]:
+    """`table_of(frame)`, plus judge 'llm' (aggregated over the LLM judges only) when there are any."""
+    parts = [table_of(frame)]
+    llm = [j for j in (llm_judges or ()) if j in set(frame["judge"])]
+    if llm:
+        sub = table_of(frame[frame["judge"].isin(llm)])
+        parts.append(sub[sub["judge"] == "all"].assign(judge="llm"))
+    return parts
+
+
+def how_metrics(judgements: pd.DataFrame, when_scores: pd.DataFrame, llm_judges=()) -> pd.DataFrame:
+    """`aggregate_how` per model, on the judged scores and with the released when-gated rule (module doc).
+
+    With `llm_judges` (names), judge 'llm' aggregates those judges only ('all': every judge)."""
     columns = ["scoring", "model", "judge", "n_items", "n_nonzero", "mean_with_zeros", "mean_without_zeros"]
     if judgements.empty:
-        return pd.DataFrame(columns=[*columns, "n_unparsed"])
-    judged = aggregate_how(judgements[["item_id", "model", "judge", "score"]])
+        return pd.DataFrame(columns=[*columns, "n_unparsed", "n_judge_failed"])
+    keep = ["item_id", "model", "judge", "score"] + (["judge_failed"] if "judge_failed" in judgements else [])
+    judged = pd.concat(_with_llm_aggregate(aggregate_how, judgements[keep], llm_judges), ignore_index=True)
     judged.insert(0, "scoring", "judged")
     correct = {(r.model, r.item_id): bool(r.correct) for r in when_scores.itertuples()}
     gated = judgements.copy()
@@ -277,10 +298,101 @@ def how_metrics(judgements: pd.DataFrame, when_scores: pd.DataFrame) -> pd.DataF
     gated = gated[[(m, i) in correct for m, i in zip(gated["model"], gated["item_id"], strict=True)]]
     parts = [judged]
     if len(gated):
-        released = aggregate_how(gated[["item_id", "model", "judge", "score"]])
+        released = pd.concat(_with_llm_aggregate(aggregate_how, gated[keep], llm_judges), ignore_index=True)
         released.insert(0, "scoring", "released")
         parts.append(released)
     return pd.concat(parts, ignore_index=True)
+
+
+def llm_how_judgements(
+    candidates: pd.DataFrame,
+    references: pd.DataFrame,
+    runs: Mapping[str, pd.DataFrame],
+    parser: str = "released",
+) -> pd.DataFrame:
+    """HOW_JUDGEMENTS rows from LLM judge runs (`judges.llm.run_judge` tables, judge -> rows).
+
+    Per how candidate with references and per judge: an empty candidate scores 0 without a
+    call (as released); a failed call has no score (`judge_failed`, never 0); a reply is read
+    by `parse_judge_score` under `parser` (released: no number = 0; strict: no score)."""
+    check_parser(parser)
+    how = answered(candidates, "how").reset_index(drop=True)
+    with_refs = set(references["item_id"])
+    how = how[how["item_id"].isin(with_refs)]
+    rows = []
+    for judge, run in runs.items():
+        lookup = {(r["model"], r["modality"], r["item_id"]): r for r in run.to_dict("records")}
+        for record in how.to_dict("records"):
+            key = (record["model"], record["modality"], record["item_id"])
+            candidate = str(record["reply"] or "")
+            row = {"model": key[0], "modality": key[1], "item_id": key[2], "judge": judge}
+            row |= {"similarity": math.nan, "judge_failed": False}
+            call = lookup.get(key)
+            if not candidate.strip():
+                row |= {"score": 0.0, "reason": "empty candidate"}
+            elif call is None:
+                row |= {"score": math.nan, "reason": "not judged (no judge call for this candidate)"}
+            elif not bool(call["ok"]):
+                row |= {
+                    "score": math.nan,
+                    "reason": f"judge call failed: {call['error']}",
+                    "judge_failed": True,
+                }
+            else:
+                parsed = parse_judge_score(call["reply"], candidate, parser)
+                row |= {"score": math.nan if parsed.score is None else parsed.score, "reason": parsed.reason}
+            rows.append(row)
+    return HOW_JUDGEMENTS.validate(pd.DataFrame(rows, columns=HOW_JUDGEMENTS.names))
+
+
+def how_released(
+    judgements: pd.DataFrame,
+    candidates: pd.DataFrame,
+    when_scores: pd.DataFrame,
+    when_items: pd.DataFrame,
+    references: pd.DataFrame,
+    llm_judges=(),
+) -> pd.DataFrame:
+    """`released_averages` of the workflow's judgements (per judge, 'all' judges, and 'llm'):
+    one row per when-scored (model, item) and judge; the candidate is the model's how answer
+    ("" when none), has_reference = the item has how references."""
+    how = answered(candidates, "how")
+    answers = {(r.model, r.modality, r.item_id): str(r.reply or "") for r in how.itertuples()}
+    scores = {
+        (r.model, r.modality, r.item_id, r.judge): nan_to_none(r.score) for r in judgements.itertuples()
+    }
+    with_refs = set(references["item_id"])
+    domain = dict(zip(when_items["item_id"], when_items["domain"], strict=True))
+    judges = sorted(set(judgements["judge"]))
+    rows = []
+    for r in when_scores.itertuples():
+        key = (r.model, r.modality, r.item_id)
+        per_judge = {}
+        for judge in judges:
+            score = scores.get((*key, judge))
+            per_judge[judge] = score
+            rows.append({"judge": judge, "score": math.nan if score is None else score})
+            rows[-1] |= {
+                "model": r.model,
+                "item_id": r.item_id,
+                "gold": r.gold,
+                "when_correct": bool(r.correct),
+            }
+            rows[-1] |= {
+                "has_reference": r.item_id in with_refs,
+                "candidate": answers.get(key, ""),
+                "domain": domain.get(r.item_id, ""),
+            }
+        for label, names in (("all", judges), ("llm", [j for j in judges if j in set(llm_judges or ())])):
+            valid = [per_judge[j] for j in names if per_judge[j] is not None]
+            if not names or (label == "all" and len(judges) < 2):
+                continue
+            base = dict(rows[-1])
+            base |= {"judge": label, "score": float(np.mean(valid)) if valid else math.nan}
+            rows.append(base)
+    if not rows:
+        return pd.DataFrame(columns=["model", "judge", "breakdown", "level"])
+    return released_averages(pd.DataFrame(rows))
 
 
 def how_agreement(judgements: pd.DataFrame) -> pd.DataFrame:

@@ -17,11 +17,13 @@ from omnisocial.duplexeval.contracts import (
     STREAM_RESPONSES,
 )
 from omnisocial.duplexeval.description import score_rtd
+from omnisocial.duplexeval.judged import judge_split_metrics, score_judge_runs
 from omnisocial.duplexeval.metrics import streaming_metrics
 from omnisocial.duplexeval.reminders import reminder_judge, score_pr
 from omnisocial.io import write_csv
 from omnisocial.judges.embedding import EmbeddingJudge
 from omnisocial.judges.lexical import keyword_match
+from omnisocial.judges.replies import LLM_JUDGE_REPLIES
 from omnisocial.workflow import start
 
 log = start(snakemake)
@@ -55,6 +57,20 @@ for row in metrics[metrics["split"] == "all"].itertuples():
         row.content_100,
         row.reminder_100,
     )
+# LLM judges: their replies read by social.parser through duplexeval.judged (as the CLI reads files)
+runs = {
+    name: LLM_JUDGE_REPLIES.read(path)
+    for name, path in zip(params.llm_judges, snakemake.input.llm, strict=True)
+}
+rtd_judged, pr_judged = score_judge_runs(responses, items, runs, params.parser)
+for name, table in runs.items():
+    log.info(
+        "%s: %d streaming judge calls, %d failed (never scores)", name, len(table), int((~table["ok"]).sum())
+    )
+write_csv(snakemake.output.rtd_judges, rtd_judged)
+write_csv(snakemake.output.pr_judges, pr_judged)
+write_csv(snakemake.output.rtd_judge_metrics, judge_split_metrics(rtd_judged, "rtd"))
+write_csv(snakemake.output.pr_judge_metrics, judge_split_metrics(pr_judged, "pr"))
 RTD_SENTENCES.write(snakemake.output.sentences, sentences)
 RTD_SCORES.write(snakemake.output.rtd, rtd)
 PR_EVENT_SCORES.write(snakemake.output.pr_events, pr_events)

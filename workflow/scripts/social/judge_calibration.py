@@ -5,6 +5,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
+import pandas as pd
+
 from omnisocial.io import read_csv_strings
 from omnisocial.judges.calibration import HUMAN_SCORES, JUDGE_CALIBRATION, calibrate_judges
 from omnisocial.workflow import start
@@ -13,7 +15,10 @@ log = start(snakemake)
 table = calibrate_judges(
     HUMAN_SCORES.read(snakemake.input.human),
     read_csv_strings(snakemake.input.how),
-    read_csv_strings(snakemake.input.rtd),
+    pd.concat(
+        [read_csv_strings(snakemake.input.rtd), read_csv_strings(snakemake.input.rtd_judges)],
+        ignore_index=True,
+    ),
 )
 log.info("%d (task, judge) calibrations", len(table))
 JUDGE_CALIBRATION.write(snakemake.output.calibration, table)
