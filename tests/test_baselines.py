@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 import soundfile as sf
 
-from omnisocial.models.baselines import (
+from omnisocial.familiarity.baselines import (
     BEHAVIOURAL_MODEL,
     CHANCE_MODEL,
     FEATURES,
@@ -196,7 +196,7 @@ def test_baseline_predictions_contract():
 
 def test_baselines_as_backends(tmp_path):
     from omnisocial.models.base import Request
-    from omnisocial.models.baselines import build_baseline
+    from omnisocial.familiarity.baselines import build_baseline
     from omnisocial.models.parsing import parse_familiarity
 
     items = [f"D{k:03d}" for k in range(30)]

@@ -138,11 +138,11 @@ def test_build_backend_dispatches_by_name(monkeypatch):
     backend.close()
 
     seen = {}
-    baselines = types.ModuleType("omnisocial.models.baselines")
+    baselines = types.ModuleType("omnisocial.familiarity.baselines")
     baselines.build_baseline = lambda entry: seen.setdefault("baseline", entry)
     local = types.ModuleType("omnisocial.models.transformers_backend")
     local.TransformersBackend = lambda entry: seen.setdefault("transformers", entry)
-    monkeypatch.setitem(sys.modules, "omnisocial.models.baselines", baselines)
+    monkeypatch.setitem(sys.modules, "omnisocial.familiarity.baselines", baselines)
     monkeypatch.setitem(sys.modules, "omnisocial.models.transformers_backend", local)
     build_backend({"name": "maj", "backend": "baseline", "model": "majority"})
     build_backend(

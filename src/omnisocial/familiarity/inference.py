@@ -24,7 +24,7 @@ reason in `parse_error`. A rerun calls only the failed keys again.
 
 Baselines
 ---------
-`behavioural_table` measures turn-taking and prosody per dyad (`models.baselines`) on the stereo
+`behavioural_table` measures turn-taking and prosody per dyad (`familiarity.baselines`) on the stereo
 stimulus (participant a left, b right; the mono mix when stereo stimuli were not rendered) and
 the transcript segments inside the clip window, in clip time. `baseline_tables` adds the
 cross-validated behavioural model, chance and majority predictions (`baseline_predictions`).
@@ -340,7 +340,7 @@ def behavioural_table(
     merge_gap_s: float = 0.3,
 ) -> pd.DataFrame:
     """FEATURES_TABLE: turn-taking and prosody per dyad (module docstring), sorted by dyad."""
-    from omnisocial.models.baselines import FEATURES, features_from_stimulus
+    from omnisocial.familiarity.baselines import FEATURES, features_from_stimulus
 
     frame = DESIGN.validate(design).sort_values("dyad_id", kind="stable")
     segment_frame = SEGMENTS.validate(segments)
@@ -379,7 +379,7 @@ def baseline_tables(
 
     params: `seed`, `n_splits` (folds, or "loo"), `C` (inverse L2 strength), `merge_gap_s`.
     """
-    from omnisocial.models.baselines import baseline_predictions
+    from omnisocial.familiarity.baselines import baseline_predictions
 
     features = behavioural_table(
         manifest, design, segments, manifest_dir, float(params.get("merge_gap_s", 0.3))

@@ -51,7 +51,10 @@ BACKEND_FACTORIES: dict[str, str] = {
     "transformers": "omnisocial.models.transformers_backend:TransformersBackend",
     "openai": "omnisocial.models.openai_compat:OpenAICompatBackend",
     "gemini": "omnisocial.models.gemini:GeminiBackend",
-    "baseline": "omnisocial.models.baselines:build_baseline",
+    # The familiarity study's offline baselines (chance, majority, behavioural) answer in its
+    # JSON format; named here by path only, so the shared registry imports no benchmark
+    # package unless an entry asks for this backend.
+    "baseline": "omnisocial.familiarity.baselines:build_baseline",
 }
 BACKENDS = tuple(BACKEND_FACTORIES)
 

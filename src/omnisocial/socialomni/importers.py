@@ -1,5 +1,8 @@
 """Importers for the released SocialOmni files (data-formats.md): who and when / how items.
 
+Length (about 540 lines): the two released files share their tolerance rules (options,
+times, consistency spellings), so both readers live together.
+
 `load_who_items` reads `data/level_1/dataset.json`, `load_when_items`
 `data/level_2/annotations.json`; `import_socialomni` reads both under a root, plus the
 demo's optional `truth/` folder (speaker turns, the screen panel of each speaker, several

@@ -1,5 +1,9 @@
 """Offline baselines for the familiarity task: behavioural features, chance and majority.
 
+Length (about 600 lines): the feature definitions, the cross-validated model and the
+registry backend (`build_baseline`, named by `models.registry`) share one set of
+definitions, listed below, and read as one unit.
+
 `behavioural_features` turns one 20 s stimulus (one audio channel per participant plus the
 timed transcript) into turn-taking and prosody numbers. `BehaviouralModel` standardizes
 them and fits a logistic regression, predicting every dyad from a model that never saw it
