@@ -89,7 +89,11 @@ def omni_7b_config(tokenizer):
             "num_key_value_heads": 4,
             "max_position_embeddings": 32768,
             "rms_norm_eps": 1e-6,
-            "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [16, 24, 24]},
+            "rope_parameters": {
+                "rope_type": "default",
+                "rope_theta": 1000000.0,
+                "mrope_section": [16, 24, 24],
+            },
             "tie_word_embeddings": False,
             "pad_token_id": tokenizer.pad_token_id,
             "eos_token_id": tokenizer.eos_token_id,
@@ -242,7 +246,9 @@ def measure(backend, requests, args) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--tiny", action="store_true", help="tiny checkpoints (CPU smoke test)")
     parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 4, 16])
@@ -284,7 +290,20 @@ def main(argv: list[str] | None = None) -> dict:
         shutil.copy(STIMULUS, video)
         wav = tmp / "D001.wav"
         subprocess.run(
-            ["ffmpeg", "-nostdin", "-v", "error", "-i", str(video), "-vn", "-ac", "1", "-ar", "16000", str(wav)],
+            [
+                "ffmpeg",
+                "-nostdin",
+                "-v",
+                "error",
+                "-i",
+                str(video),
+                "-vn",
+                "-ac",
+                "1",
+                "-ar",
+                "16000",
+                str(wav),
+            ],
             check=True,
         )
         for family in args.families:

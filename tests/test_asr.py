@@ -328,7 +328,11 @@ def test_whisperx_engine_calls(monkeypatch, tmp_path: Path, align_fails: bool):
     )
     aligner = tmp_path / "wav2vec2-en"
     aligner.mkdir()
-    config = params("large-v3", "whisperx") | {"batch_size": 4, "compute_type": "int8", "align_model": str(aligner)}
+    config = params("large-v3", "whisperx") | {
+        "batch_size": 4,
+        "compute_type": "int8",
+        "align_model": str(aligner),
+    }
     if align_fails:  # the local alignment model cannot be loaded: an error, not segment times
         with pytest.raises(asr.AsrError, match="alignment model .* cannot be loaded"):
             asr.transcribe_missing(frame, config)
@@ -337,7 +341,13 @@ def test_whisperx_engine_calls(monkeypatch, tmp_path: Path, align_fails: bool):
     segments, failures = asr.transcribe_missing(frame, config)
 
     assert failures.empty
-    greedy = {"beam_size": 1, "best_of": 1, "patience": 1, "temperatures": [0.0], "condition_on_previous_text": False}
+    greedy = {
+        "beam_size": 1,
+        "best_of": 1,
+        "patience": 1,
+        "temperatures": [0.0],
+        "condition_on_previous_text": False,
+    }
     assert fake.calls[0] == (
         "load_model",
         "large-v3",
@@ -385,5 +395,7 @@ def test_whisperx_alignment_failure_is_recorded(monkeypatch, tmp_path: Path):
         [interaction("V00_S0001_I00000001", str(tmp_path / "a.wav"), str(tmp_path / "b.wav"))]
     )
     (tmp_path / "al").mkdir()
-    segments, failures = asr.transcribe_missing(frame, params("large-v3", "whisperx") | {"align_model": str(tmp_path / "al")})
+    segments, failures = asr.transcribe_missing(
+        frame, params("large-v3", "whisperx") | {"align_model": str(tmp_path / "al")}
+    )
     assert segments.empty and failures["reason"].str.contains("alignment diverged").all()

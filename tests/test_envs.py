@@ -220,7 +220,9 @@ def test_family_env_pins_match_their_venv(env, requirements):
     _conda, pip = _env_packages(ROOT / "envs" / env)
     pins = _requirements(ROOT / "requirements" / requirements)
     wrong = {
-        name: (version, pins.get(name)) for name, version in pip.items() if pins.get(name, "").split("+")[0] != version
+        name: (version, pins.get(name))
+        for name, version in pip.items()
+        if pins.get(name, "").split("+")[0] != version
     }
     assert not wrong, f"{env} vs requirements/{requirements}: {wrong}"
 

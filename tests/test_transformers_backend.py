@@ -249,11 +249,17 @@ def test_voxtral_without_mistral_common_fails_at_load_saying_what_to_install(mon
 def test_greedy_ignores_the_checkpoints_sampling_fields(qwen2_audio_dir, wavs):
     from omnisocial.models.tiny import RELEASED_SAMPLING
 
-    backend = TransformersBackend(qwen2_audio_dir, "qwen2_audio", generation={"max_new_tokens": 3}, device="cpu")
+    backend = TransformersBackend(
+        qwen2_audio_dir, "qwen2_audio", generation={"max_new_tokens": 3}, device="cpu"
+    )
     backend.load()
     config = backend._model.generation_config
     assert config.do_sample is False and config.num_beams == 1
-    assert config.repetition_penalty in (None, 1.0) and config.top_k in (None, 50) and config.temperature in (None, 1.0)
+    assert (
+        config.repetition_penalty in (None, 1.0)
+        and config.top_k in (None, 50)
+        and config.temperature in (None, 1.0)
+    )
     assert config.eos_token_id == backend._tokenizer.eos_token_id  # token ids are kept
     assert backend.dropped_generation == RELEASED_SAMPLING
     settings = backend.settings_for(Request(item_id="x", prompt="p"))
@@ -294,7 +300,9 @@ def test_attn_implementation_is_a_registry_option(qwen2_audio_dir):
     backend.load()
     assert backend._model.config._attn_implementation == "sdpa"
     with pytest.raises(Exception, match="flash_attention_3|attn_implementation"):
-        validate_entry({**entry, "options": {"family": "qwen2_audio", "attn_implementation": "flash_attention_3"}})
+        validate_entry(
+            {**entry, "options": {"family": "qwen2_audio", "attn_implementation": "flash_attention_3"}}
+        )
     with pytest.raises(ValueError, match="attn_implementation"):
         TransformersBackend(qwen2_audio_dir, "qwen2_audio", attn_implementation="fast")
 

@@ -298,7 +298,9 @@ def build_tiny_voxtral(folder: str | os.PathLike, seed: int = 0) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     tekken = write_tiny_tekken(folder / "tekken.json")
     tokenizer = MistralCommonBackend(tokenizer_path=str(tekken))
-    processor = VoxtralProcessor(feature_extractor=WhisperFeatureExtractor(feature_size=MEL_BINS), tokenizer=tokenizer)
+    processor = VoxtralProcessor(
+        feature_extractor=WhisperFeatureExtractor(feature_size=MEL_BINS), tokenizer=tokenizer
+    )
     text = {
         "model_type": "llama",
         "vocab_size": TEKKEN_SPECIALS + 256,

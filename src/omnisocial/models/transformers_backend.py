@@ -186,7 +186,9 @@ def check_family_packages(family: str) -> None:
         return
     module, install = FAMILY_PACKAGES[family]
     if importlib.util.find_spec(module) is None:
-        raise ImportError(f"family {family} needs the {module} package, not installed here: install {install}")
+        raise ImportError(
+            f"family {family} needs the {module} package, not installed here: install {install}"
+        )
 
 
 def check_audio_tokens(input_ids, audio_token_id: int, item_ids: Sequence[str]) -> None:
