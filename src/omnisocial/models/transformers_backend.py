@@ -347,7 +347,7 @@ class TransformersBackend:
     Built either from arguments, or from a validated registry entry (the registry calls
     ``TransformersBackend(entry)``): ``model`` is the path or cached repo id, ``modalities``
     and ``generation`` are read from the entry, and ``options`` holds ``family`` (required),
-    ``device``, ``dtype`` and ``batch_size``.
+    ``device``, ``dtype``, ``batch_size`` and ``attn_implementation``.
     """
 
     concurrency = 1  # one generate call at a time: the model is not shared across threads
