@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= all
 
-.PHONY: setup system-deps notebook-deps notebook-strip demo test test-slurm lint format benchmark report clean
+.PHONY: setup system-deps notebook-deps notebook-strip demo test test-slurm lint format benchmark \
+	report clean venv-omni venv-voxtral test-local-models
 
 setup: system-deps $(STAMP)
 
@@ -37,6 +38,26 @@ notebook-strip: setup
 
 test: setup notebook-deps
 	$(BIN)/python -m pytest
+
+# Local model families whose pins conflict with the main venv get their own venv (the same
+# split as envs/omni.yaml and envs/voxtral.yaml under --use-conda), from exact requirement files:
+#   .venv-omni:    Qwen2.5-Omni: torchvision 0.29.1 + torch 2.14.1 (a CUDA build; it runs on CPU);
+#   .venv-voxtral: Voxtral: mistral-common 1.12.0, numpy 2.3.5 (mistral-common caps numpy < 2.4).
+# The project is installed with --no-deps: its own pins (torch 2.13, numpy 2.4.6) are the main venv's.
+.venv-%/.installed: requirements/%.txt pyproject.toml
+	test -x .venv-$*/bin/python || $(PYTHON) -m venv .venv-$*
+	.venv-$*/bin/python -m pip install --quiet --upgrade pip
+	.venv-$*/bin/python -m pip install --quiet -r requirements/$*.txt
+	.venv-$*/bin/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+venv-omni: .venv-omni/.installed
+venv-voxtral: .venv-voxtral/.installed
+
+# Each family end to end on tiny random-weight checkpoints and the demo stimulus, in its venv.
+test-local-models: venv-omni venv-voxtral
+	.venv-omni/bin/python -m pytest -m local_models tests/test_local_models.py
+	.venv-voxtral/bin/python -m pytest -m local_models tests/test_local_models.py
 
 # The demo through a single-node SLURM cluster this target starts and stops (root, Debian).
 test-slurm: setup

@@ -326,24 +326,76 @@ def test_whisperx_engine_calls(monkeypatch, tmp_path: Path, align_fails: bool):
     frame = interactions_frame(
         [interaction("V00_S0001_I00000001", str(tmp_path / "a.wav"), str(tmp_path / "b.wav"))]
     )
-    config = params("large-v3", "whisperx") | {"batch_size": 4, "compute_type": "int8"}
+    aligner = tmp_path / "wav2vec2-en"
+    aligner.mkdir()
+    config = params("large-v3", "whisperx") | {
+        "batch_size": 4,
+        "compute_type": "int8",
+        "align_model": str(aligner),
+    }
+    if align_fails:  # the local alignment model cannot be loaded: an error, not segment times
+        with pytest.raises(asr.AsrError, match="alignment model .* cannot be loaded"):
+            asr.transcribe_missing(frame, config)
+        assert not any(c[0] == "align" for c in fake.calls)
+        return
     segments, failures = asr.transcribe_missing(frame, config)
 
     assert failures.empty
+    greedy = {
+        "beam_size": 1,
+        "best_of": 1,
+        "patience": 1,
+        "temperatures": [0.0],
+        "condition_on_previous_text": False,
+    }
     assert fake.calls[0] == (
         "load_model",
         "large-v3",
         "cpu",
-        {"compute_type": "int8", "language": "en", "local_files_only": True, "threads": 1},
+        {
+            "compute_type": "int8",
+            "language": "en",
+            "asr_options": greedy,
+            "local_files_only": True,
+            "threads": 1,
+        },
     )
     assert ("transcribe", 3 * SAMPLE_RATE, 4) in fake.calls
-    # The alignment model is loaded once per language, not once per track.
-    assert [c for c in fake.calls if c[0] == "load_align_model"] == [("load_align_model", "en", "cpu", None)]
+    # The alignment model is loaded once per language, not once per track, from the local folder.
+    assert [c for c in fake.calls if c[0] == "load_align_model"] == [
+        ("load_align_model", "en", "cpu", str(aligner.resolve()))
+    ]
     assert segments["speaker"].tolist() == ["a", "b"]
     assert segments["text"].tolist() == ["would you rather"] * 2
-    if align_fails:  # segment-level times
-        assert segments[["start", "end"]].values.tolist() == [[0.0, 2.9], [0.0, 2.9]]
-        assert not any(c[0] == "align" for c in fake.calls)
-    else:  # word-level times from the aligned words that have them
-        assert segments[["start", "end"]].values.tolist() == [[0.4, 0.8], [0.4, 0.8]]
-        assert ("align", 1, "cpu", False) in fake.calls
+    # word-level times from the aligned words that have them
+    assert segments[["start", "end"]].values.tolist() == [[0.4, 0.8], [0.4, 0.8]]
+    assert ("align", 1, "cpu", False) in fake.calls
+
+
+def test_whisperx_needs_a_local_alignment_folder(monkeypatch, tmp_path: Path):
+    monkeypatch.setitem(sys.modules, "whisperx", FakeWhisperX())
+    base = params("large-v3", "whisperx")
+    for align_model in (None, "WAV2VEC2_ASR_BASE_960H", str(tmp_path / "absent")):
+        with pytest.raises(asr.AsrError, match="must be a local folder"):
+            asr.WhisperXEngine(base | {"align_model": align_model})
+    asr.WhisperXEngine(base | {"align": False})  # segment times only, said in the config
+
+
+def test_whisperx_alignment_failure_is_recorded(monkeypatch, tmp_path: Path):
+    fake = FakeWhisperX()
+
+    def broken_align(*args, **kwargs):
+        raise RuntimeError("alignment diverged")
+
+    fake.align = broken_align
+    monkeypatch.setitem(sys.modules, "whisperx", fake)
+    for name in ("a.wav", "b.wav"):
+        sf.write(tmp_path / name, np.zeros(SAMPLE_RATE, dtype=np.float32), SAMPLE_RATE)
+    frame = interactions_frame(
+        [interaction("V00_S0001_I00000001", str(tmp_path / "a.wav"), str(tmp_path / "b.wav"))]
+    )
+    (tmp_path / "al").mkdir()
+    segments, failures = asr.transcribe_missing(
+        frame, params("large-v3", "whisperx") | {"align_model": str(tmp_path / "al")}
+    )
+    assert segments.empty and failures["reason"].str.contains("alignment diverged").all()

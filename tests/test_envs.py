@@ -34,7 +34,27 @@ def _rule_blocks():
             name, body = match.groups()
             conda = re.search(r'conda:\s*\n\s*"([^"]+)"', body)
             script = re.search(r'script:\s*\n\s*"([^"]+)"', body)
-            yield path, name, conda and conda.group(1), script and script.group(1)
+            script = script and script.group(1)
+            if re.search(r"conda:\s*\n\s*model_conda_env\(", body):
+                # a model rule: every env a registry entry's family can pick (FAMILY_ENVS)
+                for env in MODEL_ENVS:
+                    yield path, f"{name}[{env}]", str(ROOT / "envs" / env), script
+                continue
+            yield path, name, conda and conda.group(1), script
+
+
+def _model_envs() -> tuple[str, ...]:
+    sys.path.insert(0, str(SRC))
+    from omnisocial.models.entries import DEFAULT_MODEL_ENV, FAMILY_ENVS
+
+    return (DEFAULT_MODEL_ENV, *sorted(set(FAMILY_ENVS.values())))
+
+
+MODEL_ENVS = _model_envs()
+# What a family's env brings beyond the code's own imports (loaded by transformers, not imported).
+FAMILY_EXTRAS = {"omni.yaml": {"torchvision"}, "voxtral.yaml": {"mistral-common", "soxr"}}
+# Envs whose pins are those of a family venv's requirement file, not the test venv's.
+FAMILY_REQUIREMENTS = {"omni.yaml": "omni.txt", "voxtral.yaml": "voxtral.txt"}
 
 
 def _module_path(module: str) -> Path | None:
@@ -157,6 +177,7 @@ def test_rule_env_lists_what_its_code_imports(smk, rule, conda, script):
         if dist not in pip_pkgs and CONDA_NAMES.get(dist, dist) not in conda_pkgs:
             missing.append(f"{dist} (import {import_name})")
     missing += [f"{program} (program)" for program in sorted(programs) if program not in conda_pkgs]
+    missing += sorted(FAMILY_EXTRAS.get(env_file.name, set()) - set(pip_pkgs))
     assert not missing, f"rule {rule}: {env_file.name} lacks {', '.join(missing)}"
 
 
@@ -167,6 +188,8 @@ PIN_EXCEPTIONS = {"asr.yaml": {"torch", "torchaudio", "torchvision"}}
 def test_env_pins_match_the_test_venv_where_both_use_pypi():
     """A pip pin in an env should be the version the tests ran against."""
     for env_file in sorted((ROOT / "envs").glob("*.yaml")):
+        if env_file.name in FAMILY_REQUIREMENTS:
+            continue  # test_family_env_pins_match_their_venv
         _conda, pip = _env_packages(env_file)
         for name, version in pip.items():
             if name in PIN_EXCEPTIONS.get(env_file.name, ()):
@@ -178,3 +201,42 @@ def test_env_pins_match_the_test_venv_where_both_use_pypi():
             assert installed.split("+")[0] == version, (
                 f"{env_file.name}: {name}=={version}, venv has {installed}"
             )
+
+
+def _requirements(path: Path) -> dict[str, str]:
+    pins = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            assert version, f"{path.name}: {line!r} is not pinned exactly"
+            pins[_normalise(name.split("[")[0])] = version
+    return pins
+
+
+@pytest.mark.parametrize(("env", "requirements"), sorted(FAMILY_REQUIREMENTS.items()))
+def test_family_env_pins_match_their_venv(env, requirements):
+    """A family env pins what its venv (make venv-omni / venv-voxtral) runs, package for package."""
+    _conda, pip = _env_packages(ROOT / "envs" / env)
+    pins = _requirements(ROOT / "requirements" / requirements)
+    wrong = {
+        name: (version, pins.get(name))
+        for name, version in pip.items()
+        if pins.get(name, "").split("+")[0] != version
+    }
+    assert not wrong, f"{env} vs requirements/{requirements}: {wrong}"
+
+
+def test_model_rules_pick_the_env_of_the_entrys_family():
+    from omnisocial.models.entries import model_env_file
+
+    def entry(family, backend="transformers"):
+        return {"backend": backend, "options": {"family": family}}
+
+    assert model_env_file(entry("qwen2_5_omni")) == "omni.yaml"
+    assert model_env_file(entry("voxtral")) == "voxtral.yaml"
+    assert model_env_file(entry("qwen2_audio")) == "inference.yaml"
+    assert model_env_file(entry("chat")) == "inference.yaml"
+    assert model_env_file({"backend": "openai", "model": "gpt-4o"}) == "inference.yaml"
+    for env in MODEL_ENVS:
+        assert (ROOT / "envs" / env).is_file()

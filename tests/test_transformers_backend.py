@@ -65,7 +65,7 @@ def test_qwen2_audio_generates_deterministic_strings(qwen2_audio_dir, wavs):
     )
     again = second.generate(_audio_requests(wavs))
     assert [r.text for r in again] == [r.text for r in replies]
-    assert first.fingerprint() == second.fingerprint() == weights_fingerprint(qwen2_audio_dir)
+    assert first.fingerprint() == second.fingerprint()
     # left padding is right: one at a time gives the same greedy text as batches of two
     single = TransformersBackend(
         qwen2_audio_dir, "qwen2_audio", generation=settings, device="cpu", batch_size=1
@@ -192,3 +192,133 @@ def test_registry_entry_and_runner(qwen2_audio_dir, wavs, tmp_path):
     assert again["cached"].all() and again["text"].tolist() == first["text"].tolist()
     with pytest.raises(ValueError, match="options.family"):
         TransformersBackend({**entry, "options": {}})
+
+
+# --- correctness checks ------------------------------------------------------------------
+
+
+def test_qwen2_5_omni_needs_transformers_5_23():
+    from omnisocial.models.transformers_backend import check_transformers_version
+
+    with pytest.raises(RuntimeError, match=r"transformers>=5\.23\.0 \(found 5\.22\.1\).*0 audio tokens"):
+        check_transformers_version("qwen2_5_omni", "5.22.1")
+    with pytest.raises(RuntimeError, match="transformers>=5.23"):
+        check_transformers_version("qwen2_5_omni", "4.57.6")
+    check_transformers_version("qwen2_5_omni", "5.23.0")
+    check_transformers_version("qwen2_5_omni", "5.24.0.dev0")
+    check_transformers_version("qwen2_audio", "4.57.6")  # no floor for the others
+
+
+def test_old_transformers_refused_at_load(monkeypatch, tmp_path):
+    import transformers
+
+    import omnisocial.models.transformers_backend as tb
+
+    monkeypatch.setattr(transformers, "__version__", "5.22.0")
+    monkeypatch.setattr(tb, "check_family_packages", lambda family: None)
+    backend = TransformersBackend(tmp_path / "absent", "qwen2_5_omni", device="cpu")
+    reply = backend.generate([Request(item_id="a", prompt="hi")])[0]
+    assert not reply.ok and "needs transformers>=5.23.0" in reply.error
+
+
+def test_video_prompt_without_audio_tokens_is_refused():
+    import torch
+
+    from omnisocial.models.transformers_backend import check_audio_tokens
+
+    ids = torch.tensor([[5, 7, 7, 9], [5, 9, 9, 9]])
+    check_audio_tokens(ids[:1], 7, ["D001"])
+    with pytest.raises(RuntimeError, match="D002 holds 0 audio tokens"):
+        check_audio_tokens(ids, 7, ["D001", "D002"])
+
+
+def test_voxtral_without_mistral_common_fails_at_load_saying_what_to_install(monkeypatch, tmp_path):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mistral_common" else real(name, *a)
+    )
+    backend = TransformersBackend(tmp_path / "absent", "voxtral", device="cpu")
+    with pytest.raises(ImportError, match=r"mistral-common\[audio\]==1\.12\.0.*venv-voxtral"):
+        backend.load()
+    reply = backend.generate([Request(item_id="a", prompt="hi")])[0]
+    assert not reply.ok and "mistral-common" in reply.error
+
+
+def test_greedy_ignores_the_checkpoints_sampling_fields(qwen2_audio_dir, wavs):
+    from omnisocial.models.tiny import RELEASED_SAMPLING
+
+    backend = TransformersBackend(
+        qwen2_audio_dir, "qwen2_audio", generation={"max_new_tokens": 3}, device="cpu"
+    )
+    backend.load()
+    config = backend._model.generation_config
+    assert config.do_sample is False and config.num_beams == 1
+    assert (
+        config.repetition_penalty in (None, 1.0)
+        and config.top_k in (None, 50)
+        and config.temperature in (None, 1.0)
+    )
+    assert config.eos_token_id == backend._tokenizer.eos_token_id  # token ids are kept
+    assert backend.dropped_generation == RELEASED_SAMPLING
+    settings = backend.settings_for(Request(item_id="x", prompt="p"))
+    assert settings["checkpoint_generation_ignored"]["repetition_penalty"] == 1.1
+    assert settings["do_sample"] is False and settings["attn_implementation"] == "default"
+
+
+@pytest.mark.parametrize(
+    "edit",
+    ["generation_config.json", "processor_config.json", "chat_template.jinja", "tokenizer_config.json"],
+)
+def test_fingerprint_covers_generation_processor_and_template(qwen2_audio_dir, tmp_path, edit):
+    folder = tmp_path / "copy"
+    shutil.copytree(qwen2_audio_dir, folder)
+    before = TransformersBackend(folder, "qwen2_audio").fingerprint()
+    target = folder / edit
+    assert target.is_file(), sorted(p.name for p in folder.iterdir())
+    target.write_text(target.read_text().replace("}", ' , "edited": 1}', 1) if edit.endswith("json") else "x")
+    after = TransformersBackend(folder, "qwen2_audio").fingerprint()
+    assert before != after
+    assert weights_fingerprint(folder) == weights_fingerprint(qwen2_audio_dir)  # only the config moved
+    sdpa = TransformersBackend(folder, "qwen2_audio", attn_implementation="sdpa").fingerprint()
+    assert sdpa != after
+
+
+def test_attn_implementation_is_a_registry_option(qwen2_audio_dir):
+    from omnisocial.models.registry import validate_entry
+
+    entry = {
+        "name": "tiny",
+        "backend": "transformers",
+        "model": str(qwen2_audio_dir),
+        "options": {"family": "qwen2_audio", "attn_implementation": "sdpa", "device": "cpu"},
+    }
+    validate_entry(entry)
+    backend = TransformersBackend(entry)
+    assert backend.attn_implementation == "sdpa"
+    backend.load()
+    assert backend._model.config._attn_implementation == "sdpa"
+    with pytest.raises(Exception, match="flash_attention_3|attn_implementation"):
+        validate_entry(
+            {**entry, "options": {"family": "qwen2_audio", "attn_implementation": "flash_attention_3"}}
+        )
+    with pytest.raises(ValueError, match="attn_implementation"):
+        TransformersBackend(qwen2_audio_dir, "qwen2_audio", attn_implementation="fast")
+
+
+def test_chat_prompt_tokens_survive(tmp_path):
+    """The familiarity prompt reaches the model whole (the old word-level fixture mapped it to [UNK]s)."""
+    from omnisocial.prompt_templates import render_prompt
+
+    folder = build_tiny_chat(tmp_path / "chat", seed=3)
+    backend = TransformersBackend(folder, "chat", generation={"max_new_tokens": 2}, device="cpu")
+    backend.load()
+    prompt, _ = render_prompt("familiarity", "text", "v1", transcript="[00:00.0] A: Hi there.")
+    request = Request(item_id="t", prompt=prompt, system="You are a helpful assistant.")
+    inputs, _ = backend._inputs([backend._prepare(0, request)])
+    ids = inputs["input_ids"][0].tolist()
+    prompt_ids = backend._tokenizer.encode(prompt, add_special_tokens=False)
+    assert len(prompt_ids) == len(prompt.encode("utf-8"))  # byte-level: nothing is lost
+    assert any(ids[i : i + len(prompt_ids)] == prompt_ids for i in range(len(ids)))
+    assert prompt in backend._tokenizer.decode(ids)

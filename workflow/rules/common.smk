@@ -17,6 +17,13 @@ RESULTS = config["results"]
 ENVS = REPO / "envs"
 
 
+def model_conda_env(models):
+    """conda: of a model rule: the env file of the entry's family (omnisocial.models.entries.FAMILY_ENVS)."""
+    from omnisocial.models.entries import model_env_file
+
+    return lambda wildcards: str(ENVS / model_env_file(models[wildcards.model]))
+
+
 def failure_policy_config():
     """The inference keys that decide when a model job fails (omnisocial.models.runner.FailurePolicy)."""
     keys = ("max_failed_share", "max_consecutive_failures", "probe_backends")

@@ -123,7 +123,7 @@ rule socialomni_model_replies:
     wildcard_constraints:
         model=SOCIAL_MODEL_PATTERN,
     conda:
-        "../../envs/inference.yaml"
+        model_conda_env(SOCIAL_MODELS)
     resources:
         mem_mb=8000,
         gpu=social_model_resource("gpu"),

@@ -9,9 +9,14 @@ transcript and ASR. No model is loaded when nothing is missing.
 Engines (`params['engine']`, the config's `asr:` block):
 - `faster-whisper`: `faster_whisper.WhisperModel(model, device, compute_type)`, greedy
   decoding (`beam_size` 1, temperature 0), word timestamps, no VAD filter;
-- `whisperx`: `whisperx.load_model(...)`, batched `transcribe`, then, when an alignment
-  model for the language can be loaded, `whisperx.align` for word timing. whisperx lives
-  in envs/asr.yaml, not in the test venv; it is imported only when chosen.
+- `whisperx`: `whisperx.load_model(...)` with the same greedy, deterministic decoding
+  (``asr_options``: `beam_size` 1, `best_of` 1, `patience` 1, temperatures [0] so no
+  sampling fallback, no previous-text conditioning), batched `transcribe`, then
+  `whisperx.align` for word timing with a wav2vec2 alignment model loaded from a local
+  folder only (`align_model`: a directory; offline, nothing is downloaded). With `align`
+  on and no such folder the engine refuses to start, so a run never loses word timings
+  quietly. whisperx lives in envs/asr.yaml, not in the test venv; it is imported only
+  when chosen.
 
 Segment times come from the words where the engine gives word timing (first word start to
 last word end, which is tighter than Whisper's segment times), else from the segment; see
@@ -19,7 +24,7 @@ last word end, which is tighter than Whisper's segment times), else from the seg
 
 Optional keys besides engine/model/device/compute_type/language/batch_size: `beam_size`,
 `cpu_threads`, `download_root`, `local_files_only` (never download), `align` (whisperx,
-default true), `align_model` (whisperx alignment model name), `vad_method` (whisperx).
+default true), `align_model` (whisperx: local folder of the alignment model), `vad_method` (whisperx).
 
 A failure on one interaction (unreadable audio, a decoder error) is logged and recorded in
 ASR_FAILURES with its reason; the others go on. An engine that cannot be loaded at all is
@@ -107,6 +112,8 @@ def transcribe_missing(interactions: pd.DataFrame, params: Mapping) -> tuple[pd.
                     }
                     for segment in clean_segments(segments, duration)
                 ]
+        except AsrError:  # a configuration error (e.g. the alignment model): stop the run
+            raise
         except Exception as exc:  # one interaction's failure must not stop the others
             reason = _reason(exc)
             log.warning("ASR failed for %s: %s", interaction_id, reason)
@@ -232,8 +239,25 @@ class WhisperXEngine:
         self.batch_size = int(params.get("batch_size", 8))
         self.align = bool(params.get("align", True))
         self.align_model = params.get("align_model") or None
+        if self.align and not (self.align_model and Path(str(self.align_model)).expanduser().is_dir()):
+            raise AsrError(
+                "asr.engine whisperx: asr.align_model must be a local folder holding the wav2vec2 "
+                f"alignment model (got {self.align_model!r}); it is never downloaded. Set it, or set "
+                "asr.align: false to keep segment-level times only"
+            )
         self._aligners: dict[str, tuple | None] = {}
-        options = {"compute_type": self.compute_type, "language": self.language}
+        self.beam_size = int(params.get("beam_size", 1))
+        options = {
+            "compute_type": self.compute_type,
+            "language": self.language,
+            "asr_options": {
+                "beam_size": self.beam_size,
+                "best_of": 1,
+                "patience": 1,
+                "temperatures": [0.0],
+                "condition_on_previous_text": False,
+            },
+        }
         for key in ("vad_method", "download_root", "local_files_only"):
             if params.get(key) not in (None, ""):
                 options[key] = params[key]
@@ -258,30 +282,30 @@ class WhisperXEngine:
             aligner = self._aligner(language)
             if aligner is not None:
                 model, metadata = aligner
-                try:
-                    aligned = self.whisperx.align(
-                        segments, model, metadata, audio, self.device, return_char_alignments=False
-                    )
-                    segments = list(aligned.get("segments") or [])
-                except Exception as exc:  # keep the unaligned text rather than lose the track
-                    log.warning(
-                        "whisperx alignment failed for %s, keeping segment times: %s", path, _reason(exc)
-                    )
+                # a failed alignment fails the track (recorded in ASR_FAILURES), never a quiet
+                # fall-back to segment times
+                aligned = self.whisperx.align(
+                    segments, model, metadata, audio, self.device, return_char_alignments=False
+                )
+                segments = list(aligned.get("segments") or [])
         return [_whisperx_segment(segment) for segment in segments], duration
 
     def _aligner(self, language: str) -> tuple | None:
+        """The local alignment model (loaded once); failing to load it is an error, not a warning."""
         if language not in self._aligners:
+            import os
+
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            folder = str(Path(str(self.align_model)).expanduser().resolve())
             try:
                 self._aligners[language] = self.whisperx.load_align_model(
-                    language_code=language, device=self.device, model_name=self.align_model
+                    language_code=language, device=self.device, model_name=folder
                 )
             except Exception as exc:
-                log.warning(
-                    "no whisperx alignment model for language %r (%s); segment-level times only",
-                    language,
-                    _reason(exc),
-                )
-                self._aligners[language] = None
+                raise AsrError(
+                    f"whisperx alignment model {folder} (language {language!r}) cannot be loaded: "
+                    f"{_reason(exc)}"
+                ) from exc
         return self._aligners[language]
 
 

@@ -110,3 +110,19 @@ def config_hash(entry: Mapping, keys: Iterable[str]) -> str:
     """Short hash of the entry keys that change a model's output (part of its fingerprint)."""
     payload = {key: entry.get(key) for key in keys}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+# Local model families whose pins conflict with the shared inference env get their own
+# (envs/*.yaml for --use-conda; without conda the Makefile's .venv-omni / .venv-voxtral):
+# Qwen2.5-Omni needs torchvision (with torch 2.14.1, the first torch it has a build for here);
+# Voxtral needs mistral-common, which caps numpy below 2.4 on Python 3.11.
+FAMILY_ENVS = {"qwen2_5_omni": "omni.yaml", "voxtral": "voxtral.yaml"}
+DEFAULT_MODEL_ENV = "inference.yaml"
+
+
+def model_env_file(entry: Mapping) -> str:
+    """The env file (a name under envs/) a registry entry's inference job runs in."""
+    if entry.get("backend") != "transformers":
+        return DEFAULT_MODEL_ENV
+    family = (entry.get("options") or {}).get("family")
+    return FAMILY_ENVS.get(family, DEFAULT_MODEL_ENV)

@@ -19,108 +19,97 @@ SPECIAL_TOKENS = (
     "<|AUDIO|>",
     "<|audio_bos|>",
     "<|audio_eos|>",
+    "<|IMAGE|>",
+    "<|VIDEO|>",
+    "<|vision_bos|>",
+    "<|vision_eos|>",
 )
-WORDS = (
-    "[UNK]",
-    "system",
-    "user",
-    "assistant",
-    "You",
-    "are",
-    "a",
-    "helpful",
-    "assistant.",
-    "Audio",
-    "1:",
-    "Do",
-    "the",
-    "two",
-    "people",
-    "know",
-    "each",
-    "other",
-    "?",
-    "Answer",
-    "in",
-    "JSON",
-    "with",
-    "relationship_label",
-    "confidence",
-    "and",
-    "rationale",
-    "FAMILIAR",
-    "STRANGER",
-    "familiar",
-    "strangers",
-    "{",
-    "}",
-    '"relationship_label":',
-    '"confidence":',
-    '"rationale":',
-    '"FAMILIAR"',
-    '"STRANGER"',
-    ",",
-    "0.5",
-    "0.8",
-    "they",
-    "laugh",
-    "talk",
-    "fast",
-    "slow",
-    "pause",
-    "A:",
-    "B:",
-    "yes",
-    "no",
-    "speaker",
-    "voice",
-    "tone",
-    "friends",
-    "met",
-    "just",
-    "I",
-    "think",
-    "so",
+# Qwen2.5-Omni's processor reads these names off its tokenizer (as the released one has them).
+OMNI_TOKEN_NAMES = {
+    "audio_token": "<|AUDIO|>",
+    "audio_bos_token": "<|audio_bos|>",
+    "audio_eos_token": "<|audio_eos|>",
+    "image_token": "<|IMAGE|>",
+    "video_token": "<|VIDEO|>",
+    "vision_bos_token": "<|vision_bos|>",
+    "vision_eos_token": "<|vision_eos|>",
+}
+# Released models' mel bins: Qwen2.5-Omni, Qwen2-Audio and Voxtral all use 128 (Whisper-large-v3).
+MEL_BINS = 128
+# The released checkpoints ship sampling defaults in generation_config.json (Qwen2-Audio-Instruct:
+# do_sample, top_k 20, top_p 0.5, repetition_penalty 1.1); the tiny ones carry the same so the
+# tests see that greedy decoding really overrides them.
+RELEASED_SAMPLING = {
+    "do_sample": True,
+    "temperature": 0.7,
+    "top_k": 20,
+    "top_p": 0.5,
+    "repetition_penalty": 1.1,
+}
+_PARTS = (
+    "{% for part in message['content'] %}"
+    "{% if part['type'] == 'audio' %}{{ audio_prefix }}<|audio_bos|><|AUDIO|><|audio_eos|>\n"
+    "{% elif part['type'] == 'video' %}<|vision_bos|><|VIDEO|><|vision_eos|>"
+    "{% elif part['type'] == 'image' %}<|vision_bos|><|IMAGE|><|vision_eos|>"
+    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
+    "{% endfor %}"
 )
-CHATML_TEMPLATE = (
+_TEMPLATE = (
     "{% for message in messages %}"
-    "<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
+    "<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}" + _PARTS + "{% endif %}"
+    "<|im_end|>\n"
     "{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
+# ChatML with list contents (the layout of Qwen2.5-Omni's own template: media parts, then text).
+CHATML_TEMPLATE = "{% set audio_prefix = '' %}" + _TEMPLATE
+# Qwen2-Audio's layout: "Audio 1: <|audio_bos|><|AUDIO|><|audio_eos|>" and a default system turn.
+QWEN2_AUDIO_TEMPLATE = (
+    "{% set audio_prefix = 'Audio 1: ' %}"
+    "{% if messages[0]['role'] != 'system' %}<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+    "{% endif %}" + _TEMPLATE
+)
 
 
-def build_tokenizer():
-    """A word-level fast tokenizer with the ChatML and Qwen2-Audio special tokens."""
+def build_tokenizer(chat_template: str = CHATML_TEMPLATE, omni: bool = False):
+    """A byte-level fast tokenizer (256 byte tokens, no merges) with the Qwen special tokens.
+
+    Any text survives it unchanged (one token per UTF-8 byte), so a test can check that a
+    prompt's tokens reach the model; `omni` adds the named tokens Qwen2.5-Omni's processor reads.
+    """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from tokenizers.pre_tokenizers import ByteLevel
     from transformers import PreTrainedTokenizerFast
 
-    vocab = {word: index for index, word in enumerate(WORDS)}
-    backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
-    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    backend.decoder = decoders.WordPiece(prefix="##")  # joins words with spaces
+    alphabet = ByteLevel.alphabet()
+    vocab = {symbol: index for index, symbol in enumerate(sorted(alphabet))}
+    backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    backend.decoder = decoders.ByteLevel()
     backend.add_special_tokens(list(SPECIAL_TOKENS))
+    kwargs = {"extra_special_tokens": dict(OMNI_TOKEN_NAMES)} if omni else {}
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=backend,
-        unk_token="[UNK]",
         pad_token="<|endoftext|>",
         eos_token="<|im_end|>",
         bos_token=None,
+        **kwargs,
     )
-    tokenizer.chat_template = CHATML_TEMPLATE
+    tokenizer.chat_template = chat_template
     return tokenizer
 
 
-def _text_config(tokenizer, model_type: str = "qwen2") -> dict:
+def _text_config(tokenizer, model_type: str = "qwen2", vocab_size: int | None = None) -> dict:
     return {
         "model_type": model_type,
-        "vocab_size": len(tokenizer),
+        "vocab_size": vocab_size or len(tokenizer),
         "hidden_size": 32,
         "intermediate_size": 64,
         "num_hidden_layers": 2,
         "num_attention_heads": 4,
         "num_key_value_heads": 2,
-        "max_position_embeddings": 1024,
+        "max_position_embeddings": 32768,
         "pad_token_id": tokenizer.pad_token_id,
         "eos_token_id": tokenizer.eos_token_id,
         "bos_token_id": None,
@@ -128,11 +117,35 @@ def _text_config(tokenizer, model_type: str = "qwen2") -> dict:
     }
 
 
-def build_tiny_qwen2_audio(folder: str | os.PathLike, seed: int = 0) -> Path:
-    """Save a random-weight Qwen2-Audio model and its processor to `folder`; return it.
+def _save_generation_config(model, tokenizer, folder: Path) -> None:
+    from transformers import GenerationConfig
 
-    Audio encoder: 1 layer, d_model 16, 80 mel bins (the WhisperFeatureExtractor default),
-    1500 positions (= 30 s of mel frames, what the encoder checks its input against).
+    model.generation_config = GenerationConfig(
+        **RELEASED_SAMPLING,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    model.save_pretrained(folder)
+
+
+def _audio_encoder(**extra) -> dict:
+    return {
+        "d_model": 16,
+        "encoder_layers": 1,
+        "encoder_attention_heads": 2,
+        "encoder_ffn_dim": 32,
+        "num_mel_bins": MEL_BINS,
+        "max_source_positions": 1500,
+        **extra,
+    }
+
+
+def build_tiny_qwen2_audio(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """Save a random-weight Qwen2-Audio model and its real processor to `folder`; return it.
+
+    Qwen2AudioProcessor with a WhisperFeatureExtractor of 128 mel bins (the released model's),
+    Qwen2-Audio's prompt layout; audio encoder: 1 layer, d_model 16, 1500 positions (= 30 s
+    of mel frames, what the encoder checks its input against).
     """
     import torch
     from transformers import (
@@ -143,23 +156,178 @@ def build_tiny_qwen2_audio(folder: str | os.PathLike, seed: int = 0) -> Path:
     )
 
     folder = Path(folder)
-    tokenizer = build_tokenizer()
-    processor = Qwen2AudioProcessor(feature_extractor=WhisperFeatureExtractor(), tokenizer=tokenizer)
+    tokenizer = build_tokenizer(QWEN2_AUDIO_TEMPLATE)
+    processor = Qwen2AudioProcessor(
+        feature_extractor=WhisperFeatureExtractor(feature_size=MEL_BINS),
+        tokenizer=tokenizer,
+        chat_template=QWEN2_AUDIO_TEMPLATE,
+    )
     config = Qwen2AudioConfig(
-        audio_config={
-            "d_model": 16,
-            "encoder_layers": 1,
-            "encoder_attention_heads": 2,
-            "encoder_ffn_dim": 32,
-            "num_mel_bins": 80,
-            "max_source_positions": 1500,
-        },
+        audio_config=_audio_encoder(),
         text_config=_text_config(tokenizer),
         audio_token_index=tokenizer.convert_tokens_to_ids("<|AUDIO|>"),
     )
     torch.manual_seed(seed)
     model = Qwen2AudioForConditionalGeneration(config).eval()
-    model.save_pretrained(folder)
+    _save_generation_config(model, tokenizer, folder)
+    processor.save_pretrained(folder)
+    return folder
+
+
+def build_tiny_qwen2_5_omni(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """Save a random-weight Qwen2.5-Omni *thinker* and its real Qwen2_5OmniProcessor to `folder`.
+
+    The processor is the released one's (Qwen2VL image + video processors, WhisperFeatureExtractor
+    with 128 mel bins); needs torchvision (the video processor), so it runs in .venv-omni.
+    """
+    import torch
+    from transformers import (
+        Qwen2_5OmniProcessor,
+        Qwen2_5OmniThinkerConfig,
+        Qwen2_5OmniThinkerForConditionalGeneration,
+        Qwen2VLImageProcessor,
+        Qwen2VLVideoProcessor,
+        WhisperFeatureExtractor,
+    )
+
+    folder = Path(folder)
+    tokenizer = build_tokenizer(CHATML_TEMPLATE, omni=True)
+    processor = Qwen2_5OmniProcessor(
+        image_processor=Qwen2VLImageProcessor(),
+        video_processor=Qwen2VLVideoProcessor(),
+        feature_extractor=WhisperFeatureExtractor(feature_size=MEL_BINS),
+        tokenizer=tokenizer,
+        chat_template=CHATML_TEMPLATE,
+    )
+    ids = tokenizer.convert_tokens_to_ids
+    text = _text_config(tokenizer, "qwen2_5_omni_text")
+    text.update(num_attention_heads=2, num_key_value_heads=1)  # head_dim 16: mrope 2+3+3 = 8 pairs
+    text["rope_parameters"] = {"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [2, 3, 3]}
+    config = Qwen2_5OmniThinkerConfig(
+        audio_config=_audio_encoder(output_dim=32, n_window=100),
+        vision_config={
+            "depth": 1,
+            "hidden_size": 16,
+            "intermediate_size": 32,
+            "num_heads": 2,
+            "out_hidden_size": 32,
+            "fullatt_block_indexes": [0],
+        },
+        text_config=text,
+        audio_token_index=ids("<|AUDIO|>"),
+        image_token_index=ids("<|IMAGE|>"),
+        video_token_index=ids("<|VIDEO|>"),
+        audio_start_token_id=ids("<|audio_bos|>"),
+        audio_end_token_id=ids("<|audio_eos|>"),
+        vision_start_token_id=ids("<|vision_bos|>"),
+        vision_end_token_id=ids("<|vision_eos|>"),
+        user_token_id=ids("u"),
+    )
+    torch.manual_seed(seed)
+    model = Qwen2_5OmniThinkerForConditionalGeneration(config).eval()
+    _save_generation_config(model, tokenizer, folder)
+    processor.save_pretrained(folder)
+    return folder
+
+
+TEKKEN_SPECIALS = 100  # the released tekken.json has 1000; ranks below 35 are what Voxtral uses
+VOXTRAL_SPECIALS = {24: "[AUDIO]", 25: "[BEGIN_AUDIO]", 34: "[TRANSCRIBE]"}  # released ranks
+
+
+def write_tiny_tekken(path: str | os.PathLike) -> Path:
+    """A tekken.json in the released Voxtral layout: 100 special tokens (ranks as released:
+    [AUDIO] 24, the id VoxtralProcessor hard-codes), 256 byte tokens, the 16 kHz / 12.5 Hz /
+    128-mel audio section, 30 s chunks."""
+    import base64
+    import json
+
+    from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+
+    specials = {
+        info["rank"]: str(getattr(info["token_str"], "value", info["token_str"]))
+        for info in Tekkenizer.DEPRECATED_SPECIAL_TOKENS
+    }
+    specials.update(VOXTRAL_SPECIALS)
+    special_tokens = [
+        {"rank": rank, "token_str": specials.get(rank, f"<SPECIAL_{rank}>"), "is_control": True}
+        for rank in range(TEKKEN_SPECIALS)
+    ]
+    vocab = [
+        {"rank": byte, "token_bytes": base64.b64encode(bytes([byte])).decode(), "token_str": None}
+        for byte in range(256)
+    ]
+    data = {
+        "config": {
+            "pattern": r"\s+|\S+",
+            "num_vocab_tokens": 256,
+            "default_vocab_size": TEKKEN_SPECIALS + 256,
+            "default_num_special_tokens": TEKKEN_SPECIALS,
+            "version": "v7",
+        },
+        "vocab": vocab,
+        "special_tokens": special_tokens,
+        "audio": {
+            "sampling_rate": 16000,
+            "frame_rate": 12.5,
+            "audio_encoding_config": {"num_mel_bins": MEL_BINS, "hop_length": 160, "window_size": 400},
+            "chunk_length_s": 30.0,
+        },
+    }
+    path = Path(path)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def build_tiny_voxtral(folder: str | os.PathLike, seed: int = 0) -> Path:
+    """Save a random-weight Voxtral and its real VoxtralProcessor (mistral-common tokenizer) to `folder`.
+
+    The tokenizer is MistralCommonBackend over a tiny tekken.json (`write_tiny_tekken`); the
+    feature extractor WhisperFeatureExtractor with 128 mel bins; needs mistral-common, so it
+    runs in .venv-voxtral.
+    """
+    import torch
+    from transformers import (
+        MistralCommonBackend,
+        VoxtralConfig,
+        VoxtralForConditionalGeneration,
+        VoxtralProcessor,
+        WhisperFeatureExtractor,
+    )
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tekken = write_tiny_tekken(folder / "tekken.json")
+    tokenizer = MistralCommonBackend(tokenizer_path=str(tekken))
+    processor = VoxtralProcessor(
+        feature_extractor=WhisperFeatureExtractor(feature_size=MEL_BINS), tokenizer=tokenizer
+    )
+    text = {
+        "model_type": "llama",
+        "vocab_size": TEKKEN_SPECIALS + 256,
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 8,
+        "max_position_embeddings": 32768,
+        "bos_token_id": 1,
+        "eos_token_id": 2,
+        "pad_token_id": 11,
+        "tie_word_embeddings": False,
+    }
+    config = VoxtralConfig(
+        audio_config=_audio_encoder(encoder_ffn_dim=4 * 16),  # = intermediate_size: 4 frames per token
+        text_config=text,
+        audio_token_id=24,
+    )
+    torch.manual_seed(seed)
+    model = VoxtralForConditionalGeneration(config).eval()
+
+    class _Ids:
+        eos_token_id, pad_token_id = 2, 11
+
+    _save_generation_config(model, _Ids, folder)
     processor.save_pretrained(folder)
     return folder
 
@@ -176,7 +344,7 @@ def build_tiny_chat(folder: str | os.PathLike, seed: int = 0, architecture: str 
     config_class = {"qwen2": Qwen2Config, "llama": LlamaConfig}[architecture]
     torch.manual_seed(seed)
     model = AutoModelForCausalLM.from_config(config_class(**settings)).eval()
-    model.save_pretrained(folder)
+    _save_generation_config(model, tokenizer, folder)
     tokenizer.save_pretrained(folder)
     return folder
 

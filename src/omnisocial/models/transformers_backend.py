@@ -17,6 +17,17 @@ set before every batch. Requests are generated in batches of `batch_size` with l
 padding; note that on a GPU, padding can change greedy outputs in the last bits relative to
 batch size 1, so `batch_size` is part of the run's settings to record.
 
+Correctness guards: Qwen2.5-Omni needs transformers >= 5.23 (earlier releases silently drop
+the audio track of a video: the prompt gets 0 audio tokens and generation runs anyway), and
+every video batch is checked at run time to hold audio tokens; Voxtral fails at load, saying
+what to install, when ``mistral-common`` is absent (without it every call would fail with a
+misleading chat-template error). Greedy means greedy: the checkpoint's generation config is
+replaced by one that keeps only its token ids, so a shipped ``repetition_penalty``, ``top_k``
+etc. cannot act; what was dropped is recorded in each call's settings. The cache fingerprint
+covers the weights, the checkpoint's configuration files (generation config, processor and
+tokenizer configs, chat template) and the backend options, so editing any re-runs the calls.
+``options.attn_implementation`` (eager, sdpa, flash_attention_2) picks the attention kernels.
+
 Placement: ``device='auto'`` picks cuda when available (bfloat16 where supported), else cpu
 (float32). The model goes to that device with ``.to(device)``; with ``device='auto'``, a GPU
 and the ``accelerate`` package installed it is instead sharded with ``device_map='auto'``
@@ -66,6 +77,20 @@ QWEN_OMNI_SYSTEM = (
     "auditory and visual inputs, as well as generating text and speech."
 )
 SOUNDFILE_SUFFIXES = (".wav", ".flac", ".ogg")
+OPTIONS = ("family", "device", "dtype", "batch_size", "attn_implementation")
+ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "flash_attention_2")
+# Releases that get a family right; below them the family is refused at load.
+MIN_TRANSFORMERS = {"qwen2_5_omni": "5.23.0"}
+# What each family needs beyond transformers + torch, and how to get it.
+FAMILY_PACKAGES = {
+    "qwen2_5_omni": ("torchvision", "torchvision (make .venv-omni, or envs/omni.yaml)"),
+    "voxtral": ("mistral_common", "mistral-common[audio]==1.12.0 (make .venv-voxtral, or envs/voxtral.yaml)"),
+}
+# Checkpoint files besides the weights that change what a call returns (fingerprinted).
+CONFIG_SUFFIXES = (".json", ".jinja", ".txt", ".model", ".tiktoken")
+# Kept from the checkpoint's generation config: token ids only; every sampling or logits
+# field (repetition_penalty, top_k, no_repeat_ngram_size, ...) falls back to the neutral default.
+KEPT_GENERATION_FIELDS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
 
 
 # --- weights -------------------------------------------------------------------------------
@@ -117,6 +142,85 @@ def weights_fingerprint(model_dir: str | os.PathLike) -> str:
         record["sha256"] = sha256_file(real)
         digest.update((json.dumps(record, sort_keys=True) + "\n").encode())
     return digest.hexdigest()
+
+
+def config_files(model_dir: str | os.PathLike) -> list[Path]:
+    """Top-level non-weight files that shape outputs: configs, processor, tokenizer, chat template."""
+    root = Path(model_dir)
+    return sorted(
+        p
+        for p in root.iterdir()
+        if p.is_file()
+        and p.suffix.lower() in CONFIG_SUFFIXES
+        and not p.name.startswith(".")
+        and not p.name.lower().startswith("readme")
+    )
+
+
+def config_fingerprint(model_dir: str | os.PathLike) -> dict[str, str]:
+    """name -> sha256 of every file `config_files` lists."""
+    return {p.name: sha256_file(p.resolve()) for p in config_files(model_dir)}
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    import re
+
+    return tuple(int(part) for part in re.findall(r"\d+", version.split("+")[0])[:3])
+
+
+def check_transformers_version(family: str, version: str) -> None:
+    """Raise when this transformers release is known to get `family` wrong."""
+    needed = MIN_TRANSFORMERS.get(family)
+    if needed and _version_tuple(version) < _version_tuple(needed):
+        raise RuntimeError(
+            f"family {family} needs transformers>={needed} (found {version}): earlier releases drop "
+            "the audio track of a video without an error (0 audio tokens in the prompt)"
+        )
+
+
+def check_family_packages(family: str) -> None:
+    """Raise ImportError naming what to install when the family's extra package is missing."""
+    import importlib.util
+
+    if family not in FAMILY_PACKAGES:
+        return
+    module, install = FAMILY_PACKAGES[family]
+    if importlib.util.find_spec(module) is None:
+        raise ImportError(
+            f"family {family} needs the {module} package, not installed here: install {install}"
+        )
+
+
+def check_audio_tokens(input_ids, audio_token_id: int, item_ids: Sequence[str]) -> None:
+    """Every row of a video batch whose audio comes from the video must hold audio tokens."""
+    counts = (input_ids == audio_token_id).sum(dim=-1).tolist()
+    empty = [item for item, count in zip(item_ids, counts, strict=True) if count == 0]
+    if empty:
+        raise RuntimeError(
+            f"the prompt of video item(s) {', '.join(map(str, empty))} holds 0 audio tokens although its "
+            "audio should come from the video track: this transformers/processor drops it"
+        )
+
+
+def greedy_generation_config(checkpoint_config):
+    """(clean GenerationConfig for greedy decoding, fields of the checkpoint's that were dropped)."""
+    from transformers import GenerationConfig
+
+    kept = {
+        key: getattr(checkpoint_config, key, None)
+        for key in KEPT_GENERATION_FIELDS
+        if getattr(checkpoint_config, key, None) is not None
+    }
+    clean = GenerationConfig(**kept, do_sample=False, num_beams=1)
+    reference = clean.to_dict()
+    dropped = {}
+    if checkpoint_config is not None:
+        for key, value in checkpoint_config.to_diff_dict().items():
+            if key in KEPT_GENERATION_FIELDS or key.startswith("_") or key == "transformers_version":
+                continue
+            if reference.get(key) != value:
+                dropped[key] = value
+    return clean, dropped
 
 
 # --- media ---------------------------------------------------------------------------------
@@ -243,7 +347,7 @@ class TransformersBackend:
     Built either from arguments, or from a validated registry entry (the registry calls
     ``TransformersBackend(entry)``): ``model`` is the path or cached repo id, ``modalities``
     and ``generation`` are read from the entry, and ``options`` holds ``family`` (required),
-    ``device``, ``dtype`` and ``batch_size``.
+    ``device``, ``dtype``, ``batch_size`` and ``attn_implementation``.
     """
 
     concurrency = 1  # one generate call at a time: the model is not shared across threads
@@ -258,11 +362,12 @@ class TransformersBackend:
         dtype: str = "auto",
         batch_size: int | None = None,
         name: str | None = None,
+        attn_implementation: str | None = None,
     ):
         if isinstance(model_path, Mapping):
             entry = model_path
             options = dict(entry.get("options") or {})
-            unknown = sorted(set(options) - {"family", "device", "dtype", "batch_size"})
+            unknown = sorted(set(options) - set(OPTIONS))
             if unknown:
                 raise ValueError(f"model {entry.get('name')!r}: unknown transformers option(s) {unknown}")
             if "family" not in options:
@@ -275,9 +380,16 @@ class TransformersBackend:
             device = options.get("device", device)
             dtype = options.get("dtype", dtype)
             batch_size = options.get("batch_size", batch_size)
+            attn_implementation = options.get("attn_implementation", attn_implementation)
             name = name or entry.get("name")
         if family not in FAMILIES:
             raise ValueError(f"unknown family {family!r}; expected one of {', '.join(FAMILIES)}")
+        if attn_implementation is not None and attn_implementation not in ATTN_IMPLEMENTATIONS:
+            raise ValueError(
+                f"unknown attn_implementation {attn_implementation!r}; expected one of "
+                f"{', '.join(ATTN_IMPLEMENTATIONS)}"
+            )
+        self.attn_implementation = attn_implementation
         allowed = DEFAULT_MODALITIES[family]
         chosen = tuple(modalities) if modalities else allowed
         extra = [m for m in chosen if m not in allowed]
@@ -305,6 +417,7 @@ class TransformersBackend:
         self._tokenizer = None
         self.device: str | None = None
         self.dtype = None
+        self.dropped_generation: dict = {}  # the checkpoint's sampling fields greedy decoding ignores
 
     # -- identity ----------------------------------------------------------------------
 
@@ -315,8 +428,17 @@ class TransformersBackend:
         return self._model_dir
 
     def fingerprint(self) -> str:
+        """sha256 of the weights, the checkpoint's config files and the options that change outputs."""
         if self._fingerprint is None:
-            self._fingerprint = weights_fingerprint(self.model_dir)
+            payload = {
+                "weights": weights_fingerprint(self.model_dir),
+                "configs": config_fingerprint(self.model_dir),
+                "family": self.family,
+                "generation": self.generation,
+                "attn_implementation": self.attn_implementation,
+            }
+            encoded = json.dumps(payload, sort_keys=True, default=str).encode()
+            self._fingerprint = hashlib.sha256(encoded).hexdigest()
         return self._fingerprint
 
     def settings_for(self, request: Request) -> dict:
@@ -329,7 +451,10 @@ class TransformersBackend:
             batch_size=self.batch_size,
             dtype=str(self.dtype or self.requested_dtype),
             device=str(self.device or self.requested_device),
+            attn_implementation=str(self.attn_implementation or "default"),
         )
+        if self.dropped_generation:
+            settings["checkpoint_generation_ignored"] = dict(self.dropped_generation)
         return settings
 
     # -- loading -----------------------------------------------------------------------
@@ -365,12 +490,17 @@ class TransformersBackend:
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import importlib.util
 
+        check_family_packages(self.family)
         import transformers
+
+        check_transformers_version(self.family, transformers.__version__)
 
         device, dtype = self._resolve_device_dtype()
         path = str(self.model_dir)
         common = {"local_files_only": True}
         load_kwargs = {"dtype": dtype, **common}
+        if self.attn_implementation:
+            load_kwargs["attn_implementation"] = self.attn_implementation
         # One device: place with .to(device). Several GPUs with device='auto' and accelerate
         # installed: shard with device_map='auto' (transformers requires accelerate for any
         # device_map).
@@ -405,12 +535,30 @@ class TransformersBackend:
         if not use_device_map:
             model = model.to(device)
         model.eval()
+        model.generation_config, self.dropped_generation = greedy_generation_config(
+            getattr(model, "generation_config", None)
+        )
         tokenizer.padding_side = "left"
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
         self._model, self._processor, self._tokenizer = model, processor, tokenizer
         self.device = str(next(model.parameters()).device) if use_device_map else device
         self.dtype = dtype
+
+    def attach(self, model, processor, tokenizer) -> None:
+        """Use a model built in memory instead of loading `model_path` (benchmarks build random-weight
+        models with the released shapes directly on the GPU). The same greedy and padding set-up."""
+        model.eval()
+        model.generation_config, self.dropped_generation = greedy_generation_config(
+            getattr(model, "generation_config", None)
+        )
+        tokenizer.padding_side = "left"
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        self._model, self._processor, self._tokenizer = model, processor, tokenizer
+        parameter = next(model.parameters())
+        self.device, self.dtype = str(parameter.device), parameter.dtype
+        self._fingerprint = f"in-memory:{type(model).__name__}"
 
     @property
     def sampling_rate(self) -> int:
@@ -509,6 +657,10 @@ class TransformersBackend:
         import torch
 
         inputs, generate_kwargs = self._inputs(items)
+        if generate_kwargs.get("use_audio_in_video"):
+            check_audio_tokens(
+                inputs["input_ids"], self._model.config.audio_token_id, [i.request.item_id for i in items]
+            )
         inputs = inputs.to(self.device)
         for key, value in inputs.items():
             if torch.is_tensor(value) and value.is_floating_point():

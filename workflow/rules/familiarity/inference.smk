@@ -39,7 +39,7 @@ rule infer_model:
     wildcard_constraints:
         model=FAM_MODEL_PATTERN,
     conda:
-        "../../../envs/inference.yaml"
+        model_conda_env(FAM_MODELS)
     resources:
         gpu=fam_model_gpu,
         mem_mb=fam_model_mem_mb,
