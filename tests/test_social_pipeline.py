@@ -49,10 +49,14 @@ from omnisocial.socialomni.demo import write_socialomni
 from omnisocial.socialomni.how import how_agreement, how_metrics, judge_how
 from omnisocial.socialomni.importers import import_socialomni
 from omnisocial.socialomni.requests import (
+    ABLATIONS,
     cut_all_media,
     model_modality,
     replies_from_results,
+    run_modality,
+    run_name,
     social_requests,
+    split_run,
 )
 from omnisocial.socialomni.when import label_offset, score_when_replies, score_when_stream
 from omnisocial.socialomni.who import score_who_replies
@@ -443,6 +447,63 @@ def test_registry_model_path_cuts_media_and_scores(demo, tmp_path):
     other = social_requests({**entry, "modalities": ["audio"]}, who, when, tmp_path / "media")
     missing = run_inference(backend, [r for _, _, r in other], tmp_path / "c2.jsonl", progress=False)
     assert not missing["ok"].any() and missing["error"].str.startswith("missing media file").all()
+
+
+def test_modality_ablation_requests(demo, tmp_path, caplog):
+    _, social, _ = demo
+    who = social["who_items"].head(2)
+    when = social["when_items"][social["when_items"]["gold"] == "YES"].head(1)
+    assert when["how_question"].iloc[0] and when["full_asr"].iloc[0].strip()
+    entry = {"name": "m", "backend": "baseline", "model": "chance", "modalities": ["text", "audio", "video"]}
+    assert run_name("m") == "m" and run_name("m", "audio") == "m@audio"
+    assert split_run("m@transcript") == ("m", "transcript") and split_run("a@b") == ("a@b", None)
+    media = tmp_path / "media"
+    full = social_requests(entry, who, when, media)
+    runs = {ablation: social_requests(entry, who, when, media, ablation=ablation) for ablation in ABLATIONS}
+    for requests in runs.values():
+        # the same items and request ids as the full input, so the scorers line them up
+        assert [(t, i, r.item_id) for t, i, r in requests] == [(t, i, r.item_id) for t, i, r in full]
+    audio, video, transcript = runs["audio"], runs["video"], runs["transcript"]
+    assert all(set(r.media) == {"audio"} and r.media["audio"].parts[-3] == "audio" for *_, r in audio)
+    assert all(r.media["audio"].suffix == ".wav" for *_, r in audio)
+    assert all(set(r.media) == {"video"} and r.media["video"].parts[-3] == "video" for *_, r in video)
+    assert all(r.media == {} for *_, r in transcript)  # no media at all
+    assert all(r.prompt.startswith("You are given only the audio track") for *_, r in audio)
+    assert all(r.prompt.startswith("You are given only the video frames") for *_, r in video)
+    assert all(r.prompt.startswith("You are given only the automatic transcript") for *_, r in transcript)
+    # who: the clip's transcript, even without include_asr; when / how: the transcript up to the cut
+    who_asr = str(who["asr_content"].iloc[0]).strip()
+    first_who = transcript[0][2].prompt
+    assert "Automatic transcript of the clip" in first_who and (who_asr or "(no transcript)") in first_who
+    assert "Automatic transcript" not in audio[0][2].prompt  # the audio run keeps include_asr false
+    context = when["full_asr"].iloc[0].strip()
+    for task in ("when", "how"):
+        (prompt,) = [r.prompt for t, _, r in transcript if t == task]
+        assert f"Conversation so far (automatic transcript):\n{context}" in prompt
+    (when_audio,) = [r.prompt for t, _, r in audio if t == "when"]
+    assert "Conversation so far" not in when_audio  # only the transcript run reads the transcript
+    # what an entry cannot take (or already takes in full) has no requests, with a log line
+    audio_only = {**entry, "name": "a", "modalities": ["audio"]}
+    assert run_modality(audio_only, "video") is None and run_modality(audio_only, "audio") is None
+    assert run_modality(audio_only, "transcript") == "transcript"
+    with caplog.at_level("WARNING"):
+        assert social_requests(audio_only, who, when, media, ablation="video") == []
+        assert social_requests(audio_only, who, when, media, ablation="audio") == []
+    assert "no requests for ablation a@video" in caplog.text and "full input already" in caplog.text
+    text_only = {**entry, "modalities": ["text"]}
+    assert len(social_requests(text_only, who, when, media, ablation="transcript")) == len(full)
+    with pytest.raises(ValueError, match="unknown ablation"):
+        social_requests(entry, who, when, media, ablation="smell")
+    # replies of an ablation run carry its name and input, scored beside the full input
+    n = len(transcript)
+    results = pd.DataFrame({"ok": [True] * n, "text": ["A. YES"] * n, "error": [""] * n})
+    replies = replies_from_results("m@transcript", "transcript", transcript, results)
+    both = pd.concat([replies, replies_from_results("m", "audio_video", full, results)])
+    summary = score_who_replies(who, both).summary
+    assert set(zip(summary["model"], summary["modality"], strict=True)) == {
+        ("m", "audio_video"),
+        ("m@transcript", "transcript"),
+    }
 
 
 # --- figures --------------------------------------------------------------------------------
