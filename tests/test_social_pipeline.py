@@ -573,6 +573,8 @@ def test_social_rules_run_alone_in_a_temporary_folder(tmp_path):
         {**av, "name": "chance-av-2"},
         {**av, "name": "chance-audio", "modalities": ["audio"]},
     ]
+    # the modality ablation: each of them again on audio only and on the transcript only
+    config["social"]["ablations"] = ["audio", "transcript"]
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     command = [
         sys.executable,
@@ -594,6 +596,22 @@ def test_social_rules_run_alone_in_a_temporary_folder(tmp_path):
         replies = pd.read_csv(results / "replies" / "models" / f"{name}.csv")
         assert len(replies) and replies["ok"].all(), name
     assert sorted(p.name for p in (results / "media").iterdir()) == ["audio", "audio_video"]
+    for name in ("chance-av-1@audio", "chance-av-1@transcript", "chance-audio@transcript"):
+        replies = pd.read_csv(results / "replies" / "models" / f"{name}.csv")
+        assert len(replies) and replies["ok"].all(), name
+    # audio is chance-audio's full input already: no requests, an empty table and a log line
+    assert pd.read_csv(results / "replies" / "models" / "chance-audio@audio.csv").empty
+    assert (results / "cache" / "chance-av-1@transcript.jsonl").is_file()
+    who_metrics = pd.read_csv(results / "metrics" / "who_metrics.csv")
+    runs = set(zip(who_metrics["model"], who_metrics["modality"], strict=True))
+    assert {
+        ("chance-av-1", "audio_video"),
+        ("chance-av-1@audio", "audio"),
+        ("chance-av-1@transcript", "transcript"),
+        ("chance-audio", "audio"),
+        ("chance-audio@transcript", "transcript"),
+    } <= runs
+    assert not any(model == "chance-audio@audio" for model, _ in runs)
     streaming = pd.read_csv(results / "metrics" / "streaming_metrics.csv").set_index(["model", "split"])
     caption = streaming.loc[(CAPTION_MODEL, "RTD_counting")]
     assert caption["temporal_100"] == 100 and caption["first_relevant_offset"] == pytest.approx(2.0)
@@ -603,7 +621,7 @@ def test_social_rules_run_alone_in_a_temporary_folder(tmp_path):
     overall = single[(single["model"] == SIGNAL_MODEL) & (single["breakdown"] == "overall")]
     assert overall["accuracy"].iloc[0] == 1
     profile = pd.read_csv(results / "metrics" / "social_profile.csv").set_index("model")
-    assert {SIGNAL_MODEL, CHANCE_MODEL} <= set(profile.index)
+    assert {SIGNAL_MODEL, CHANCE_MODEL, "chance-av-1", "chance-av-1@transcript"} <= set(profile.index)
     how = pd.read_csv(results / "metrics" / "how_metrics.csv")
     assert {"embedding:all-MiniLM-L6-v2", "lexical:word-f1", "all"} <= set(how["judge"])
     for name in ("profile", "timing", "rank_scatter", "streaming"):
