@@ -49,10 +49,14 @@ from omnisocial.socialomni.demo import write_socialomni
 from omnisocial.socialomni.how import how_agreement, how_metrics, judge_how
 from omnisocial.socialomni.importers import import_socialomni
 from omnisocial.socialomni.requests import (
+    ABLATIONS,
     cut_all_media,
     model_modality,
     replies_from_results,
+    run_modality,
+    run_name,
     social_requests,
+    split_run,
 )
 from omnisocial.socialomni.when import label_offset, score_when_replies, score_when_stream
 from omnisocial.socialomni.who import score_who_replies
@@ -445,6 +449,63 @@ def test_registry_model_path_cuts_media_and_scores(demo, tmp_path):
     assert not missing["ok"].any() and missing["error"].str.startswith("missing media file").all()
 
 
+def test_modality_ablation_requests(demo, tmp_path, caplog):
+    _, social, _ = demo
+    who = social["who_items"].head(2)
+    when = social["when_items"][social["when_items"]["gold"] == "YES"].head(1)
+    assert when["how_question"].iloc[0] and when["full_asr"].iloc[0].strip()
+    entry = {"name": "m", "backend": "baseline", "model": "chance", "modalities": ["text", "audio", "video"]}
+    assert run_name("m") == "m" and run_name("m", "audio") == "m@audio"
+    assert split_run("m@transcript") == ("m", "transcript") and split_run("a@b") == ("a@b", None)
+    media = tmp_path / "media"
+    full = social_requests(entry, who, when, media)
+    runs = {ablation: social_requests(entry, who, when, media, ablation=ablation) for ablation in ABLATIONS}
+    for requests in runs.values():
+        # the same items and request ids as the full input, so the scorers line them up
+        assert [(t, i, r.item_id) for t, i, r in requests] == [(t, i, r.item_id) for t, i, r in full]
+    audio, video, transcript = runs["audio"], runs["video"], runs["transcript"]
+    assert all(set(r.media) == {"audio"} and r.media["audio"].parts[-3] == "audio" for *_, r in audio)
+    assert all(r.media["audio"].suffix == ".wav" for *_, r in audio)
+    assert all(set(r.media) == {"video"} and r.media["video"].parts[-3] == "video" for *_, r in video)
+    assert all(r.media == {} for *_, r in transcript)  # no media at all
+    assert all(r.prompt.startswith("You are given only the audio track") for *_, r in audio)
+    assert all(r.prompt.startswith("You are given only the video frames") for *_, r in video)
+    assert all(r.prompt.startswith("You are given only the automatic transcript") for *_, r in transcript)
+    # who: the clip's transcript, even without include_asr; when / how: the transcript up to the cut
+    who_asr = str(who["asr_content"].iloc[0]).strip()
+    first_who = transcript[0][2].prompt
+    assert "Automatic transcript of the clip" in first_who and (who_asr or "(no transcript)") in first_who
+    assert "Automatic transcript" not in audio[0][2].prompt  # the audio run keeps include_asr false
+    context = when["full_asr"].iloc[0].strip()
+    for task in ("when", "how"):
+        (prompt,) = [r.prompt for t, _, r in transcript if t == task]
+        assert f"Conversation so far (automatic transcript):\n{context}" in prompt
+    (when_audio,) = [r.prompt for t, _, r in audio if t == "when"]
+    assert "Conversation so far" not in when_audio  # only the transcript run reads the transcript
+    # what an entry cannot take (or already takes in full) has no requests, with a log line
+    audio_only = {**entry, "name": "a", "modalities": ["audio"]}
+    assert run_modality(audio_only, "video") is None and run_modality(audio_only, "audio") is None
+    assert run_modality(audio_only, "transcript") == "transcript"
+    with caplog.at_level("WARNING"):
+        assert social_requests(audio_only, who, when, media, ablation="video") == []
+        assert social_requests(audio_only, who, when, media, ablation="audio") == []
+    assert "no requests for ablation a@video" in caplog.text and "full input already" in caplog.text
+    text_only = {**entry, "modalities": ["text"]}
+    assert len(social_requests(text_only, who, when, media, ablation="transcript")) == len(full)
+    with pytest.raises(ValueError, match="unknown ablation"):
+        social_requests(entry, who, when, media, ablation="smell")
+    # replies of an ablation run carry its name and input, scored beside the full input
+    n = len(transcript)
+    results = pd.DataFrame({"ok": [True] * n, "text": ["A. YES"] * n, "error": [""] * n})
+    replies = replies_from_results("m@transcript", "transcript", transcript, results)
+    both = pd.concat([replies, replies_from_results("m", "audio_video", full, results)])
+    summary = score_who_replies(who, both).summary
+    assert set(zip(summary["model"], summary["modality"], strict=True)) == {
+        ("m", "audio_video"),
+        ("m@transcript", "transcript"),
+    }
+
+
 # --- figures --------------------------------------------------------------------------------
 
 
@@ -512,6 +573,8 @@ def test_social_rules_run_alone_in_a_temporary_folder(tmp_path):
         {**av, "name": "chance-av-2"},
         {**av, "name": "chance-audio", "modalities": ["audio"]},
     ]
+    # the modality ablation: each of them again on audio only and on the transcript only
+    config["social"]["ablations"] = ["audio", "transcript"]
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     command = [
         sys.executable,
@@ -533,6 +596,22 @@ def test_social_rules_run_alone_in_a_temporary_folder(tmp_path):
         replies = pd.read_csv(results / "replies" / "models" / f"{name}.csv")
         assert len(replies) and replies["ok"].all(), name
     assert sorted(p.name for p in (results / "media").iterdir()) == ["audio", "audio_video"]
+    for name in ("chance-av-1@audio", "chance-av-1@transcript", "chance-audio@transcript"):
+        replies = pd.read_csv(results / "replies" / "models" / f"{name}.csv")
+        assert len(replies) and replies["ok"].all(), name
+    # audio is chance-audio's full input already: no requests, an empty table and a log line
+    assert pd.read_csv(results / "replies" / "models" / "chance-audio@audio.csv").empty
+    assert (results / "cache" / "chance-av-1@transcript.jsonl").is_file()
+    who_metrics = pd.read_csv(results / "metrics" / "who_metrics.csv")
+    runs = set(zip(who_metrics["model"], who_metrics["modality"], strict=True))
+    assert {
+        ("chance-av-1", "audio_video"),
+        ("chance-av-1@audio", "audio"),
+        ("chance-av-1@transcript", "transcript"),
+        ("chance-audio", "audio"),
+        ("chance-audio@transcript", "transcript"),
+    } <= runs
+    assert not any(model == "chance-audio@audio" for model, _ in runs)
     streaming = pd.read_csv(results / "metrics" / "streaming_metrics.csv").set_index(["model", "split"])
     caption = streaming.loc[(CAPTION_MODEL, "RTD_counting")]
     assert caption["temporal_100"] == 100 and caption["first_relevant_offset"] == pytest.approx(2.0)
@@ -542,7 +621,7 @@ def test_social_rules_run_alone_in_a_temporary_folder(tmp_path):
     overall = single[(single["model"] == SIGNAL_MODEL) & (single["breakdown"] == "overall")]
     assert overall["accuracy"].iloc[0] == 1
     profile = pd.read_csv(results / "metrics" / "social_profile.csv").set_index("model")
-    assert {SIGNAL_MODEL, CHANCE_MODEL} <= set(profile.index)
+    assert {SIGNAL_MODEL, CHANCE_MODEL, "chance-av-1", "chance-av-1@transcript"} <= set(profile.index)
     how = pd.read_csv(results / "metrics" / "how_metrics.csv")
     assert {"embedding:all-MiniLM-L6-v2", "lexical:word-f1", "all"} <= set(how["judge"])
     for name in ("profile", "timing", "rank_scatter", "streaming"):

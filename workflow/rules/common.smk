@@ -89,7 +89,7 @@ def social_model_runtime(wildcards, input, attempt):
     from omnisocial.models.cluster import count_rows, runtime_minutes
 
     calls = count_rows(input.who_items) + count_rows(input.when_items)
-    return runtime_minutes(SOCIAL_MODELS[wildcards.model], calls, attempt)
+    return runtime_minutes(SOCIAL_RUNS[wildcards.model], calls, attempt)
 
 
 def fam_model_resource(key):
@@ -97,4 +97,4 @@ def fam_model_resource(key):
 
 
 def social_model_resource(key):
-    return lambda wildcards: model_job_resources(SOCIAL_MODELS[wildcards.model], key)
+    return lambda wildcards: model_job_resources(SOCIAL_RUNS[wildcards.model], key)

@@ -109,7 +109,7 @@ rule socialomni_cut_media:
 
 
 rule socialomni_model_replies:
-    """A registry model on the who / when / how items (resumable result cache under cache/)."""
+    """A registry model, or a modality ablation of it (<name>@<ablation>), on the who / when / how items (resumable cache)."""
     input:
         unpack(social_model_media),
         who_items=sout("items", "who_items.csv"),
@@ -123,7 +123,7 @@ rule socialomni_model_replies:
     wildcard_constraints:
         model=SOCIAL_MODEL_PATTERN,
     conda:
-        model_conda_env(SOCIAL_MODELS)
+        model_conda_env(SOCIAL_RUNS)
     resources:
         mem_mb=8000,
         gpu=social_model_resource("gpu"),
@@ -133,6 +133,7 @@ rule socialomni_model_replies:
         cpus_per_gpu=social_model_resource("cpus_per_gpu"),
     params:
         entry=social_model_entry,
+        ablation=social_model_ablation,
         media_root=sout("media"),
         cache=social_model_cache,
         include_asr=SOCIAL["include_asr"],

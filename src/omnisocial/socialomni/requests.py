@@ -11,6 +11,21 @@ end of the asked interval (query_time; a question without a time keeps the whole
 one `Request` per task and item on those clips;
 `replies_from_results` turns `run_inference`'s results into REPLIES rows. Failed model
 calls (ok false) become replies with ok false and are left out of every score.
+
+Modality ablation (`social.ablations`, paper appendix A.12): the same registry entry run
+again on one input only, as its own run named `<name>@<ablation>` (`run_name`; replies
+table replies/models/<name>@<ablation>.csv, its own result cache), so every scorer, the
+profile and the figures list it beside the full-input `<name>`; its replies carry the
+ablation as their `modality` (audio, video or transcript), a column of every metrics table.
+`audio` / `video`: the clips cut for that modality (an audio-only clip, or video frames
+without audio), with the prompt sentence of that modality (`MODALITY_INPUTS`). `transcript`:
+no media at all; the prompt says the model gets only the automatic transcript and carries
+it: who the item's `asr_content` (the released clip transcript, not cut at the asked time,
+so under the causal who protocol it may run past it), when and how the item's `full_asr`
+(the conversation before the cut). An entry that cannot take the ablation's input (audio
+for an entry without audio, video without video) gets no requests for it, with a log line,
+and so does an ablation that is already the entry's full input (audio for an audio-only
+entry): its replies table is empty. Every entry takes a transcript (a text prompt).
 """
 
 from __future__ import annotations
@@ -50,6 +65,44 @@ def model_modality(entry: Mapping) -> str | None:
 
 
 MEDIA_SUFFIX = {"audio": ".wav", "video": ".mp4", "audio_video": ".mp4"}
+
+ABLATIONS = ("audio", "video", "transcript")
+ABLATION_SEPARATOR = "@"
+
+
+def run_name(name: str, ablation: str | None = None) -> str:
+    """The run of a registry entry: its name for the full input, `<name>@<ablation>` for an ablation."""
+    if not ablation:
+        return name
+    if ablation not in ABLATIONS:
+        raise ValueError(f"unknown ablation {ablation!r}; expected one of {', '.join(ABLATIONS)}")
+    return f"{name}{ABLATION_SEPARATOR}{ablation}"
+
+
+def split_run(run: str) -> tuple[str, str | None]:
+    """(registry name, ablation or None) of a run name (`run_name` reversed)."""
+    name, separator, ablation = run.rpartition(ABLATION_SEPARATOR)
+    if separator and ablation in ABLATIONS:
+        return name, ablation
+    return run, None
+
+
+def run_modality(entry: Mapping, ablation: str | None = None) -> str | None:
+    """The input of one run of an entry: `model_modality` for the full input, else the ablation.
+
+    None when the run has no requests (module doc): a text-only entry's full input, an
+    ablation the entry cannot take, or one that is already its full input.
+    """
+    full = model_modality(entry)
+    if not ablation:
+        return full
+    if ablation not in ABLATIONS:
+        raise ValueError(f"unknown ablation {ablation!r}; expected one of {', '.join(ABLATIONS)}")
+    if ablation == full:
+        return None
+    if ablation != "transcript" and ablation not in set(entry.get("modalities") or ()):
+        return None
+    return ablation
 
 
 WHO_PROTOCOLS = ("whole_clip", "causal")
@@ -129,6 +182,7 @@ def social_requests(
     when_items: pd.DataFrame,
     media_root: str | os.PathLike,
     include_asr: bool = False,
+    ablation: str | None = None,
 ) -> list[tuple[str, str, Request]]:
     """(task, item_id, Request) of one registry model on the clips `cut_all_media` prepared.
 
@@ -136,16 +190,39 @@ def social_requests(
     text-only model gets no requests (it can neither see nor hear the clip). The clips are
     read from `media_root`, where `cut_all_media` put them for the model's modality (rule
     socialomni_cut_media): a clip that is missing is a failed request, never a new cut.
+    `ablation` (audio, video or transcript): the run on that input only (module doc).
     """
-    modality = model_modality(entry)
+    modality = run_modality(entry, ablation)
     if modality is None:
-        log.warning("model %s is text-only: no who / when / how requests", entry.get("name"))
+        if ablation is None:
+            log.warning("model %s is text-only: no who / when / how requests", entry.get("name"))
+        elif ablation == model_modality(entry):
+            log.warning(
+                "model %s: ablation %s is its full input already: no requests for %s",
+                entry.get("name"),
+                ablation,
+                run_name(str(entry.get("name")), ablation),
+            )
+        else:
+            log.warning(
+                "model %s takes no %s input (modalities %s): no requests for ablation %s",
+                entry.get("name"),
+                ablation,
+                ", ".join(entry.get("modalities") or ()) or "none",
+                run_name(str(entry.get("name")), ablation),
+            )
         return []
     kind = "audio" if modality == "audio" else "video"
     out = []
 
     def media(task: str, item_id: str) -> dict[str, Path]:
+        if modality == "transcript":
+            return {}
         return {kind: cut_path(media_root, modality, task, item_id)}
+
+    def transcript(item) -> str:
+        context = str(item["full_asr"] or "").strip() or "(no transcript)"
+        return f"Conversation so far (automatic transcript):\n{context}"
 
     for item in who_items.to_dict("records"):
         prompt = who_prompt(item, modality, include_asr=include_asr)
@@ -153,12 +230,12 @@ def social_requests(
         out.append(("who", item["item_id"], request))
     for item in when_items.to_dict("records"):
         files = media("when", item["item_id"])
-        prompt = f"{MODALITY_INPUTS[modality]}\n\n{item['question']}\n\n{WHEN_INSTRUCTION}"
+        context = f"{transcript(item)}\n\n" if modality == "transcript" else ""
+        prompt = f"{MODALITY_INPUTS[modality]}\n\n{context}{item['question']}\n\n{WHEN_INSTRUCTION}"
         out.append(("when", item["item_id"], Request(f"when:{item['item_id']}", prompt, media=files)))
         if item["gold"] == "YES" and item["how_question"]:
-            context = str(item["full_asr"] or "").strip() or "(no transcript)"
             prompt = (
-                f"{MODALITY_INPUTS[modality]}\n\nConversation so far (automatic transcript):\n{context}\n\n"
+                f"{MODALITY_INPUTS[modality]}\n\n{transcript(item)}\n\n"
                 f"{item['how_question']} Reply with exactly the words {item['target'] or 'they'} should say "
                 "next, nothing else."
             )

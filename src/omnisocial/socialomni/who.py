@@ -271,6 +271,10 @@ MODALITY_INPUTS = {
         "but the video frames are masked (blacked out), so the people cannot be seen. "
         "Answer from what you hear."
     ),
+    "transcript": (
+        "You are given only the automatic transcript of a short clip of a conversation (it may "
+        "contain errors), without the video or the audio. Answer from the transcript."
+    ),
 }
 _HAS_AUDIO = {"audio_video", "audio", "audio_masked_video"}
 
@@ -281,14 +285,18 @@ def who_prompt(item, modality: str, include_asr: bool = False) -> str:
     `item`: a WHO_ITEMS row (dict or Series). `modality`: audio_video, audio, video or
     audio_masked_video; the first sentence tells the model which inputs it gets. With
     `include_asr` the item's transcript is added, but only for modalities with audio (a
-    transcript would hand the audio to a video-only model).
+    transcript would hand the audio to a video-only model). `transcript` (the transcript-only
+    ablation, socialomni.requests): the transcript is always added, "(no transcript)" when
+    the item has none.
     """
     if modality not in MODALITY_INPUTS:
         raise ValueError(f"unknown modality {modality!r}; expected one of {', '.join(MODALITY_INPUTS)}")
     get = item.get if hasattr(item, "get") else item.__getitem__
     parts = [MODALITY_INPUTS[modality], str(get("question")).strip()]
-    asr = str(get("asr_content") or "").strip() if include_asr else ""
-    if asr and modality in _HAS_AUDIO:
+    asr = str(get("asr_content") or "").strip() if include_asr or modality == "transcript" else ""
+    if modality == "transcript":
+        parts.append(f"Automatic transcript of the clip (may contain errors):\n{asr or '(no transcript)'}")
+    elif asr and modality in _HAS_AUDIO:
         parts.append(f"Automatic transcript of the clip (may contain errors):\n{asr}")
     letters = [letter for letter in LETTERS if str(get(f"option_{letter.lower()}") or "").strip()]
     parts.append(
