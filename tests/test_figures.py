@@ -341,7 +341,7 @@ def test_every_figure_fits_a_journal_page(tmp_path, inputs):
     """Every figure family, as saved: at most 7.2 in wide and no text under 7 pt at that size."""
     from printsize import pdf_print_size
 
-    families = {**inputs, **_overview_inputs(), **_social_inputs()}
+    families = {**inputs, **_overview_inputs(), **_social_inputs(), **_diagnostic_inputs()}
     problems = []
     for name, draw in families.items():
         _, pdf = draw(tmp_path / name)
@@ -390,3 +390,144 @@ def test_duplicate_models_are_drawn_once():
     )
     shown = figures.shown_models(metrics, "v1")
     assert sorted(shown["model"]) == ["behavioural@v1 = baseline_behavioural", "chance@v1"]
+
+
+# --- diagnostics (issue 13): confusion, design cells, prompt variants, person-item map -----
+
+
+def _diagnostic_tables():
+    design = make_design(2)  # 16 dyads in 8 cells
+    truth = dict(zip(design["dyad_id"], design["relationship"], strict=True))
+    rng = np.random.default_rng(4)
+    predictions = pd.DataFrame(
+        [
+            {
+                "model": model,
+                "modality": modality,
+                "item_id": dyad,
+                "truth": label,
+                "label": "" if k % 7 == 0 else (label if rng.random() < skill else "stranger"),
+                "confidence": np.nan,
+            }
+            for model, skill in (("m@v1", 0.8), ("m@v2", 0.6), ("alias@v1", 0.8), ("base", 0.5))
+            for modality in ("text", "audio")
+            for k, (dyad, label) in enumerate(truth.items())
+        ]
+    )
+    # alias@v1 gives m@v1's answers: the cell figure must not show both
+    same = predictions["model"] == "m@v1"
+    predictions.loc[predictions["model"] == "alias@v1", "label"] = predictions.loc[same, "label"].to_numpy()
+    trials = pd.DataFrame(
+        [
+            {
+                "rater_id": f"R{r}",
+                "dyad_id": dyad,
+                "modality": modality,
+                "response": "familiar" if (r + k) % 3 else "stranger",
+                "source": SIMULATED_LABEL,
+            }
+            for r in range(4)
+            for modality in ("text", "audio", "video")
+            for k, dyad in enumerate(truth)
+        ]
+    )
+    trials["correct"] = trials["response"] == trials["dyad_id"].map(truth)
+    sensitivity = pd.DataFrame(
+        {
+            "name": ["m", "m"],
+            "modality": ["text", "audio"],
+            "variant_a": ["v1", "v1"],
+            "variant_b": ["v2", "v2"],
+            "accuracy_a": [0.8, 0.75],
+            "accuracy_b": [0.6, 0.7],
+            "mcnemar_p": [0.03, 0.8],
+        }
+    )
+    rasch = pd.DataFrame(
+        {
+            "modality": ["text", "audio"] * 8,
+            "rater_type": ["human"] * 8 + ["model"] * 8,
+            "dyad_id": [f"D{i:03d}" for i in range(16)],
+            "truth": ["familiar", "stranger"] * 8,
+            "difficulty": np.linspace(-2, 2, 16),
+            "source": SIMULATED_LABEL,
+        }
+    )
+    confusion = pd.DataFrame(
+        {
+            "model": ["m"] * 4,
+            "modality": ["video"] * 4,
+            "truth": list("ABCD"),
+            "A": [3, 0, 1, 0],
+            "B": [0, 2, 0, 1],
+            "C": [1, 0, 2, 0],
+            "D": [0, 1, 0, 3],
+            "unparsed": [0, 1, 0, 0],
+        }
+    )
+    return design, predictions, trials, sensitivity, rasch, confusion
+
+
+def _diagnostic_inputs():
+    from omnisocial.familiarity.figures import diagnostics
+    from omnisocial.socialomni.figures import who_confusion_figure
+
+    design, predictions, trials, sensitivity, rasch, confusion = _diagnostic_tables()
+    return {
+        "confusion": lambda stem: diagnostics.confusion_figure(predictions, stem, variant="v1"),
+        "cell_accuracy": lambda stem: diagnostics.cell_accuracy_figure(trials, design, predictions, stem),
+        "prompt_sensitivity": lambda stem: diagnostics.prompt_sensitivity_figure(sensitivity, stem),
+        "person_item_map": lambda stem: diagnostics.person_item_map(rasch, stem),
+        "who_confusion": lambda stem: who_confusion_figure(confusion, stem),
+    }
+
+
+def test_confusion_table_counts_no_answers():
+    from omnisocial.familiarity.figures.diagnostics import at_variant, confusion_table
+
+    _, predictions, *_ = _diagnostic_tables()
+    shown = at_variant(predictions, "v1")
+    assert set(shown["model"]) == {"m@v1", "alias@v1", "base"}
+    table = confusion_table(shown)
+    own = table[(table["model"] == "m@v1") & (table["modality"] == "text")]
+    assert own["n"].sum() == 16
+    assert own.loc[own["label"] == "no answer", "n"].sum() == 3  # items 0, 7, 14
+
+
+def test_cell_table_humans_and_best_distinct_models():
+    from omnisocial.familiarity.figures.diagnostics import cell_table
+
+    design, predictions, trials, *_ = _diagnostic_tables()
+    table = cell_table(trials, design, predictions, n_models=2)
+    assert "humans" in set(table["who"])
+    models = set(table["who"]) - {"humans"}
+    assert len(models) == 2 and not {"m@v1", "alias@v1"} <= models  # an alias is not a second model
+    assert table["cell"].nunique() == 8
+    human = table[table["who"] == "humans"]
+    assert human["n"].sum() == len(trials)
+    assert ((table["ci_low"] <= table["accuracy"]) & (table["accuracy"] <= table["ci_high"])).all()
+
+
+@pytest.mark.parametrize(
+    "name", ["confusion", "cell_accuracy", "prompt_sensitivity", "person_item_map", "who_confusion"]
+)
+def test_diagnostic_figures_are_reproducible(tmp_path, name):
+    draw = _diagnostic_inputs()[name]
+    png, pdf = draw(tmp_path / "a")
+    png_b, _ = draw(tmp_path / "b")
+    assert png.read_bytes()[:8] == PNG_MAGIC and pdf.read_bytes()[:4] == b"%PDF"
+    assert png.read_bytes() == png_b.read_bytes()
+
+
+def test_diagnostic_figures_draw_empty_tables(tmp_path):
+    from omnisocial.familiarity.figures import diagnostics
+    from omnisocial.socialomni.figures import who_confusion_figure
+
+    empty = pd.DataFrame(columns=["model", "modality", "item_id", "truth", "label"])
+    diagnostics.confusion_figure(empty, tmp_path / "c")
+    diagnostics.prompt_sensitivity_figure(pd.DataFrame(columns=["name", "modality"]), tmp_path / "p")
+    diagnostics.person_item_map(
+        pd.DataFrame(columns=["modality", "rater_type", "difficulty"]), tmp_path / "m"
+    )
+    who_confusion_figure(pd.DataFrame(columns=["model", "modality", "truth", "A"]), tmp_path / "w")
+    assert len(list(tmp_path.glob("*.png"))) == 4

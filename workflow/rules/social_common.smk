@@ -89,7 +89,7 @@ def socialomni_outputs():
         "how_agreement.csv",
         "social_profile.csv",
     ]
-    figures = ["profile", "timing", "rank_scatter"]
+    figures = ["profile", "timing", "rank_scatter", "who_confusion"]
     return [sout("metrics", name) for name in metrics] + [
         sout("figures", f"{name}.{ext}") for name in figures for ext in ("png", "pdf")
     ]

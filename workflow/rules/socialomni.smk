@@ -274,6 +274,7 @@ rule socialomni_figures:
     input:
         profile=sout("metrics", "social_profile.csv"),
         stream_scores=sout("scores", "when_stream_scores.csv"),
+        who_confusion=sout("metrics", "who_confusion.csv"),
     output:
         profile_png=report(
             sout("figures", "profile.png"),
@@ -299,6 +300,14 @@ rule socialomni_figures:
             labels={"figure": "perception vs generation rank"},
         ),
         rank_pdf=sout("figures", "rank_scatter.pdf"),
+        who_confusion_png=report(
+            sout("figures", "who_confusion.png"),
+            caption="../report/social_fig_who_confusion.rst",
+            category="3. Who / when / how",
+            subcategory="Figures",
+            labels={"figure": "who confusion"},
+        ),
+        who_confusion_pdf=sout("figures", "who_confusion.pdf"),
     log:
         sout("logs", "social_figures.log"),
     conda:

@@ -187,3 +187,66 @@ def rank_scatter(profile: pd.DataFrame, path_stem, *, title: str = "", subtitle:
         ax.set_ylabel("generation rank (how score; 1 = best)")
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
         return save_figure(fig, path_stem)
+
+
+def who_confusion_figure(
+    confusion: pd.DataFrame,
+    path_stem,
+    *,
+    title: str = "Who: true speaker option x predicted option",
+    subtitle: str = "",
+    caption: str = (
+        "Rows: the correct option; columns: the option the model chose (none: no option "
+        "parsed). Counts per cell; shading is the share of the row."
+    ),
+    simulated: bool | None = None,
+):
+    """Confusion matrices of the who task, one panel per model x modality (rows of
+    who_confusion.csv: model, modality, truth, one column per option, unparsed)."""
+    from omnisocial.figures.style import full_subtitle
+
+    keys = (
+        sorted({(r.model, r.modality) for r in confusion[["model", "modality"]].itertuples(index=False)})
+        if len(confusion)
+        else []
+    )
+    options = [c for c in confusion.columns if c not in ("model", "modality", "truth", "unparsed")]
+    columns = [*options, "unparsed"] if "unparsed" in confusion.columns else options
+    ncols = min(max(len(keys), 1), 3)
+    nrows = max(math.ceil(len(keys) / ncols), 1)
+    with styled():
+        fig, axes = new_figure(
+            nrows,
+            ncols,
+            panel_size=(1.6, 1.4),
+            title=title,
+            subtitle=full_subtitle(subtitle, simulated, confusion),
+            caption=caption,
+            wspace_in=0.5,
+            hspace_in=0.75,
+        )
+        if not keys:
+            empty_panel(axes[0, 0], "no who scores")
+            return save_figure(fig, path_stem)
+        for k, (model, modality) in enumerate(keys):
+            ax = axes[k // ncols, k % ncols]
+            own = confusion[(confusion["model"] == model) & (confusion["modality"] == modality)]
+            own = own.set_index("truth").reindex(sorted(own["truth"].astype(str)))
+            values = own[columns].fillna(0).to_numpy(dtype=float)
+            rows = values.sum(axis=1, keepdims=True)
+            share = np.divide(values, rows, out=np.zeros_like(values), where=rows > 0)
+            ax.imshow(share, cmap="Blues", vmin=0, vmax=1, aspect="auto")
+            for (r, c), n in np.ndenumerate(values):
+                color = "white" if share[r, c] > 0.6 else "#222222"
+                ax.text(c, r, f"{int(n)}", ha="center", va="center", fontsize=7.5, color=color)
+            ax.set_xticks(range(len(columns)), ["none" if c == "unparsed" else c for c in columns])
+            ax.set_yticks(range(len(own)), list(own.index))
+            ax.tick_params(length=0)
+            ax.set_xlabel("predicted")
+            ax.set_ylabel("correct")
+            ax.set_title(f"{model} ({modality})", fontsize=8)
+            for side in ("left", "bottom"):
+                ax.spines[side].set_visible(False)
+        for k in range(len(keys), nrows * ncols):
+            axes[k // ncols, k % ncols].set_visible(False)
+        return save_figure(fig, path_stem)

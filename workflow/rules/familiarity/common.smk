@@ -184,6 +184,10 @@ def fam_figure_outputs():
             "power",
             "funnel",
             "coverage",
+            "confusion",
+            "cell_accuracy",
+            "prompt_sensitivity",
+            "person_item_map",
         )
         for ext in ("png", "pdf")
     ]

@@ -171,3 +171,33 @@ rule fam_figure_overview:
         design_source=config["study"]["design_source"],
     script:
         "../../scripts/familiarity/overview_figures.py"
+
+
+rule fam_figure_diagnostics:
+    """Confusion matrices, accuracy per design cell, prompt-variant sensitivity, person-item map."""
+    input:
+        predictions=fam_predictions(),
+        trials=out("ratings", "trials.csv"),
+        design=out("design", "design.csv"),
+        prompt_sensitivity=out("analysis", "prompt_sensitivity.csv"),
+        rasch_difficulty=out("analysis", "rasch_difficulty.csv"),
+    output:
+        confusion_png=fam_figure_png("confusion"),
+        confusion_pdf=out("figures", "confusion.pdf"),
+        cells_png=fam_figure_png("cell_accuracy"),
+        cells_pdf=out("figures", "cell_accuracy.pdf"),
+        prompts_png=fam_figure_png("prompt_sensitivity"),
+        prompts_pdf=out("figures", "prompt_sensitivity.pdf"),
+        map_png=fam_figure_png("person_item_map"),
+        map_pdf=out("figures", "person_item_map.pdf"),
+    log:
+        out("logs", "fam_figure_diagnostics.log"),
+    conda:
+        "../../../envs/figures.yaml"
+    resources:
+        runtime=minutes(10),
+    params:
+        options=FIGURE_OPTIONS,
+        corpus_source=CORPUS["source"],
+    script:
+        "../../scripts/familiarity/diagnostic_figures.py"

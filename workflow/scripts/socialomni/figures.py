@@ -8,7 +8,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
 from omnisocial.socialomni.contracts import WHEN_STREAM_SCORES
-from omnisocial.socialomni.figures import profile_figure, rank_scatter, timing_figure
+from omnisocial.socialomni.figures import profile_figure, rank_scatter, timing_figure, who_confusion_figure
 from omnisocial.workflow import start
 
 log = start(snakemake)
@@ -21,4 +21,5 @@ timing_figure(
     thresholds=tuple(snakemake.params.thresholds),
 )
 rank_scatter(profile, Path(out.rank_png).with_suffix(""))
-log.info("3 figures written to %s", Path(out.profile_png).parent)
+who_confusion_figure(pd.read_csv(snakemake.input.who_confusion), Path(out.who_confusion_png).with_suffix(""))
+log.info("4 figures written to %s", Path(out.profile_png).parent)
