@@ -195,8 +195,8 @@ def test_baseline_predictions_contract():
 
 
 def test_baselines_as_backends(tmp_path):
-    from omnisocial.models.base import Request
     from omnisocial.familiarity.baselines import build_baseline
+    from omnisocial.models.base import Request
     from omnisocial.models.parsing import parse_familiarity
 
     items = [f"D{k:03d}" for k in range(30)]
