@@ -55,6 +55,8 @@ def omni_7b_config(tokenizer):
     """Qwen2.5-Omni-7B thinker (config.json thinker_config of the release)."""
     from transformers import Qwen2_5OmniThinkerConfig
 
+    from omnisocial.models.tiny import thinker_token_ids
+
     ids = tokenizer.convert_tokens_to_ids
     return Qwen2_5OmniThinkerConfig(
         audio_config={
@@ -98,14 +100,7 @@ def omni_7b_config(tokenizer):
             "pad_token_id": tokenizer.pad_token_id,
             "eos_token_id": tokenizer.eos_token_id,
         },
-        audio_token_index=ids("<|AUDIO|>"),
-        image_token_index=ids("<|IMAGE|>"),
-        video_token_index=ids("<|VIDEO|>"),
-        audio_start_token_id=ids("<|audio_bos|>"),
-        audio_end_token_id=ids("<|audio_eos|>"),
-        vision_start_token_id=ids("<|vision_bos|>"),
-        vision_end_token_id=ids("<|vision_eos|>"),
-        user_token_id=ids("u"),
+        **thinker_token_ids(ids),
     )
 
 

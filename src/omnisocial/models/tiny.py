@@ -72,6 +72,20 @@ QWEN2_AUDIO_TEMPLATE = (
 )
 
 
+def thinker_token_ids(ids) -> dict:
+    """The Qwen2.5-Omni thinker's special-token ids, from `ids(token) -> id` of its tokenizer."""
+    return {
+        "audio_token_index": ids("<|AUDIO|>"),
+        "image_token_index": ids("<|IMAGE|>"),
+        "video_token_index": ids("<|VIDEO|>"),
+        "audio_start_token_id": ids("<|audio_bos|>"),
+        "audio_end_token_id": ids("<|audio_eos|>"),
+        "vision_start_token_id": ids("<|vision_bos|>"),
+        "vision_end_token_id": ids("<|vision_eos|>"),
+        "user_token_id": ids("u"),
+    }
+
+
 def build_tokenizer(chat_template: str = CHATML_TEMPLATE, omni: bool = False):
     """A byte-level fast tokenizer (256 byte tokens, no merges) with the Qwen special tokens.
 
@@ -214,14 +228,7 @@ def build_tiny_qwen2_5_omni(folder: str | os.PathLike, seed: int = 0) -> Path:
             "fullatt_block_indexes": [0],
         },
         text_config=text,
-        audio_token_index=ids("<|AUDIO|>"),
-        image_token_index=ids("<|IMAGE|>"),
-        video_token_index=ids("<|VIDEO|>"),
-        audio_start_token_id=ids("<|audio_bos|>"),
-        audio_end_token_id=ids("<|audio_eos|>"),
-        vision_start_token_id=ids("<|vision_bos|>"),
-        vision_end_token_id=ids("<|vision_eos|>"),
-        user_token_id=ids("u"),
+        **thinker_token_ids(ids),
     )
     torch.manual_seed(seed)
     model = Qwen2_5OmniThinkerForConditionalGeneration(config).eval()
