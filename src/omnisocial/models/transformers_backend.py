@@ -534,6 +534,12 @@ class TransformersBackend:
             )
         if not use_device_map:
             model = model.to(device)
+        self._adopt(model, processor, tokenizer)
+        self.device = str(next(model.parameters()).device) if use_device_map else device
+        self.dtype = dtype
+
+    def _adopt(self, model, processor, tokenizer) -> None:
+        """Evaluation mode, greedy generation config (dropped sampling fields recorded), left padding."""
         model.eval()
         model.generation_config, self.dropped_generation = greedy_generation_config(
             getattr(model, "generation_config", None)
@@ -542,20 +548,11 @@ class TransformersBackend:
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
         self._model, self._processor, self._tokenizer = model, processor, tokenizer
-        self.device = str(next(model.parameters()).device) if use_device_map else device
-        self.dtype = dtype
 
     def attach(self, model, processor, tokenizer) -> None:
         """Use a model built in memory instead of loading `model_path` (benchmarks build random-weight
         models with the released shapes directly on the GPU). The same greedy and padding set-up."""
-        model.eval()
-        model.generation_config, self.dropped_generation = greedy_generation_config(
-            getattr(model, "generation_config", None)
-        )
-        tokenizer.padding_side = "left"
-        if tokenizer.pad_token is None:
-            tokenizer.pad_token = tokenizer.eos_token
-        self._model, self._processor, self._tokenizer = model, processor, tokenizer
+        self._adopt(model, processor, tokenizer)
         parameter = next(model.parameters())
         self.device, self.dtype = str(parameter.device), parameter.dtype
         self._fingerprint = f"in-memory:{type(model).__name__}"

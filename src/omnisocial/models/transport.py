@@ -81,23 +81,26 @@ class Redactor:
         return "".join(pieces)
 
 
+def _one_line(text: str | bytes | None) -> str:
+    if text is None:
+        return ""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    return " ".join(text.split())
+
+
 def body_text(text: str | bytes | None, limit: int = _BODY_CHARS) -> str:
     """A response body as one line for an error message, capped only against huge bodies.
 
     The short cut for logs and tables (`snippet`) comes after redaction, in
     `call_with_retries`: cutting first could leave a partial key that no mask matches.
     """
-    if text is None:
-        return ""
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", errors="replace")
-    flat = " ".join(text.split())
-    return flat[:limit]
+    return _one_line(text)[:limit]
 
 
 def snippet(text: str | bytes | None, limit: int = _SNIPPET_CHARS) -> str:
     """A short, single-line excerpt of a (redacted) message."""
-    flat = body_text(text, limit=1 << 62)
+    flat = _one_line(text)
     return flat if len(flat) <= limit else flat[:limit] + "..."
 
 

@@ -152,24 +152,30 @@ def parse_participant_json(text: str) -> ParticipantRecord:
     a single segment object is appended) or a keyed record `{"key": K, "value": V}`.
     A JSON list of such objects is read like JSONL.
     """
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as whole:
-        if whole.msg != "Extra data":
-            raise ParticipantFileError(_json_error(whole)) from None
-        data = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                data.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ParticipantFileError(f"{exc.msg} line {number} column {exc.colno}") from None
+    data = _json_or_lines(text)
     if isinstance(data, list):
         data = _merge_lines(data)
     if not isinstance(data, dict):
         raise ParticipantFileError(f"expected a JSON object, found {type(data).__name__}")
     return _record(data)
+
+
+def _json_or_lines(text: str):
+    """One JSON document, or JSONL (one object a line) as a list; ParticipantFileError naming the line."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as whole:
+        if whole.msg != "Extra data":
+            raise ParticipantFileError(_json_error(whole)) from None
+    data = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise ParticipantFileError(f"{exc.msg} line {number} column {exc.colno}") from None
+    return data
 
 
 def _json_error(exc: json.JSONDecodeError) -> str:
@@ -224,19 +230,7 @@ def read_segment_file(path: Path, kind: str) -> list:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ParticipantFileError(str(exc)) from None
-    try:
-        data = json.loads(text) if text.strip() else []
-    except json.JSONDecodeError as whole:
-        if whole.msg != "Extra data":
-            raise ParticipantFileError(_json_error(whole)) from None
-        data = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                data.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ParticipantFileError(f"{exc.msg} line {number} column {exc.colno}") from None
+    data = _json_or_lines(text) if text.strip() else []
     if isinstance(data, dict):
         keys = TRANSCRIPT_KEYS if kind == "transcript" else VAD_KEYS
         key = next((k for k in keys if k in data), None)
