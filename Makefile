@@ -17,7 +17,8 @@ $(STAMP): pyproject.toml requirements/lock.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# torch is pinned in the lock: an unpinned torch would pull a multi-GB CUDA build.
-	$(BIN)/python -m pip install --quiet -c requirements/lock.txt -e '.[dev]'
+	# slurm: the executor plugins, for the cluster profile's dry-run tests and make test-slurm
+	$(BIN)/python -m pip install --quiet -c requirements/lock.txt -e '.[dev,slurm]'
 	touch $(STAMP)
 
 demo: setup
@@ -61,7 +62,6 @@ test-local-models: venv-omni venv-voxtral
 
 # The demo through a single-node SLURM cluster this target starts and stops (root, Debian).
 test-slurm: setup
-	$(BIN)/python -m pip install --quiet -c requirements/lock.txt -e '.[slurm]'
 	BIN=$(BIN) bash .ci/slurm-test.sh
 
 lint: setup

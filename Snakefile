@@ -48,6 +48,18 @@ include: "workflow/rules/report_common.smk"
 include: "workflow/rules/report.smk"
 
 
+# Aggregation targets and rules with well under a second of work (table renderings, the
+# summary page): on a cluster they run in the main Snakemake process instead of each paying
+# a submission, a queue wait and a workflow parse of its own.
+localrules:
+    all,
+    social_all,
+    socialomni_all,
+    duplexeval_all,
+    render_table,
+    report_summary,
+
+
 rule all:
     default_target: True
     input:

@@ -40,7 +40,7 @@ AuthType=auth/munge
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
+SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
 SchedulerParameters=sched_interval=2,bf_interval=2
 AccountingStorageType=accounting_storage/none

@@ -1,9 +1,10 @@
 """The small social demo run locally and through SLURM (workflow/profiles/slurm) in one go.
 
-    python benchmarks/bench_slurm.py            # timing: prints local s, slurm s and the ratio
-    python benchmarks/bench_slurm.py --check    # CI: also kills a job with scancel (it must be
-                                                # retried), compares every output byte for byte
-                                                # and requires `snakemake -n` to find nothing to do
+    python benchmarks/bench_slurm.py              # timing: prints local s, slurm s and the ratio
+    python benchmarks/bench_slurm.py --demo full  # the same for the whole demo (make demo's config)
+    python benchmarks/bench_slurm.py --check      # CI: also kills a job with scancel (it must be
+                                                  # retried), compares every output byte for byte
+                                                  # and requires `snakemake -n` to find nothing to do
 
 Needs a running SLURM cluster (.ci/slurm-cluster.sh start) and snakemake-executor-plugin-slurm
 importable by this Python (pip install '.[slurm]'). Exits non-zero on any failure.
@@ -24,14 +25,17 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGET = "social_all"
+TARGETS = {"social": "social_all", "full": "all"}
 # Logs, benchmark timings and caches record times and hosts; everything else must match.
 SKIP_DIRS = {"logs", "benchmarks", "cache"}
 
 
-def demo_config() -> dict:
-    """The social demo of tests/test_social_pipeline.py: about a minute on two cores."""
+def demo_config(demo: str) -> dict:
+    """full: config/demo.yaml; social: the social demo of tests/test_social_pipeline.py (about a
+    minute on two cores) with two baseline models that share the short rules' submission."""
     config = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
+    if demo == "full":
+        return config
     config["social"]["demo"].update(
         n_multiparty=2,
         who_items_per_clip=2,
@@ -39,7 +43,12 @@ def demo_config() -> dict:
         visual_splits=["RTD_counting", "PR_event_reminder"],
     )
     config["social"]["streaming"]["caption_delay_s"] = 2.0
-    av = {"backend": "baseline", "model": "chance", "modalities": ["audio", "video"]}
+    av = {
+        "backend": "baseline",
+        "model": "chance",
+        "modalities": ["audio", "video"],
+        "cluster": {"group": "social_short"},
+    }
     config["social"]["models"] = [{**av, "name": "chance-av-1"}, {**av, "name": "chance-av-2"}]
     return config
 
@@ -93,7 +102,7 @@ def digests(results: Path) -> dict[str, str]:
 
 
 def compare(local: Path, slurm: Path) -> None:
-    a, b = digests(local / "results" / "social"), digests(slurm / "results" / "social")
+    a, b = digests(local / "results"), digests(slurm / "results")
     if not a:
         raise SystemExit("the local run wrote no outputs")
     differ = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
@@ -120,6 +129,7 @@ def kill_one_job(stop: threading.Event, killed: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="kill/retry, identity and -n checks")
+    parser.add_argument("--demo", choices=sorted(TARGETS), default="social", help="which demo to run")
     parser.add_argument("--cores", type=int, default=2, help="local --cores (and SLURM --max-threads)")
     parser.add_argument("--workdir", type=Path, help="keep the runs here (default: a temporary folder)")
     args = parser.parse_args()
@@ -130,10 +140,10 @@ def main() -> None:
     for folder in (local, slurm):
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
-        (folder / "config.yaml").write_text(yaml.safe_dump(demo_config(), sort_keys=False))
+        (folder / "config.yaml").write_text(yaml.safe_dump(demo_config(args.demo), sort_keys=False))
 
-    local_s = run([*base_command(local), "--cores", str(args.cores), TARGET], top / "local.log")
-    slurm_s = run([*base_command(slurm), *slurm_args(args.cores), TARGET], top / "slurm.log")
+    local_s = run([*base_command(local), "--cores", str(args.cores), TARGETS[args.demo]], top / "local.log")
+    slurm_s = run([*base_command(slurm), *slurm_args(args.cores), TARGETS[args.demo]], top / "slurm.log")
     compare(local, slurm)
     print(f"bench_slurm: local {local_s:.1f} s, slurm {slurm_s:.1f} s, ratio {slurm_s / local_s:.2f}x")
 
@@ -146,7 +156,7 @@ def main() -> None:
         killer = threading.Thread(target=kill_one_job, args=(stop, killed))
         killer.start()
         try:
-            run([*base_command(slurm), *slurm_args(args.cores), TARGET], top / "slurm-kill.log")
+            run([*base_command(slurm), *slurm_args(args.cores), TARGETS[args.demo]], top / "slurm-kill.log")
         finally:
             stop.set()
             killer.join()
@@ -158,7 +168,7 @@ def main() -> None:
         print(f"killed {killed[0]} with scancel: retried, run completed")
         compare(local, slurm)
         dry = subprocess.run(
-            [*base_command(slurm), *slurm_args(args.cores), "-n", TARGET],
+            [*base_command(slurm), *slurm_args(args.cores), "-n", TARGETS[args.demo]],
             capture_output=True,
             text=True,
             cwd=slurm,

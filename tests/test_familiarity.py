@@ -33,6 +33,7 @@ from omnisocial.familiarity.contracts import (
 )
 from omnisocial.familiarity.ratings import SIMULATED_LABEL
 from omnisocial.models.base import Reply
+from omnisocial.models.cluster import placement
 from omnisocial.models.registry import RegistryError
 from omnisocial.prompt_templates import load_template
 from omnisocial.stats.sdt import MAJORITY_MODEL, score_predictions
@@ -142,10 +143,10 @@ def test_registry_fails_fast_naming_the_key():
 
 def test_resources_and_behavioural_entry():
     local = {"name": "q", "backend": "transformers", "model": "/m", "options": {"family": "chat"}}
-    assert inference.model_resources(local, 40000, 2000) == {"gpu": 1, "mem_mb": 40000}
+    assert placement(local, 2000, 40000) == {"gpu": 1, "mem_mb": 40000}
     on_cpu = {**local, "options": {"family": "chat", "device": "cpu"}}
-    assert inference.model_resources(on_cpu, 40000, 2000)["gpu"] == 0
-    assert inference.model_resources(ENTRY, 40000, 2000) == {"gpu": 0, "mem_mb": 2000}
+    assert placement(on_cpu, 2000, 40000)["gpu"] == 0
+    assert placement(ENTRY, 2000, 40000) == {"gpu": 0, "mem_mb": 2000}
     behavioural = {"name": "b", "backend": "baseline", "model": "behavioural"}
     assert inference.needs_baseline_predictions(behavioural)
     filled = inference.with_baseline_predictions(behavioural, "p/baselines.csv")

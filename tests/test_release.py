@@ -208,16 +208,21 @@ def planned_jobs(workdir: Path, *args: str) -> set[str]:
     return {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", stats, re.M)}
 
 
-@pytest.mark.slow
-def test_seamless_example_plans_no_demo_job(tmp_path):
+def seamless_example(tmp_path: Path) -> dict:
+    """config/seamless.example.yaml with its data folders (empty) under tmp_path, written as config.yaml."""
     text = (ROOT / "config" / "seamless.example.yaml").read_text()
-    text = text.replace("/data/", f"{tmp_path}/data/")
-    config = yaml.safe_load(text)
+    config = yaml.safe_load(text.replace("/data/", f"{tmp_path}/data/"))
     Path(config["corpus"]["root"]).mkdir(parents=True)
     for path in config["ratings"]["exports"].values():
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text("ResponseId,stimulus,answer\n")
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return config
+
+
+@pytest.mark.slow
+def test_seamless_example_plans_no_demo_job(tmp_path):
+    config = seamless_example(tmp_path)
     planned = planned_jobs(tmp_path)
     assert {"ingest_corpus", "import_ratings", "glmm"} <= planned
     assert not planned & DEMO_RULES, planned & DEMO_RULES

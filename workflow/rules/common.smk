@@ -24,6 +24,15 @@ def model_conda_env(models):
     return lambda wildcards: str(ENVS / model_env_file(models[wildcards.model]))
 
 
+def model_job_group(models):
+    """group: of a model rule: the entry's cluster.group (null: a submission of its own).
+
+    Only cluster runs use groups; an entry that calls nothing expensive (a baseline) can join
+    the short rules' group instead of paying a queue wait and a status-check round of its own.
+    """
+    return lambda wildcards: (models[wildcards.model].get("cluster") or {}).get("group")
+
+
 def failure_policy_config():
     """The inference keys that decide when a model job fails (omnisocial.models.runner.FailurePolicy)."""
     keys = ("max_failed_share", "max_consecutive_failures", "probe_backends")
@@ -37,13 +46,15 @@ def out(*parts):
 
 # --- cluster resources ---
 def default_partition():
-    """The profile's default slurm_partition; "" (the cluster's default partition) when it cannot be read."""
-    try:
-        parsed = workflow.resource_settings._parsed_default_resources
-        value = parsed.get("slurm_partition")
-        return str(getattr(value, "value", value) or "")
-    except Exception:
-        return ""
+    """The profile's default slurm_partition (default-resources); "" when none is set.
+
+    A model job's partition must equal its group's (Snakemake refuses a group whose jobs ask
+    for different partitions), so the entry's own partition falls back to this one. The
+    default is read unevaluated (`raw`): its value needs a job context.
+    """
+    default = workflow.resource_settings.default_resources or {}
+    value = default.get("slurm_partition")
+    return str(getattr(value, "raw", value) or "")
 
 
 def minutes(base):
@@ -61,10 +72,12 @@ def model_job_resources(entry, key):
     )
     if key == "slurm_partition":
         return placed.get(key) or default_partition()
-    if key in ("gpu_model",):
-        return placed.get(key, "")
+    # 0, not "", where unset: a group sums its jobs' numbers but needs their strings equal,
+    # and rules without these keys count as 0 (the plugin ignores a falsy gpu_model)
+    if key == "gpu_model":
+        return placed.get(key, 0)
     if key == "cpus_per_gpu":
-        return placed.get(key, 4)
+        return placed.get(key, 4) if placed["gpu"] else 0
     return placed[key]
 
 

@@ -122,10 +122,12 @@ rule socialomni_model_replies:
         sout("benchmarks", "social_model_replies_{model}.tsv")
     wildcard_constraints:
         model=SOCIAL_MODEL_PATTERN,
+    group:
+        model_job_group(SOCIAL_RUNS)
     conda:
         model_conda_env(SOCIAL_RUNS)
     resources:
-        mem_mb=8000,
+        mem_mb=social_model_resource("mem_mb"),
         gpu=social_model_resource("gpu"),
         runtime=social_model_runtime,
         slurm_partition=social_model_resource("slurm_partition"),

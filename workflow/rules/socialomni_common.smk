@@ -2,7 +2,7 @@
 import re
 
 from omnisocial.models.registry import load_entries  # noqa: E402
-from omnisocial.socialomni.requests import (
+from omnisocial.socialomni.runs import (
     MEDIA_SUFFIX,
     run_modality,
     run_name,

@@ -86,18 +86,6 @@ def study_modalities(entry: Mapping, modalities: Iterable[str]) -> list[str]:
     return [m for m in modalities if m in supported]
 
 
-def model_resources(entry: Mapping, transformers_mem_mb: int, default_mem_mb: int) -> dict[str, int]:
-    """Cluster resources of one entry's inference job: {gpu, mem_mb}.
-
-    Local transformers models take one GPU (none when `options.device` names the CPU) and
-    `transformers_mem_mb` of host memory; API models and baselines take no GPU.
-    """
-    from omnisocial.models.cluster import placement
-
-    placed = placement(entry, default_mem_mb, transformers_mem_mb)
-    return {"gpu": placed["gpu"], "mem_mb": placed["mem_mb"]}
-
-
 def needs_baseline_predictions(entry: Mapping) -> bool:
     """A behavioural baseline entry that should read this study's cross-validated predictions."""
     options = entry.get("options") or {}
@@ -406,7 +394,6 @@ __all__ = [
     "build_requests",
     "infer_model",
     "load_models",
-    "model_resources",
     "tables_from_results",
     "variant_name",
     "with_baseline_predictions",

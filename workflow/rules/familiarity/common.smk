@@ -5,7 +5,6 @@ import re
 
 from omnisocial.familiarity.inference import (  # noqa: E402
     load_models,
-    model_resources,
     needs_baseline_predictions,
     with_baseline_predictions,
 )
@@ -59,20 +58,6 @@ def fam_model_cache(wildcards):
     a failed or interrupted job resumes where it stopped and only failed calls are retried.
     """
     return out("cache", f"{wildcards.model}.jsonl")
-
-
-def fam_model_gpu(wildcards):
-    entry = FAM_MODELS[wildcards.model]
-    return model_resources(
-        entry, INFERENCE["transformers_mem_mb"], INFERENCE["default_mem_mb"]
-    )["gpu"]
-
-
-def fam_model_mem_mb(wildcards):
-    entry = FAM_MODELS[wildcards.model]
-    return model_resources(
-        entry, INFERENCE["transformers_mem_mb"], INFERENCE["default_mem_mb"]
-    )["mem_mb"]
 
 
 def corpus_root(wildcards=None):

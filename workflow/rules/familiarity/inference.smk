@@ -38,11 +38,13 @@ rule infer_model:
         out("benchmarks", "infer_model_{model}.tsv")
     wildcard_constraints:
         model=FAM_MODEL_PATTERN,
+    group:
+        model_job_group(FAM_MODELS)
     conda:
         model_conda_env(FAM_MODELS)
     resources:
-        gpu=fam_model_gpu,
-        mem_mb=fam_model_mem_mb,
+        gpu=fam_model_resource("gpu"),
+        mem_mb=fam_model_resource("mem_mb"),
         runtime=fam_model_runtime,
         slurm_partition=fam_model_resource("slurm_partition"),
         gpu_model=fam_model_resource("gpu_model"),
