@@ -56,7 +56,8 @@ def make_design(n_per_cell: int) -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def inputs():
+def tables():
+    """Simulated ratings and three models' predictions on 48 dyads, with their scores."""
     design = make_design(6)  # 48 dyads
     blocks = block_design(design, n_blocks=6, seed=0)
     assignments = {
@@ -107,6 +108,21 @@ def inputs():
             "p_gt_0": [0.992, 0.17, 0.0],
         }
     )
+    return {
+        "trials": trials,
+        "truth": truth,
+        "predictions": predictions,
+        "metrics": metrics,
+        "rater_sdt": rater_sdt,
+        "contrasts": contrasts,
+    }
+
+
+@pytest.fixture(scope="module")
+def inputs(tables):
+    """Figure family -> a function drawing it from `tables` to a path stem."""
+    trials, truth, predictions = tables["trials"], tables["truth"], tables["predictions"]
+    metrics, rater_sdt, contrasts = tables["metrics"], tables["rater_sdt"], tables["contrasts"]
     return {
         "accuracy": lambda stem: figures.accuracy_figure(rater_sdt, metrics, stem, seed=3, caption="Demo."),
         "sdt": lambda stem: figures.sdt_figure(rater_sdt, metrics, stem),
@@ -531,3 +547,60 @@ def test_diagnostic_figures_draw_empty_tables(tmp_path):
     )
     who_confusion_figure(pd.DataFrame(columns=["model", "modality", "truth", "A"]), tmp_path / "w")
     assert len(list(tmp_path.glob("*.png"))) == 4
+
+
+# --- legend entries whose markers are hidden (issue 13) -----------------------------------------
+
+
+def test_hidden_legend_entries_finds_markers_under_others():
+    fig = style.Figure(figsize=(3, 2))
+    style.FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0.5, 0.7], "o", label="under", markersize=5)
+    ax.plot([0, 1], [0.5, 0.7], "s", label="over", markersize=5)  # same spots, drawn later
+    ax.scatter([0.5], [0.2], s=25, label="alone")
+    ax.errorbar([0.5], [0.2], yerr=0.05, fmt="o", markersize=3, label="small on top")  # visible: smaller
+    ax.plot([0, 1], [0.1, 0.9], label="line")  # a bare line has no markers to hide
+    assert style.hidden_legend_entries(fig) == ["under"]
+    ax.lines[0].set_xdata([0.05, 1.05])  # dodged: visible
+    assert style.hidden_legend_entries(fig) == []
+
+
+def test_no_figure_hides_a_legend_entry(tmp_path, inputs, caplog):
+    """Every figure family (models with tied results included) keeps each legend entry visible."""
+    families = {**inputs, **_overview_inputs(), **_social_inputs(), **_diagnostic_inputs()}
+    with caplog.at_level("WARNING", logger="omnisocial.figures.style"):
+        for name, draw in families.items():
+            draw(tmp_path / name)
+    hidden = [r.getMessage() for r in caplog.records if "hidden under another" in r.getMessage()]
+    assert not hidden, hidden
+
+
+def test_tied_models_keep_their_legend_entries(tmp_path, tables, caplog):
+    """Two models with identical results: each stays visible (dodged), on every model figure."""
+    from omnisocial.socialomni.figures import profile_figure, rank_scatter
+
+    twin = tables["metrics"][tables["metrics"]["model"] == "model-a"].assign(model="model-a-twin")
+    metrics = pd.concat([tables["metrics"], twin], ignore_index=True)
+    profile = pd.DataFrame(
+        {
+            "model": ["m1", "m2", "m3"],
+            "who_accuracy": [0.6, 0.6, 0.4],
+            "when_accuracy": [0.7, 0.7, 0.5],
+            "when_on_time": [0.3, 0.3, 0.2],
+            "how_mean": [40.0, 40.0, 30.0],
+            "perception_rank": [1.5, 1.5, 3.0],
+            "generation_rank": [1.5, 1.5, 3.0],
+        }
+    )
+    draws = {
+        "accuracy": lambda stem: figures.accuracy_figure(tables["rater_sdt"], metrics, stem, seed=3),
+        "sdt": lambda stem: figures.sdt_figure(tables["rater_sdt"], metrics, stem),
+        "profile": lambda stem: profile_figure(profile, stem),
+        "rank_scatter": lambda stem: rank_scatter(profile, stem),
+    }
+    with caplog.at_level("WARNING", logger="omnisocial.figures.style"):
+        for name, draw in draws.items():
+            draw(tmp_path / name)
+    hidden = [r.getMessage() for r in caplog.records if "hidden under another" in r.getMessage()]
+    assert not hidden, hidden

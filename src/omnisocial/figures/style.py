@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,10 +25,16 @@ import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PathCollection
+from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.transforms import ScaledTranslation, Transform
 
 from omnisocial.io import atomic_path
 from omnisocial.tables import SIMULATED_LABEL
+
+log = logging.getLogger(__name__)
 
 MODALITIES = ("text", "audio", "video")
 MODALITY_COLORS = {"text": "#4C72B0", "audio": "#DD8452", "video": "#55A868"}
@@ -220,6 +227,89 @@ def fit_to_width(fig: Figure, max_width_in: float = MAX_WIDTH_IN) -> float:
     return drawn
 
 
+def _marker_artists(ax) -> list[tuple[str, Line2D | PathCollection]]:
+    """(legend label, artist) of every labelled marker artist of `ax`, in drawing order."""
+    # an errorbar's label is on its container, not on its data line
+    container_labels = {
+        id(c.lines[0]): c.get_label()
+        for c in ax.containers
+        if isinstance(c, ErrorbarContainer) and c.lines[0] is not None
+    }
+    found = []
+    for artist in ax.get_children():
+        if isinstance(artist, (Line2D, PathCollection)):
+            label = container_labels.get(id(artist), artist.get_label())
+            if label and not label.startswith("_"):
+                found.append((label, artist))
+    return sorted(found, key=lambda pair: pair[1].get_zorder())  # stable: drawing order kept
+
+
+def _marker_points(artist) -> tuple[np.ndarray, float]:
+    """Display positions (pixels) of an artist's markers and their size (points); none for a bare line."""
+    if isinstance(artist, Line2D):
+        if artist.get_marker() in (None, "None", "none", "", " ") or not artist.get_visible():
+            return np.empty((0, 2)), 0.0
+        xy = np.column_stack([artist.get_xdata(), artist.get_ydata()]).astype(float)
+        size = float(artist.get_markersize())
+    else:
+        xy = np.asarray(artist.get_offsets(), dtype=float).reshape(-1, 2)
+        sizes = artist.get_sizes()
+        size = float(np.sqrt(np.max(sizes))) if len(sizes) else 0.0
+        if not artist.get_visible():
+            return np.empty((0, 2)), 0.0
+    xy = xy[np.isfinite(xy).all(axis=1)]
+    transform = artist.get_transform() if isinstance(artist, Line2D) else artist.get_offset_transform()
+    return (transform.transform(xy) if len(xy) else xy), size
+
+
+def tie_offsets(keys, step_pt: float = 5.0) -> list[float]:
+    """Horizontal offsets (points) that set markers with equal keys side by side, centred on
+    their spot; 0 for a marker alone. Keys are e.g. rounded (x, y) positions."""
+    members: dict = {}
+    for i, key in enumerate(keys):
+        members.setdefault(key, []).append(i)
+    offsets = [0.0] * len(keys)
+    for group in members.values():
+        for j, i in enumerate(group):
+            offsets[i] = (j - (len(group) - 1) / 2) * step_pt
+    return offsets
+
+
+def shifted(ax, dx_pt: float) -> Transform:
+    """ax's data transform moved `dx_pt` points to the right (for `transform=` of a marker)."""
+    return ax.transData + ScaledTranslation(dx_pt / 72.0, 0.0, ax.figure.dpi_scale_trans)
+
+
+def hidden_legend_entries(fig: Figure) -> list[str]:
+    """Legend labels every one of whose markers lies under a marker of another label.
+
+    A marker is hidden when one of another label, drawn later (higher zorder, or the same and
+    added later) and at least as large, sits within a third of its size of the same spot.
+    Such a legend entry names something the reader cannot see.
+    """
+    fig.canvas.draw()  # final limits and transforms
+    tolerance = fig.dpi / 72.0
+    hidden = []
+    for ax in fig.axes:
+        artists = _marker_artists(ax)
+        points = [(label, *_marker_points(artist)) for label, artist in artists]
+        for i, (label, xy, size) in enumerate(points):
+            if not len(xy):
+                continue
+            covers = [
+                other
+                for other_label, other, other_size in points[i + 1 :]
+                if other_label != label and len(other) and other_size >= size
+            ]
+            if not covers:
+                continue
+            above = np.vstack(covers)
+            near = np.linalg.norm(xy[:, None, :] - above[None, :, :], axis=2) <= tolerance * max(size / 3, 1)
+            if near.any(axis=1).all() and label not in hidden:
+                hidden.append(label)
+    return hidden
+
+
 def save_figure(fig: Figure, path_stem) -> list[Path]:
     """Write `<path_stem>.png` and `<path_stem>.pdf` atomically and reproducibly; return both paths.
 
@@ -231,6 +321,8 @@ def save_figure(fig: Figure, path_stem) -> list[Path]:
     paths = []
     with styled():
         fit_to_width(fig)
+        for label in hidden_legend_entries(fig):
+            log.warning("%s: every marker of legend entry %r is hidden under another", stem.name, label)
         for extension, metadata in (("png", PNG_METADATA), ("pdf", PDF_METADATA)):
             target = stem.with_name(f"{stem.name}.{extension}")
             with atomic_path(target) as tmp:

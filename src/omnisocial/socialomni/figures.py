@@ -24,7 +24,9 @@ from omnisocial.figures.style import (
     model_styles,
     new_figure,
     save_figure,
+    shifted,
     styled,
+    tie_offsets,
 )
 
 TIMING_LABELS = ("Interrupted", "Perfect", "Delayed", "TooLate", "NoResponse")
@@ -174,10 +176,19 @@ def rank_scatter(profile: pd.DataFrame, path_stem, *, title: str = "", subtitle:
             return save_figure(fig, path_stem)
         n = max(2.0, float(max(both["perception_rank"].max(), both["generation_rank"].max())))
         ax.plot([0.5, n + 0.5], [0.5, n + 0.5], color="#999999", linestyle=":", linewidth=0.9, zorder=0)
-        for row in both.sort_values("model").itertuples(index=False):
+        rows = list(both.sort_values("model").itertuples(index=False))
+        # tied ranks: the models sit side by side, not on top of each other
+        offsets = tie_offsets([(r.perception_rank, r.generation_rank) for r in rows], step_pt=7.0)
+        for row, dx in zip(rows, offsets, strict=True):
             color, marker = styles[row.model]
             ax.scatter(
-                row.perception_rank, row.generation_rank, color=color, marker=marker, s=40, label=row.model
+                row.perception_rank,
+                row.generation_rank,
+                color=color,
+                marker=marker,
+                s=40,
+                label=row.model,
+                transform=shifted(ax, dx),
             )
         ax.set_xlim(n + 0.5, 0.5)  # rank 1 (best) to the right and top
         ax.set_ylim(n + 0.5, 0.5)

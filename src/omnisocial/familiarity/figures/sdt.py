@@ -22,7 +22,9 @@ from omnisocial.figures.style import (
     new_figure,
     ordered_modalities,
     save_figure,
+    shifted,
     styled,
+    tie_offsets,
 )
 from omnisocial.stats.sdt import MAJORITY_MODEL
 
@@ -73,9 +75,15 @@ def sdt_figure(
             ax.scatter(
                 valid["criterion"], valid["d_prime"], s=8, color=HUMAN_COLOR, alpha=0.5, lw=0, label=label
             )
-            for row in metrics[metrics["modality"] == modality].sort_values("model").itertuples(index=False):
-                if not (np.isfinite(row.d_prime) and np.isfinite(row.criterion)):
-                    continue
+            own_metrics = metrics[metrics["modality"] == modality].sort_values("model")
+            rows = [
+                row
+                for row in own_metrics.itertuples(index=False)
+                if np.isfinite(row.d_prime) and np.isfinite(row.criterion)
+            ]
+            # models with the same d' and c sit side by side, not on top of each other
+            offsets = tie_offsets([(round(r.criterion, 6), round(r.d_prime, 6)) for r in rows])
+            for row, dx in zip(rows, offsets, strict=True):
                 if row.model == crowd_model:
                     color, marker, size, name = CROWD_COLOR, "*", 11, "crowd majority vote"
                 else:
@@ -90,6 +98,7 @@ def sdt_figure(
                     markeredgecolor="white",
                     markeredgewidth=0.5,
                     label=name if name not in labelled else None,
+                    transform=shifted(ax, dx),
                 )
                 labelled.add(name)
             dropped = len(own) - len(valid)
