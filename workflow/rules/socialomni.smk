@@ -250,13 +250,14 @@ rule socialomni_judge_how:
 
 
 rule socialomni_profile:
-    """One row per model: who accuracy, when accuracy and timing, how score, perception and generation ranks."""
+    """One row per model: who accuracy, when accuracy and timing, how score (counts, 95% intervals), ranks."""
     input:
         who=sout("metrics", "who_metrics.csv"),
         when_single=sout("metrics", "when_single_metrics.csv"),
         rates=sout("metrics", "when_stream_rates.csv"),
         tolerance=sout("metrics", "when_tolerance.csv"),
         how=sout("metrics", "how_metrics.csv"),
+        how_items=sout("scores", "how_judgements.csv"),
     output:
         profile=sout("metrics", "social_profile.csv"),
     log:
@@ -318,5 +319,6 @@ rule socialomni_figures:
         runtime=minutes(10),
     params:
         thresholds=SOCIAL["when"]["thresholds"],
+        simulated=SOCIAL["source"] == "demo",
     script:
         "../scripts/socialomni/figures.py"

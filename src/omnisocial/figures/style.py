@@ -120,14 +120,21 @@ def is_simulated(*tables) -> bool:
     return False
 
 
-def simulated_note(simulated: bool | None, *tables) -> str:
-    """'' for real data; else the demo label the subtitle must carry."""
+def simulated_note(
+    simulated: bool | None, *tables, label: str = SIMULATED_LABEL, instead_of: str = "ratings"
+) -> str:
+    """'' for real data; else the demo label the subtitle must carry.
+
+    `label` names what was simulated and `instead_of` what real data it stands for (the
+    default: the rater panel instead of ratings; the social demo's generated clips say so)."""
     flag = is_simulated(*tables) if simulated is None else bool(simulated)
-    return f"SIMULATED DATA: {SIMULATED_LABEL}, not real ratings" if flag else ""
+    return f"SIMULATED DATA: {label}, not real {instead_of}" if flag else ""
 
 
-def full_subtitle(subtitle: str, simulated: bool | None, *tables) -> str:
-    note = simulated_note(simulated, *tables)
+def full_subtitle(
+    subtitle: str, simulated: bool | None, *tables, label: str = SIMULATED_LABEL, instead_of: str = "ratings"
+) -> str:
+    note = simulated_note(simulated, *tables, label=label, instead_of=instead_of)
     return " | ".join(part for part in (note, subtitle) if part)
 
 

@@ -3,7 +3,8 @@
 The who / when item tables (`WHO_ITEMS`, `WHEN_ITEMS`) come from the released files through
 `socialomni.importers`; `TURNS`, `PANELS`, `HOW_REFERENCES`, `WHEN_STREAM_ITEMS` from the
 demo's `truth/` folder (or derived from the released items); `REPLIES` holds every model's
-and baseline's answers (`reply_row` builds one row, `answered` keeps the successful calls).
+and baseline's answers (`reply_row` builds one row, `answered` keeps the successful calls);
+`SOCIAL_PROFILE` is the per-model who / when / how profile with its counts and 95% bounds.
 """
 
 from __future__ import annotations
@@ -298,6 +299,54 @@ HOW_JUDGEMENTS = Contract(
         Column("judge_failed", "bool", doc="the LLM judge's call failed: no score, counted, never 0"),
     ),
     key=("model", "modality", "item_id", "judge"),
+)
+
+
+def _rate(name: str, doc: str = "") -> Column:
+    return Column(name, "float", nullable=True, bounds=(0.0, 1.0), doc=doc)
+
+
+def _count(name: str, doc: str = "") -> Column:
+    return Column(name, "int", nullable=True, doc=doc)
+
+
+def _score(name: str, doc: str = "") -> Column:
+    return Column(name, "float", nullable=True, bounds=(0.0, 100.0), doc=doc)
+
+
+SOCIAL_PROFILE = Contract(
+    "social_profile",
+    (
+        Column("model"),
+        _rate("who_accuracy", "who_metrics: accuracy (unparseable replies count wrong)"),
+        _count("who_n", "who items scored"),
+        _count("who_correct"),
+        _rate("who_accuracy_low", "95% Wilson"),
+        _rate("who_accuracy_high"),
+        Column("who_consistency_gap", "float", nullable=True, bounds=(-1.0, 1.0)),
+        _rate("when_accuracy", "single-cut accuracy (overall)"),
+        _count("when_n", "single-cut items scored"),
+        _count("when_correct"),
+        _rate("when_accuracy_low", "95% Wilson"),
+        _rate("when_accuracy_high"),
+        _rate("when_on_time", "streaming: Perfect / items"),
+        _count("when_stream_n", "streaming items, NoResponse included"),
+        _count("when_on_time_count", "streaming items labelled Perfect"),
+        _rate("when_on_time_low", "95% Wilson"),
+        _rate("when_on_time_high"),
+        _rate("when_early"),
+        _rate("when_late"),
+        _rate("when_f1", "tolerance-window F1 at social.when.profile_delta"),
+        _score("how_mean", "judged, mean over judges per item, zeros kept, then over items"),
+        _count("how_n", "items with a judged score"),
+        Column("how_sd", "float", nullable=True, doc="sample SD of the per-item scores"),
+        _score("how_mean_low", "95% t interval over items, clipped to [0, 100]"),
+        _score("how_mean_high"),
+        _score("how_mean_without_zeros"),
+        Column("perception_rank", "float", nullable=True, doc="by who accuracy; 1 = best, ties averaged"),
+        Column("generation_rank", "float", nullable=True, doc="by how_mean; 1 = best, ties averaged"),
+    ),
+    key=("model",),
 )
 
 

@@ -1,8 +1,10 @@
 """Figures of the who / when / how benchmark (SocialOmni-style) (tables in, PNG + PDF out).
 
 - `profile_figure`: per model, who accuracy, single-cut when accuracy, streaming on-time
-  rate and the how score over judges (0-100 mapped to 0-1), as grouped bars; a task a
-  model was not run on is left empty and marked "n/a";
+  rate and the how score over judges (0-100 mapped to 0-1), as grouped bars with their 95%
+  intervals as whiskers (the profile's `*_low` / `*_high`) and each bar's value and n; a
+  task a model was not run on is left empty and marked "n/a"; demo input (social.source
+  demo, passed as `simulated`) puts the SIMULATED note in the subtitle;
 - `timing_figure`: the signed offsets (response time - turn end) of the streaming when
   protocol as a histogram per model with the label thresholds marked, and the share of
   each label (Interrupted / Perfect / Delayed / TooLate / NoResponse) per model;
@@ -21,6 +23,7 @@ import pandas as pd
 
 from omnisocial.figures.style import (
     empty_panel,
+    full_subtitle,
     model_styles,
     new_figure,
     save_figure,
@@ -42,30 +45,67 @@ LABEL_COLORS = {
 
 
 PROFILE_MEASURES = (
-    ("who_accuracy", "who: accuracy"),
-    ("when_accuracy", "when: single-cut accuracy"),
-    ("when_on_time", "when: on-time rate (streaming)"),
-    ("how_mean", "how: judged score / 100"),
+    # (value column, label, the count of items behind it); the interval is <value>_low / _high
+    ("who_accuracy", "who\naccuracy", "who_n"),
+    ("when_accuracy", "when\nsingle-cut\naccuracy", "when_n"),
+    ("when_on_time", "when\non-time rate\n(streaming)", "when_stream_n"),
+    ("how_mean", "how\njudged score\n/ 100", "how_n"),
+)
+
+
+# what the SIMULATED note names for the social demo (social.source: demo)
+SOCIAL_DEMO_LABEL = "generated social demo clips (social.source: demo)"
+SOCIAL_DEMO_INSTEAD_OF = "recordings"
+
+
+PROFILE_CAPTION = (
+    "Bars: rate or score per model; whiskers: 95% intervals (Wilson for who accuracy, "
+    "single-cut when accuracy and the streaming on-time rate; t over items for the how "
+    "score, mean over judges per item). Labels: value (n items), n under the task when "
+    "every model had the same. n/a: the model was not run on that task."
 )
 
 
 def _value(row, column: str) -> float:
     value = row.get(column, math.nan)
-    value = math.nan if value is None else float(value)
-    return value / 100 if column == "how_mean" and math.isfinite(value) else value
+    value = math.nan if value is None or pd.isna(value) else float(value)
+    return value / 100 if column.startswith("how_mean") and math.isfinite(value) else value
+
+
+def _items(row, column: str) -> int | None:
+    value = row.get(column)
+    return None if value is None or pd.isna(value) else int(value)
+
+
+def _shared_n(records: dict, column: str, n_column: str) -> int | None:
+    """The n of every model that has the measure, when they all have the same one (else None)."""
+    ns = {_items(row, n_column) for row in records.values() if math.isfinite(_value(row, column))}
+    return next(iter(ns)) if len(ns) == 1 else None
 
 
 def profile_figure(
-    profile: pd.DataFrame, path_stem, *, title: str = "", subtitle: str = "", caption: str = ""
+    profile: pd.DataFrame,
+    path_stem,
+    *,
+    title: str = "",
+    subtitle: str = "",
+    caption: str = PROFILE_CAPTION,
+    simulated: bool | None = None,
 ):
-    """Grouped bars of the who / when / how profile, one group per measure, one bar per model."""
+    """Grouped bars of the who / when / how profile, one group per measure, one bar per model.
+
+    Whiskers: the `<measure>_low` / `<measure>_high` interval where the profile has one;
+    each bar is labelled with its value and n (the items behind it; once under the measure
+    when every model has the same n). `simulated` (None: a
+    `source` column mentioning "simulated") puts the SIMULATED note in the subtitle."""
     models = sorted(profile["model"]) if len(profile) else []
     styles = model_styles(models)
+    note = {"label": SOCIAL_DEMO_LABEL, "instead_of": SOCIAL_DEMO_INSTEAD_OF}
     with styled():
         fig, axes = new_figure(
             panel_size=(max(4.2, 1.4 * len(PROFILE_MEASURES) + 0.25 * len(models)), 2.8),
             title=title or "Who / when / how profile per model",
-            subtitle=subtitle,
+            subtitle=full_subtitle(subtitle, simulated, profile, **note),
             caption=caption,
             right_in=1.9,
             bottom_in=0.9,
@@ -76,19 +116,54 @@ def profile_figure(
             return save_figure(fig, path_stem)
         width = 0.8 / len(models)
         records = {row["model"]: row for row in profile.to_dict("records")}
+        shared = [_shared_n(records, column, n_column) for column, _, n_column in PROFILE_MEASURES]
+        top = 1.0
         for m, model in enumerate(models):
+            record = records[model]
             xs = np.arange(len(PROFILE_MEASURES)) - 0.4 + width * (m + 0.5)
-            values = [_value(records[model], column) for column, _ in PROFILE_MEASURES]
+            values = [_value(record, column) for column, _, _ in PROFILE_MEASURES]
             heights = [v if math.isfinite(v) else 0.0 for v in values]
             ax.bar(xs, heights, width * 0.92, color=styles[model][0], label=model)
-            for x, v in zip(xs, values, strict=True):
-                text = f"{v:.2f}" if math.isfinite(v) else "n/a"
-                ax.text(x, (v if math.isfinite(v) else 0) + 0.02, text, ha="center", va="bottom", fontsize=7)
-        ax.set_xticks(np.arange(len(PROFILE_MEASURES)), [label for _, label in PROFILE_MEASURES])
-        for tick in ax.get_xticklabels():
-            tick.set_rotation(20)
-            tick.set_ha("right")
-        ax.set_ylim(0, 1.12)
+            bounds = [
+                (_value(record, f"{column}_low"), _value(record, f"{column}_high"))
+                for column, _, _ in PROFILE_MEASURES
+            ]
+            drawn = [
+                k
+                for k, (v, (low, high)) in enumerate(zip(values, bounds, strict=True))
+                if math.isfinite(v) and math.isfinite(low) and math.isfinite(high)
+            ]
+            if drawn:
+                centre = np.array([values[k] for k in drawn])
+                low = np.array([bounds[k][0] for k in drawn])
+                high = np.array([bounds[k][1] for k in drawn])
+                ax.errorbar(
+                    xs[drawn],
+                    centre,
+                    yerr=np.vstack([np.clip(centre - low, 0, None), np.clip(high - centre, 0, None)]),
+                    fmt="none",
+                    ecolor="#222222",
+                    elinewidth=0.8,
+                    capsize=1.5,
+                    capthick=0.8,
+                    gid=f"interval:{model}",
+                )
+            for k, (x, v) in enumerate(zip(xs, values, strict=True)):
+                if not math.isfinite(v):
+                    ax.text(x, 0.02, "n/a", ha="center", va="bottom", fontsize=7, rotation=90)
+                    continue
+                n = None if shared[k] is not None else _items(record, PROFILE_MEASURES[k][2])
+                text = f"{v:.2f}" if n is None else f"{v:.2f} (n={n})"
+                y = max(v, bounds[k][1] if k in drawn else v) + 0.02
+                ax.text(x, y, text, ha="center", va="bottom", fontsize=7, rotation=90)
+                top = max(top, y + 0.032 * len(text))
+        ticks = [
+            label if n is None else f"{label}\nn = {n} each"
+            for (_, label, _), n in zip(PROFILE_MEASURES, shared, strict=True)
+        ]
+        ax.set_xticks(np.arange(len(PROFILE_MEASURES)), ticks)
+        ax.set_ylim(0, max(1.12, top))
+        ax.set_yticks(np.linspace(0, 1, 6))
         ax.set_ylabel("rate or score (0-1)")
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
         return save_figure(fig, path_stem)
@@ -214,8 +289,6 @@ def who_confusion_figure(
 ):
     """Confusion matrices of the who task, one panel per model x modality (rows of
     who_confusion.csv: model, modality, truth, one column per option, unparsed)."""
-    from omnisocial.figures.style import full_subtitle
-
     keys = (
         sorted({(r.model, r.modality) for r in confusion[["model", "modality"]].itertuples(index=False)})
         if len(confusion)

@@ -180,6 +180,14 @@ def _means(values: pd.Series) -> dict:
     }
 
 
+def item_means(judgements: pd.DataFrame) -> pd.Series:
+    """item_id -> the mean over the judges' valid scores of that item (NaN when none is valid).
+
+    `judgements`: one model's item_id and numeric score (NaN = unparseable), any judges; the
+    per-item score that the aggregate over judges ("all") averages (module doc)."""
+    return judgements.groupby("item_id")["score"].mean()
+
+
 def aggregate_how(judgements: pd.DataFrame) -> pd.DataFrame:
     """Per model: one row per judge and one with judge 'all' (module doc).
 
@@ -212,7 +220,7 @@ def aggregate_how(judgements: pd.DataFrame) -> pd.DataFrame:
                     "n_judge_failed": int(sub["failed"].sum()),
                 }
             )
-        per_item = group.groupby("item_id")["score"].mean()  # NaNs skipped; all-NaN items stay NaN
+        per_item = item_means(group)  # NaNs skipped; all-NaN items stay NaN
         rows.append(
             {
                 "model": model,

@@ -7,14 +7,15 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
-from omnisocial.socialomni.contracts import WHEN_STREAM_SCORES
+from omnisocial.socialomni.contracts import SOCIAL_PROFILE, WHEN_STREAM_SCORES
 from omnisocial.socialomni.figures import profile_figure, rank_scatter, timing_figure, who_confusion_figure
 from omnisocial.workflow import start
 
 log = start(snakemake)
 out = snakemake.output
-profile = pd.read_csv(snakemake.input.profile)
-profile_figure(profile, Path(out.profile_png).with_suffix(""))
+simulated = bool(snakemake.params.simulated)  # social.source demo: generated clips
+profile = SOCIAL_PROFILE.read(snakemake.input.profile)
+profile_figure(profile, Path(out.profile_png).with_suffix(""), simulated=simulated)
 timing_figure(
     WHEN_STREAM_SCORES.read(snakemake.input.stream_scores),
     Path(out.timing_png).with_suffix(""),

@@ -1,4 +1,4 @@
-"""Rule socialomni_profile: the who / when / how profile and the two ranks per model."""
+"""Rule socialomni_profile: the who / when / how profile (counts, 95% intervals) and the ranks."""
 
 import sys
 from pathlib import Path
@@ -7,8 +7,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
-from omnisocial.io import write_csv
-from omnisocial.socialomni.contracts import ACCURACY_BREAKDOWN
+from omnisocial.socialomni.contracts import ACCURACY_BREAKDOWN, HOW_JUDGEMENTS, SOCIAL_PROFILE
 from omnisocial.socialomni.profile import social_profile
 from omnisocial.workflow import start
 
@@ -21,6 +20,7 @@ profile = social_profile(
     pd.read_csv(inp.tolerance),
     pd.read_csv(inp.how),
     delta=float(snakemake.params.profile_delta),
+    how_items=HOW_JUDGEMENTS.read(inp.how_items),
 )
 log.info("profile of %d models", len(profile))
-write_csv(snakemake.output.profile, profile)
+SOCIAL_PROFILE.write(snakemake.output.profile, profile)
