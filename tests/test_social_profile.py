@@ -278,7 +278,7 @@ def _subtitle(fig) -> str:
 def test_subtitle_flags_demo_input_and_not_real_input(profile, tmp_path):
     table = profile.reset_index()
     demo, _ = _draw(table, tmp_path, simulated=True)
-    assert "SIMULATED DATA" in _subtitle(demo) and social_figures.SOCIAL_DEMO_LABEL in _subtitle(demo)
+    assert "SIMULATED DATA" in _subtitle(demo) and style.SOCIAL_DEMO_LABEL in _subtitle(demo)
     real, _ = _draw(table, tmp_path, simulated=False)
     assert "SIMULATED" not in _subtitle(real)
     auto, _ = _draw(table, tmp_path)  # no source column: real

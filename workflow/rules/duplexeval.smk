@@ -125,5 +125,7 @@ rule duplexeval_figures:
         "../../envs/figures.yaml"
     resources:
         runtime=minutes(10),
+    params:
+        simulated=SOCIAL["source"] == "demo",
     script:
         "../scripts/duplexeval/figures.py"

@@ -138,6 +138,17 @@ def full_subtitle(
     return " | ".join(part for part in (note, subtitle) if part)
 
 
+# what the SIMULATED note names for the social demo (social.source: demo)
+SOCIAL_DEMO_LABEL = "generated social demo clips (social.source: demo)"
+SOCIAL_DEMO_INSTEAD_OF = "recordings"
+
+
+def social_subtitle(subtitle: str, simulated: bool | None, *tables) -> str:
+    """The subtitle with the social demo's SIMULATED note in front when the inputs are generated."""
+    note = {"label": SOCIAL_DEMO_LABEL, "instead_of": SOCIAL_DEMO_INSTEAD_OF}
+    return full_subtitle(subtitle, simulated, *tables, **note)
+
+
 def _wrap(text: str, width_in: float) -> list[str]:
     if not text:
         return []

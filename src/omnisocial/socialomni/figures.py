@@ -23,11 +23,11 @@ import pandas as pd
 
 from omnisocial.figures.style import (
     empty_panel,
-    full_subtitle,
     model_styles,
     new_figure,
     save_figure,
     shifted,
+    social_subtitle,
     styled,
     tie_offsets,
 )
@@ -51,11 +51,6 @@ PROFILE_MEASURES = (
     ("when_on_time", "when\non-time rate\n(streaming)", "when_stream_n"),
     ("how_mean", "how\njudged score\n/ 100", "how_n"),
 )
-
-
-# what the SIMULATED note names for the social demo (social.source: demo)
-SOCIAL_DEMO_LABEL = "generated social demo clips (social.source: demo)"
-SOCIAL_DEMO_INSTEAD_OF = "recordings"
 
 
 PROFILE_CAPTION = (
@@ -100,12 +95,11 @@ def profile_figure(
     `source` column mentioning "simulated") puts the SIMULATED note in the subtitle."""
     models = sorted(profile["model"]) if len(profile) else []
     styles = model_styles(models)
-    note = {"label": SOCIAL_DEMO_LABEL, "instead_of": SOCIAL_DEMO_INSTEAD_OF}
     with styled():
         fig, axes = new_figure(
             panel_size=(max(4.2, 1.4 * len(PROFILE_MEASURES) + 0.25 * len(models)), 2.8),
             title=title or "Who / when / how profile per model",
-            subtitle=full_subtitle(subtitle, simulated, profile, **note),
+            subtitle=social_subtitle(subtitle, simulated, profile),
             caption=caption,
             right_in=1.9,
             bottom_in=0.9,
@@ -304,7 +298,7 @@ def who_confusion_figure(
             ncols,
             panel_size=(1.6, 1.4),
             title=title,
-            subtitle=full_subtitle(subtitle, simulated, confusion),
+            subtitle=social_subtitle(subtitle, simulated, confusion),
             caption=caption,
             wspace_in=0.5,
             hspace_in=0.75,
