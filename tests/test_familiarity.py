@@ -550,6 +550,20 @@ def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
     finite = correlations.dropna(subset=["pearson_r_corrected"])
     assert (finite["pearson_r_corrected"].abs() >= finite["pearson_r"].abs() - 1e-12).all()
     # a modality answered by one model only cannot be fitted, and says why
+    # one person row per rater (humans) or model of each fit, counting the fit's responses
+    persons = rasch["rasch_persons"]
+    per_fit = persons.groupby(["modality", "rater_type"]).agg(
+        n=("person", "size"), responses=("n_responses", "sum")
+    )
+    fitted = fits[fits["fitted"]]
+    assert per_fit["n"].to_dict() == fitted["n_persons"].to_dict()
+    assert per_fit["responses"].to_dict() == fitted["n_responses"].to_dict()
+    human_text = persons[(persons["modality"] == "text") & (persons["rater_type"] == "human")]
+    raters = trials[trials["modality"] == "text"]["rater_id"].astype(str)
+    assert set(human_text["person"]) <= set(raters)
+    assert (
+        (human_text["hdi_low"] < human_text["ability"]) & (human_text["ability"] < human_text["hdi_high"])
+    ).all()
     lone = analysis.rasch_tables([frames[-1]], trials[trials["modality"] == "audio"], design, sampler)
     row = lone["rasch_fits"].set_index("rater_type").loc["model"]
     assert not row["fitted"] and "1 models" in row["reason"]
@@ -570,6 +584,8 @@ def test_every_figure_family_draws_from_its_tables(tiny_study, tmp_path):
                 "hdi_low": [-0.1],
                 "hdi_high": [0.5],
                 "p_gt_0": [0.9],
+                "r_hat": [1.002],
+                "ess_bulk": [812.0],
                 "source": [SIMULATED_LABEL],
             }
         ),
@@ -580,6 +596,15 @@ def test_every_figure_family_draws_from_its_tables(tiny_study, tmp_path):
                 for m in ("text", "audio")
                 for k in ("human", "model")
             ]
+        ),
+        "rasch_fits": pd.DataFrame(
+            {
+                "modality": ["text", "text", "audio", "audio"],
+                "rater_type": ["human", "model", "human", "model"],
+                "fitted": True,
+                "r_hat_max": [1.0, 1.03, 1.0, 1.0],
+                "ess_bulk_min": [900.0, 800.0, 120.0, 700.0],
+            }
         ),
     }
     shown = fam_figures.shown_models(tables["metrics"], "v1")

@@ -106,6 +106,8 @@ def tables():
             "hdi_low": [0.04, -0.25, -0.47],
             "hdi_high": [0.38, 0.09, -0.12],
             "p_gt_0": [0.992, 0.17, 0.0],
+            "r_hat": [1.001, 1.02, 1.003],
+            "ess_bulk": [1500.0, 900.0, 1200.0],
         }
     )
     return {
@@ -135,6 +137,14 @@ def inputs(tables):
         ),
         "difficulty": lambda stem: figures.difficulty_figure(
             figures.dyad_accuracy(trials, predictions, truth).assign(source=SIMULATED_LABEL), stem
+        ),
+        # the workflow's difficulty figure: Rasch difficulties with one fit not converged
+        "difficulty_rasch": lambda stem: figures.difficulty_figure(
+            _rasch_dyads_and_fits()[0],
+            stem,
+            fits=_rasch_dyads_and_fits()[1],
+            value="difficulty",
+            value_label="Rasch difficulty",
         ),
         "glmm": lambda stem: figures.glmm_contrast_figure(contrasts, stem, simulated=True),
         "calibration": lambda stem: figures.calibration_figure(figures.reliability_table(predictions), stem),
@@ -183,7 +193,15 @@ def test_simulated_inputs_are_flagged_in_the_subtitle():
 
 def test_simulated_note_changes_the_rendered_figure(tmp_path):
     contrasts = pd.DataFrame(
-        {"contrast": ["video - text"], "mean": [0.3], "hdi_low": [0.1], "hdi_high": [0.5], "p_gt_0": [0.99]}
+        {
+            "contrast": ["video - text"],
+            "mean": [0.3],
+            "hdi_low": [0.1],
+            "hdi_high": [0.5],
+            "p_gt_0": [0.99],
+            "r_hat": [1.0],
+            "ess_bulk": [900.0],
+        }
     )
     real = figures.glmm_contrast_figure(contrasts, tmp_path / "real")[0].read_bytes()
     demo = figures.glmm_contrast_figure(contrasts, tmp_path / "demo", simulated=True)[0].read_bytes()
@@ -276,6 +294,208 @@ def test_from_rasch_feeds_the_difficulty_figure(tmp_path):
         table, tmp_path / "rasch", value="difficulty", value_label="Rasch difficulty"
     )
     assert all(path.stat().st_size > 0 for path in paths)
+
+
+# --- convergence marks (GLMM contrasts, Rasch fits), crowd panels ---------------------------
+
+
+def _captured(monkeypatch, module) -> list:
+    """Figures `module` would save, kept instead of written."""
+    figures_seen = []
+    monkeypatch.setattr(module, "save_figure", lambda fig, stem: figures_seen.append(fig) or [])
+    return figures_seen
+
+
+def _misses_targets(r_hat, ess) -> np.ndarray:
+    """Independent of the package: R-hat <= 1.01 and bulk ESS >= 400 (NaN fails both)."""
+    r_hat, ess = np.asarray(r_hat, dtype=float), np.asarray(ess, dtype=float)
+    return ~((r_hat <= 1.01) & (ess >= 400))
+
+
+def _rasch_dyads_and_fits():
+    """Rasch difficulties of 12 dyads for text/audio x human/model, and their fits: the model
+    fits miss the targets (text: R-hat 1.03; audio: R-hat undefined), the human fits meet them."""
+    truth = {f"D{i:02d}": ("familiar", "stranger")[i % 2] for i in range(12)}
+    rng = np.random.default_rng(3)
+    dyads = pd.DataFrame(
+        [
+            {"dyad_id": d, "modality": m, "rater_type": k, "difficulty": rng.normal(), "truth": t}
+            for m in ("text", "audio")
+            for k in ("human", "model")
+            for d, t in truth.items()
+        ]
+    ).assign(source=SIMULATED_LABEL)
+    fits = pd.DataFrame(
+        {
+            "modality": ["text", "text", "audio", "audio", "video"],
+            "rater_type": ["human", "model", "human", "model", "human"],
+            "fitted": [True, True, True, True, False],
+            "r_hat_max": [1.01, 1.03, 1.004, np.nan, np.nan],
+            "ess_bulk_min": [400.0, 2000.0, 650.0, 900.0, np.nan],
+        }
+    )
+    return dyads, fits
+
+
+def test_glmm_figure_flags_exactly_the_unconverged_contrasts(tmp_path, monkeypatch):
+    from matplotlib.colors import to_rgba
+
+    from omnisocial.familiarity.figures import glmm as module
+
+    contrasts = pd.DataFrame(
+        {
+            "contrast": [f"modality[{a}] - modality[{b}]" for a, b in ("ab", "ac", "ad", "bc", "bd")],
+            "mean": [0.2, -0.1, 0.3, 0.0, 0.1],
+            "hdi_low": [0.05, -0.3, 0.1, -0.2, -0.1],
+            "hdi_high": [0.4, 0.1, 0.5, 0.2, 0.3],
+            "p_gt_0": [0.99, 0.2, 0.99, 0.5, 0.8],
+            "r_hat": [1.0, 1.02, 1.005, np.nan, 1.01],
+            "ess_bulk": [500.0, 800.0, 399.0, 1000.0, 400.0],
+        }
+    )
+    expected = _misses_targets(contrasts["r_hat"], contrasts["ess_bulk"])
+    assert expected.tolist() == [False, True, True, True, False]
+    seen = _captured(monkeypatch, module)
+    figures.glmm_contrast_figure(contrasts, tmp_path / "g")
+    (fig,) = seen
+    ax = fig.axes[0]
+    red = to_rgba(style.FLAG_COLOR)
+    ticks = {tick.get_text(): to_rgba(tick.get_color()) == red for tick in ax.get_yticklabels()}
+    for name, bad in zip(contrasts["contrast"], expected, strict=True):
+        label = pretty_contrast(name) + ("\n(not converged)" if bad else "")
+        assert ticks[label] == bad  # red and labelled exactly when it misses the targets
+    intervals = [c for c in ax.collections if len(c.get_segments()) == 1]
+    assert [to_rgba(c.get_colors()[0]) == red for c in intervals] == list(expected)
+    caption = " ".join(text.get_text() for text in fig.texts)
+    assert "3 of 5 contrasts" in caption and "R-hat > 1.01 or bulk ESS < 400" in caption
+
+
+def _is_hollow(ax) -> bool:
+    points = [c for c in ax.collections if len(c.get_offsets())]
+    return bool(points) and all(
+        c.get_facecolors().size == 0 or (c.get_facecolors()[:, 3] == 0).all() for c in points
+    )
+
+
+def _map_persons():
+    """Abilities of 9 raters and 3 models per modality (text, audio)."""
+    rng = np.random.default_rng(1)
+    return pd.DataFrame(
+        [
+            {"modality": m, "rater_type": k, "person": f"{k}{i}", "ability": rng.normal(0, 1.5)}
+            for m in ("text", "audio")
+            for k, n in (("human", 9), ("model", 3))
+            for i in range(n)
+        ]
+    )
+
+
+def test_difficulty_figure_marks_the_panels_of_unconverged_fits(tmp_path, monkeypatch):
+    from matplotlib.colors import to_rgba
+
+    from omnisocial.familiarity.figures import difficulty as module
+
+    dyads, fits = _rasch_dyads_and_fits()
+    fitted = fits[fits["fitted"]]
+    miss = _misses_targets(fitted["r_hat_max"], fitted["ess_bulk_min"])
+    bad = set(zip(fitted["rater_type"][miss], fitted["modality"][miss], strict=True))
+    assert bad == {("model", "text"), ("model", "audio")}
+    seen = _captured(monkeypatch, module)
+    figures.difficulty_figure(dyads, tmp_path / "d", fits=fits, value="difficulty")
+    (fig,) = seen
+    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_visible()}
+    # a panel is hollow exactly when one of its two fits missed the targets
+    expected = {
+        "text vs audio": {("human", "text"), ("human", "audio")},
+        "humans vs models: text": {("human", "text"), ("model", "text")},
+        "humans vs models: audio": {("human", "audio"), ("model", "audio")},
+    }
+    assert set(panels) == set(expected)
+    assert {title: _is_hollow(ax) for title, ax in panels.items()} == {
+        title: bool(keys & bad) for title, keys in expected.items()
+    }
+    red = to_rgba(style.FLAG_COLOR)
+    flagged_axes = [ax.get_ylabel() for ax in panels.values() if to_rgba(ax.yaxis.label.get_color()) == red]
+    assert flagged_axes == ["models, text\n(not converged)", "models, audio\n(not converged)"]
+    legend = [text.get_text() for ax in fig.axes if ax.get_legend() for text in ax.get_legend().get_texts()]
+    assert "not converged: R-hat > 1.01 or bulk ESS < 400" in legend
+    assert "2 of 4 Rasch fits" in " ".join(text.get_text() for text in fig.texts)
+
+
+def test_person_item_map_draws_every_person_on_the_item_scale(tmp_path, monkeypatch):
+    from omnisocial.familiarity.figures import diagnostics as module
+
+    dyads, fits = _rasch_dyads_and_fits()
+    persons = _map_persons()
+    seen = _captured(monkeypatch, module)
+    module.person_item_map(dyads, tmp_path / "m", persons=persons, fits=fits)
+    (fig,) = seen
+    axes = np.array(fig.axes).reshape(2, 2)  # rows human, model; columns text, audio
+    for (i, kind), (j, modality) in itertools.product(
+        enumerate(("human", "model")), enumerate(("text", "audio"))
+    ):
+        bars = [c for c in axes[i, j].containers if c.get_label().startswith("persons")]
+        widths = [-patch.get_width() for patch in bars[0]]
+        mine = persons[(persons["rater_type"] == kind) & (persons["modality"] == modality)]
+        assert sum(widths) == len(mine)  # every person counted once, on the left
+        edges = [patch.get_y() for patch in bars[0]] + [bars[0][-1].get_y() + bars[0][-1].get_height()]
+        counts, _ = np.histogram(mine["ability"], bins=edges)
+        assert widths == counts.tolist()  # at their abilities, on the difficulties' logit axis
+        marked = any(text.get_text() == "not converged" for text in axes[i, j].texts)
+        assert marked == (kind == "model")
+    assert "2 of 4 Rasch fits" in " ".join(text.get_text() for text in fig.texts)
+
+
+def _crowd_inputs(modalities):
+    rows = [
+        {
+            "modality": m,
+            "k": k,
+            "accuracy_mean": 0.55 + 0.02 * k + 0.01 * j,
+            "resample_low": 0.45 + 0.02 * k,
+            "resample_high": 0.7 + 0.02 * k,
+            "accuracy_expected": 0.55 + 0.02 * k,
+            "source": SIMULATED_LABEL,
+        }
+        for j, m in enumerate(modalities)
+        for k in (1, 3, 5, 7)
+    ]
+    models = pd.DataFrame(
+        {
+            "model": ["a", "b", "human_majority"] * len(modalities),
+            "modality": [m for m in modalities for _ in range(3)],
+            "accuracy": [0.6, 0.7, 0.9] * len(modalities),
+        }
+    )
+    return pd.DataFrame(rows), models
+
+
+@pytest.mark.parametrize("modalities", [("text", "audio", "video"), ("audio",)])
+def test_crowd_figure_has_one_panel_per_modality(tmp_path, monkeypatch, modalities):
+    from omnisocial.familiarity.figures import crowds as module
+
+    curve, models = _crowd_inputs(modalities)
+    seen = _captured(monkeypatch, module)
+    module.crowd_figure(curve, tmp_path / "c", models=models)
+    (fig,) = seen
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(axes) == len(modalities)
+    assert [ax.get_title() for ax in axes] == list(modalities)
+    assert all(axes[0].get_shared_y_axes().joined(axes[0], ax) for ax in axes[1:])
+    for ax in axes:
+        assert len(ax.collections) == 1  # one band per panel: none overlap
+        (legend,) = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert legend.replace("\n", " ") == "best model: b (0.70)"  # the crowd is not a model
+
+
+def test_crowd_figure_fits_a_page_with_long_model_names(tmp_path):
+    from printsize import pdf_print_size
+
+    curve, models = _crowd_inputs(("text", "audio", "video"))
+    models["model"] = models["model"].replace({"b": "behavioural@v1 = baseline_behavioural"})
+    _, pdf = figures.crowd_figure(curve, tmp_path / "c", models=models)
+    width, _, sizes = pdf_print_size(pdf)
+    assert width <= style.MAX_WIDTH_IN + 1e-3 and min(sizes) >= style.MIN_FONT_PT
 
 
 # --- print size: a journal page (at most 7.2 in wide, no text under 7 pt) --------------------
@@ -489,11 +709,15 @@ def _diagnostic_inputs():
     from omnisocial.socialomni.figures import who_confusion_figure
 
     design, predictions, trials, sensitivity, rasch, confusion = _diagnostic_tables()
+    dyads, fits = _rasch_dyads_and_fits()
     return {
         "confusion": lambda stem: diagnostics.confusion_figure(predictions, stem, variant="v1"),
         "cell_accuracy": lambda stem: diagnostics.cell_accuracy_figure(trials, design, predictions, stem),
         "prompt_sensitivity": lambda stem: diagnostics.prompt_sensitivity_figure(sensitivity, stem),
         "person_item_map": lambda stem: diagnostics.person_item_map(rasch, stem),
+        "person_item_map_persons": lambda stem: diagnostics.person_item_map(
+            dyads, stem, persons=_map_persons(), fits=fits
+        ),
         "who_confusion": lambda stem: who_confusion_figure(confusion, stem),
     }
 

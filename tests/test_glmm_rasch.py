@@ -454,13 +454,14 @@ def _rasch_responses(n_persons: int = 300, n_items: int = 30, seed: int = 0):
             "correct": np.where(correct, "true", "false"),
         }
     )
-    return frame, pd.Series(difficulty, index=[f"i{i:02d}" for i in range(n_items)])
+    items = pd.Series(difficulty, index=[f"i{i:02d}" for i in range(n_items)])
+    return frame, items, pd.Series(ability, index=[f"p{p:03d}" for p in range(n_persons)])
 
 
 @pytest.mark.slow
 def test_rasch_recovers_item_difficulties():
-    frame, truth = _rasch_responses()
-    items, info = rasch.fit_rasch(frame, "rater", "dyad", "correct", seed=3)
+    frame, truth, ability = _rasch_responses()
+    items, persons, info = rasch.fit_rasch(frame, "rater", "dyad", "correct", seed=3)
     assert list(items.columns) == rasch.ITEM_COLUMNS
     assert list(items["item"]) == sorted(truth.index)
     estimate = items.set_index("item")["difficulty"]
@@ -471,12 +472,55 @@ def test_rasch_recovers_item_difficulties():
     assert info["person_sd_hdi_low"] < info["person_sd_mean"] < info["person_sd_hdi_high"]
     assert info["converged"] and info["flag"] == ""
     assert info["r_hat_max"] <= 1.01 and info["ess_bulk_min"] >= 400
+    # person abilities, on the difficulties' scale: 30 items per person, so noisy but recovered
+    assert list(persons.columns) == rasch.PERSON_COLUMNS
+    assert list(persons["person"]) == sorted(ability.index)
+    theta = persons.set_index("person")
+    assert np.corrcoef(theta["ability"], ability[theta.index])[0, 1] > 0.8
+    covered = (theta["hdi_low"] <= ability[theta.index]) & (ability[theta.index] <= theta["hdi_high"])
+    assert 0.88 <= covered.mean() <= 0.99  # 95% intervals over 300 persons
+
+
+def _fake_rasch_posterior(persons, items, seed=0):
+    """An InferenceData shaped like the fast sampler's, with known draws (2 chains x 500)."""
+    import arviz as az
+
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(np.linspace(-1, 1, len(persons)), 0.3, (2, 500, len(persons)))
+    effect = rng.normal(0.0, 0.5, (2, 500, len(items)))  # = -difficulty
+    sigma = np.abs(rng.normal(1.0, 0.1, (2, 500)))
+    idata = az.from_dict(
+        posterior={"item": effect, "1|person_sigma": sigma, "1|person": theta},
+        coords={"item_dim": items, "person__factor_dim": persons},
+        dims={"item": ["item_dim"], "1|person": ["person__factor_dim"]},
+    )
+    idata.add_groups(sample_stats={"diverging": np.zeros((2, 500), dtype=bool)})
+    return idata, theta, effect
+
+
+def test_rasch_person_table_is_the_posterior_of_theta(monkeypatch):
+    """Each person row is the mean, SD and 95% HDI of that person's ability draws."""
+    import arviz as az
+
+    frame, _, _ = _rasch_responses(n_persons=6, n_items=4, seed=2)
+    persons_sorted, items_sorted = sorted(frame["rater"].unique()), sorted(frame["dyad"].unique())
+    idata, theta, effect = _fake_rasch_posterior(persons_sorted, items_sorted)
+    monkeypatch.setattr(rasch, "sample_fast_model", lambda *args, **kwargs: idata)
+    items, persons, _ = rasch.fit_rasch(frame, "rater", "dyad", "correct")
+    flat = theta.reshape(-1, theta.shape[-1])
+    hdi = np.array([az.hdi(flat[:, j], hdi_prob=0.95) for j in range(flat.shape[1])])
+    assert list(persons["person"]) == persons_sorted
+    np.testing.assert_allclose(persons["ability"], flat.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(persons["sd"], flat.std(axis=0, ddof=1), rtol=1e-12)
+    np.testing.assert_allclose(persons[["hdi_low", "hdi_high"]], hdi, rtol=1e-12)
+    # the item effect of the sampler is minus the difficulty
+    np.testing.assert_allclose(items["difficulty"], -effect.reshape(-1, len(items_sorted)).mean(axis=0))
 
 
 @pytest.mark.slow
 def test_rasch_kernel_equals_pymc_model():
     """The default (kernel) Rasch density is the PyMC model's, in the kernel's coordinates."""
-    frame, _ = _rasch_responses(n_persons=30, n_items=8, seed=4)
+    frame, _, _ = _rasch_responses(n_persons=30, n_items=8, seed=4)
     model, persons, items = rasch.build_rasch_model(frame, "rater", "dyad", "correct")
     data, _, _ = rasch._responses(frame, "rater", "dyad", "correct")
     fast = glmm.make_fast_model(
@@ -507,9 +551,9 @@ def test_rasch_kernel_equals_pymc_model():
 
 @pytest.mark.slow
 def test_rasch_flags_undersampled_fit(caplog):
-    frame, _ = _rasch_responses(n_persons=40, n_items=10, seed=1)
+    frame, _, _ = _rasch_responses(n_persons=40, n_items=10, seed=1)
     with caplog.at_level(logging.WARNING, logger="omnisocial.stats.rasch"):
-        _, info = rasch.fit_rasch(frame, "rater", "dyad", "correct", draws=20, tune=20, seed=1)
+        _, _, info = rasch.fit_rasch(frame, "rater", "dyad", "correct", draws=20, tune=20, seed=1)
     assert not info["converged"] and info["flag"].startswith("not converged")
     assert any("not converged" in record.getMessage() for record in caplog.records)
 
@@ -540,10 +584,12 @@ def test_cli_glmm_and_rasch(tmp_path, capsys):
     items_path = tmp_path / "items.csv"
     code = cli.main(
         ["rasch", str(trials), "--person", "rater_id", "--item", "dyad_id", "--correct", "correct"]
-        + ["-o", str(items_path), "--draws", "200", "--tune", "200"]
+        + ["-o", str(items_path), "--draws", "200", "--tune", "200", "--persons", str(tmp_path / "p.csv")]
     )
     assert code == 0
     items = pd.read_csv(items_path, dtype={"item": str})
+    persons = pd.read_csv(tmp_path / "p.csv", dtype={"person": str})
+    assert list(persons.columns) == rasch.PERSON_COLUMNS and len(persons) == frame["rater_id"].nunique()
     assert list(items.columns) == rasch.ITEM_COLUMNS and len(items) == frame["dyad_id"].nunique()
     sidecar = json.loads((tmp_path / "items.csv.json").read_text())
     assert sidecar["person_sd_mean"] > 0 and sidecar["n_items"] == len(items)

@@ -127,7 +127,9 @@ def test_rasch_difficulty_correlation_corrected_for_attenuation():
                 "correct": right.ravel(),
             }
         )
-        items, _ = fit_rasch(frame, "person", "item", "correct", draws=500, tune=300, chains=2, seed=modality)
+        items, _, _ = fit_rasch(
+            frame, "person", "item", "correct", draws=500, tune=300, chains=2, seed=modality
+        )
         fits.append(items.set_index("item"))
     x, y = fits[0], fits[1].loc[fits[0].index]
     raw = np.corrcoef(x["difficulty"], y["difficulty"])[0, 1]

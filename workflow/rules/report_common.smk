@@ -34,6 +34,7 @@ def report_tables():
         ("glmm_summary", "GLMM summary", "glmm_summary"),
         ("glmm_contrasts", "GLMM contrasts", "glmm_contrasts"),
         ("rasch_difficulty", "Rasch difficulty", "rasch_difficulty"),
+        ("rasch_persons", "Rasch person abilities", "rasch_persons"),
         ("rasch_correlations", "Rasch correlations", "rasch_correlations"),
         ("rasch_partial", "Rasch partial correlations", "rasch_partial"),
     ]

@@ -421,6 +421,22 @@ RASCH_FITS = Contract(
     key=("modality", "rater_type"),
 )
 
+RASCH_PERSONS = Contract(
+    "rasch_persons",
+    (
+        Column("modality", allowed=MODALITIES),
+        Column("rater_type", allowed=("human", "model")),
+        Column("person", doc="the rater (humans) or the model (models) of the fit"),
+        Column("ability", "float", doc="posterior mean of theta, on the fit's difficulty logit scale"),
+        Column("sd", "float"),
+        Column("hdi_low", "float", nullable=True, doc="95% HDI"),
+        Column("hdi_high", "float", nullable=True),
+        Column("n_responses", "int", doc="the person's answered responses in the fit"),
+        SOURCE,
+    ),
+    key=("modality", "rater_type", "person"),
+)
+
 RASCH_CORRELATIONS = Contract(
     "rasch_correlations",
     (
@@ -490,6 +506,7 @@ ANALYSIS_TABLES = {
     "glmm_contrasts": GLMM_CONTRASTS,
     "rasch_difficulty": RASCH_DIFFICULTY,
     "rasch_fits": RASCH_FITS,
+    "rasch_persons": RASCH_PERSONS,
     "rasch_correlations": RASCH_CORRELATIONS,
     "rasch_partial": RASCH_PARTIAL,
 }

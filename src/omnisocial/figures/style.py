@@ -41,6 +41,7 @@ MODALITY_COLORS = {"text": "#4C72B0", "audio": "#DD8452", "video": "#55A868"}
 CLASS_COLORS = {"familiar": "#8172B3", "stranger": "#C44E52"}
 HUMAN_COLOR = "#7F7F7F"
 CROWD_COLOR = "#222222"
+FLAG_COLOR = "#B00020"  # a warning: the SIMULATED DATA subtitle, a fit that did not converge
 MODEL_COLORS = (
     "#1F77B4",
     "#FF7F0E",
@@ -206,7 +207,7 @@ def new_figure(
         fig.text(left_in / width, y, title, ha="left", va="top", fontsize=11, fontweight="bold")
         y -= _TITLE_IN / height
     for line in subtitle_lines:
-        color = "#B00020" if line.startswith("SIMULATED") else "#444444"
+        color = FLAG_COLOR if line.startswith("SIMULATED") else "#444444"
         fig.text(left_in / width, y, line, ha="left", va="top", fontsize=8.5, color=color)
         y -= _SUBTITLE_IN / height
     for i, line in enumerate(caption_lines):

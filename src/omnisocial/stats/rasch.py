@@ -3,7 +3,8 @@
     logit P(person p answers item i correctly) = theta_p - b_i
     theta_p ~ Normal(0, sigma),  sigma ~ HalfNormal(person_sd_prior),  b_i ~ Normal(0, difficulty_prior_sd)
 
-A larger difficulty b_i means a harder item.
+A larger difficulty b_i means a harder item. `fit_rasch` reports both b_i and the person
+abilities theta_p (posterior mean, SD, 95% HDI) on that one logit scale.
 
 Parameterization: the mean of the person abilities trades off against every difficulty (adding
 c to all theta and all b changes nothing but the priors), which makes NUTS slow. As in the
@@ -47,6 +48,7 @@ from omnisocial.stats.glmm import (
 log = logging.getLogger(__name__)
 
 ITEM_COLUMNS = ["item", "difficulty", "sd", "hdi_low", "hdi_high"]
+PERSON_COLUMNS = ["person", "ability", "sd", "hdi_low", "hdi_high"]
 METHODS = ("fast", "pymc")
 
 
@@ -102,6 +104,41 @@ def build_rasch_model(
     return model, persons, items
 
 
+def _draws(idata, names: tuple[str, str, str], sign: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Draws (chain, draw, ...) of the difficulties, the person SD and the abilities."""
+    difficulty, person_sd, theta = (
+        idata.posterior[name].transpose("chain", "draw", ...).to_numpy() for name in names
+    )
+    return sign * difficulty, person_sd, theta
+
+
+def _sample_fast(data, persons, items, settings, priors):
+    fast = make_fast_model(
+        data, "correct", "item", items, 0.0, priors[0], [GroupSpec("person", "1|person", persons, priors[1])]
+    )
+    idata = sample_fast_model(fast, *settings)
+    # the GLMM's item effect is minus the difficulty; its person effects are the abilities
+    return idata, _draws(idata, ("item", "1|person_sigma", "1|person"), -1.0)
+
+
+def _sample_pymc(frame, columns, settings, priors):
+    import nutpie
+
+    model, _, _ = build_rasch_model(frame, *columns, *priors)
+    draws, tune, chains, cores, seed = settings
+    idata = nutpie.sample(
+        nutpie.compile_pymc_model(model),
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        cores=cores,
+        seed=seed,
+        progress_bar=False,
+        save_warmup=False,
+    )
+    return idata, _draws(idata, ("difficulty", "person_sd", "theta"), 1.0)
+
+
 def fit_rasch(
     frame: pd.DataFrame,
     person: str,
@@ -114,53 +151,31 @@ def fit_rasch(
     difficulty_prior_sd: float = 2.5,
     person_sd_prior: float = 2.5,
     method: str = "fast",
-) -> tuple[pd.DataFrame, dict]:
-    """Fit the Rasch model; return (items, info).
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Fit the Rasch model; return (items, persons, info).
 
     items: one row per item (sorted by label): item, difficulty (posterior mean), sd,
-    hdi_low, hdi_high (95% HDI). info: person_sd_mean, person_sd_hdi_low, person_sd_hdi_high,
-    r_hat_max and ess_bulk_min over the difficulties and the person SD, converged, flag
-    (non-empty and logged at WARNING level when r_hat > 1.01 or bulk ESS < 400 anywhere),
-    divergences, the counts and the sampler settings.
+    hdi_low, hdi_high (95% HDI). persons: one row per person (sorted): person, ability
+    (posterior mean of theta, on the difficulties' logit scale), sd, hdi_low, hdi_high.
+    info: person_sd_mean, person_sd_hdi_low, person_sd_hdi_high, r_hat_max and ess_bulk_min
+    over the difficulties and the person SD, converged, flag (non-empty and logged at WARNING
+    level when r_hat > 1.01 or bulk ESS < 400 anywhere), divergences, the counts and the
+    sampler settings.
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
     data, persons, items = _responses(frame, person, item, correct)
-    cores = min(chains, os.cpu_count() or 1)
+    settings = (draws, tune, chains, min(chains, os.cpu_count() or 1), seed)
+    priors = (difficulty_prior_sd, person_sd_prior)
     if method == "fast":
-        fast = make_fast_model(
-            data,
-            "correct",
-            "item",
-            items,
-            0.0,
-            difficulty_prior_sd,
-            [GroupSpec("person", "1|person", persons, person_sd_prior)],
-        )
-        idata = sample_fast_model(fast, draws, tune, chains, cores, seed)
-        difficulty = -idata.posterior["item"].transpose("chain", "draw", ...).to_numpy()
-        person_sd = idata.posterior["1|person_sigma"].to_numpy()
+        idata, (difficulty, person_sd, theta) = _sample_fast(data, persons, items, settings, priors)
     else:
-        import nutpie
-
-        model, _, _ = build_rasch_model(frame, person, item, correct, difficulty_prior_sd, person_sd_prior)
-        idata = nutpie.sample(
-            nutpie.compile_pymc_model(model),
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=cores,
-            seed=seed,
-            progress_bar=False,
-            save_warmup=False,
-        )
-        difficulty = idata.posterior["difficulty"].transpose("chain", "draw", ...).to_numpy()
-        person_sd = idata.posterior["person_sd"].to_numpy()
-
+        idata, (difficulty, person_sd, theta) = _sample_pymc(frame, (person, item, correct), settings, priors)
     stats = summary_frame(
         [*items, "person_sd"], np.concatenate([difficulty, person_sd[..., None]], axis=-1), "item"
     )
     table = stats.iloc[:-1].rename(columns={"mean": "difficulty"})[ITEM_COLUMNS].reset_index(drop=True)
+    abilities = summary_frame(persons, theta, "person").rename(columns={"mean": "ability"})[PERSON_COLUMNS]
     sd_row = stats.iloc[-1]
     r_hat_max = float(stats["r_hat"].max(skipna=False))
     ess_min = float(stats["ess_bulk"].min(skipna=False))
@@ -197,7 +212,7 @@ def fit_rasch(
         info["person_sd_hdi_low"],
         info["person_sd_hdi_high"],
     )
-    return table, info
+    return table, abilities, info
 
 
 # --- command line -----------------------------------------------------------------------
@@ -215,9 +230,9 @@ def add_cli(subparsers) -> None:
         help="Rasch item difficulties from a long table of scored responses",
         description=(
             "Fit logit P(correct) = theta_person - b_item (nutpie NUTS) and write one row per "
-            "item: item, difficulty, sd, hdi_low, hdi_high. The person SD and the convergence "
-            "diagnostics go to the log and to the sidecar JSON ITEMS.csv.json (the output path "
-            "with '.json' appended)."
+            "item: item, difficulty, sd, hdi_low, hdi_high (with --persons, one row per person too). "
+            "The person SD and the convergence diagnostics go to the log and to the sidecar "
+            "JSON ITEMS.csv.json (the output path with '.json' appended)."
         ),
     )
     parser.add_argument("data", help="long CSV, one scored response per row")
@@ -225,6 +240,9 @@ def add_cli(subparsers) -> None:
     parser.add_argument("--item", required=True, help="column naming the item (dyad)")
     parser.add_argument("--correct", required=True, help="0/1 or true/false column")
     parser.add_argument("-o", "--output", required=True, help="items CSV to write")
+    parser.add_argument(
+        "--persons", help="also write person abilities (person, ability, sd, hdi_low, hdi_high) here"
+    )
     parser.add_argument("--draws", type=int, default=2000)
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--chains", type=int, default=2)
@@ -244,7 +262,7 @@ def run_cli(args: argparse.Namespace) -> int:
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
         raise InputError(f"{args.data}: not a readable CSV ({error})") from None
     try:
-        items, info = fit_rasch(
+        items, persons, info = fit_rasch(
             frame,
             args.person,
             args.item,
@@ -258,6 +276,8 @@ def run_cli(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise InputError(f"{args.data}: {error}") from None
     write_csv(args.output, items)
+    if args.persons:
+        write_csv(args.persons, persons)
     write_json(sidecar_path(args.output), {"source": args.data, **info})
     print(
         f"rasch: person SD {info['person_sd_mean']:.3f} "

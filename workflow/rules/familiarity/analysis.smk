@@ -90,7 +90,7 @@ rule glmm:
 
 
 rule rasch:
-    """Rasch dyad difficulty per modality x rater type, correlations across modalities, humans vs models."""
+    """Rasch dyad difficulty and person ability per modality x rater type, correlations across modalities, humans vs models."""
     input:
         predictions=fam_predictions(),
         trials=out("ratings", "trials.csv"),
@@ -98,6 +98,7 @@ rule rasch:
     output:
         rasch_difficulty=fam_table("rasch_difficulty", "rasch_difficulty"),
         rasch_fits=fam_table("rasch_fits"),
+        rasch_persons=fam_table("rasch_persons", "rasch_persons"),
         rasch_correlations=fam_table("rasch_correlations", "rasch_correlations"),
         rasch_partial=fam_table("rasch_partial", "rasch_partial"),
     log:

@@ -196,6 +196,7 @@ def familiarity_outputs():
         "glmm_contrasts",
         "rasch_difficulty",
         "rasch_fits",
+        "rasch_persons",
         "rasch_correlations",
         "rasch_partial",
     ]

@@ -66,9 +66,10 @@ rule fam_figure_crowds:
 
 
 rule fam_figure_difficulty:
-    """Rasch dyad difficulty across modalities and between humans and models."""
+    """Rasch dyad difficulty across modalities and between humans and models, with convergence flags."""
     input:
         rasch_difficulty=out("analysis", "rasch_difficulty.csv"),
+        rasch_fits=out("analysis", "rasch_fits.csv"),
     output:
         png=fam_figure_png("difficulty"),
         pdf=out("figures", "difficulty.pdf"),
@@ -86,7 +87,7 @@ rule fam_figure_difficulty:
 
 
 rule fam_figure_glmm:
-    """GLMM modality contrasts with 95% HDIs and P(> 0)."""
+    """GLMM modality contrasts with 95% HDIs, P(> 0) and convergence flags (R-hat, ESS in the table)."""
     input:
         glmm_contrasts=out("analysis", "glmm_contrasts.csv"),
     output:
@@ -181,6 +182,8 @@ rule fam_figure_diagnostics:
         design=out("design", "design.csv"),
         prompt_sensitivity=out("analysis", "prompt_sensitivity.csv"),
         rasch_difficulty=out("analysis", "rasch_difficulty.csv"),
+        rasch_persons=out("analysis", "rasch_persons.csv"),
+        rasch_fits=out("analysis", "rasch_fits.csv"),
     output:
         confusion_png=fam_figure_png("confusion"),
         confusion_pdf=out("figures", "confusion.pdf"),

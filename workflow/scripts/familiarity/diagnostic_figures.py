@@ -42,6 +42,9 @@ prompt_sensitivity_figure(
     simulated=False,
 )
 person_item_map(
-    ANALYSIS_TABLES["rasch_difficulty"].read(inputs.rasch_difficulty), Path(out.map_png).with_suffix("")
+    ANALYSIS_TABLES["rasch_difficulty"].read(inputs.rasch_difficulty),
+    Path(out.map_png).with_suffix(""),
+    persons=ANALYSIS_TABLES["rasch_persons"].read(inputs.rasch_persons),
+    fits=ANALYSIS_TABLES["rasch_fits"].read(inputs.rasch_fits),
 )
 log.info("4 figures written to %s", Path(out.confusion_png).parent)

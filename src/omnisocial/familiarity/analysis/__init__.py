@@ -24,7 +24,8 @@ Choices made here (the published analysis leaves them open):
   discordance of prompt variants of one model, and it is finite without discordant dyads);
 - calibration covers models only (the crowd's vote share is not a stated confidence);
 - Rasch: dyad difficulty per modality for humans (persons = raters) and for models (persons =
-  every model@variant and baseline that answered in that modality; answered predictions only);
+  every model@variant and baseline that answered in that modality; answered predictions only),
+  each fit's person abilities (posterior means, 95% HDIs, the difficulties' scale) in rasch_persons;
   the per-dyad human accuracy is the share of raters who were right, the model accuracy the
   mean over the models' answered predictions; partial correlations control for the true class
   by correlating the residuals after removing each class's mean (n - 3 degrees of freedom);

@@ -24,6 +24,7 @@ from omnisocial.familiarity.contracts import (
     RASCH_DIFFICULTY,
     RASCH_FITS,
     RASCH_PARTIAL,
+    RASCH_PERSONS,
 )
 from omnisocial.stats.reliability import (
     classical_reliability,
@@ -193,13 +194,25 @@ def _correlation(x: pd.Series, y: pd.Series) -> dict:
     return out
 
 
+def _person_rows(persons: pd.DataFrame, responses: pd.DataFrame, key: tuple[str, str], source: str):
+    """The fit's person abilities as RASCH_PERSONS rows."""
+    counts = responses.groupby(responses["person"].astype(str)).size()
+    return persons.assign(
+        modality=key[0],
+        rater_type=key[1],
+        person=persons["person"].astype(str),
+        n_responses=persons["person"].astype(str).map(counts).astype("int64"),
+        source=source,
+    )[RASCH_PERSONS.names]
+
+
 def rasch_tables(
     predictions: pd.DataFrame | Iterable[pd.DataFrame],
     trials: pd.DataFrame,
     design: pd.DataFrame,
     params: Mapping,
 ) -> dict[str, pd.DataFrame]:
-    """rasch_difficulty, rasch_fits, rasch_correlations, rasch_partial (module docstring).
+    """rasch_difficulty, rasch_fits, rasch_persons, rasch_correlations, rasch_partial (module docstring).
 
     params: draws, tune, chains, seed.
     """
@@ -208,7 +221,7 @@ def rasch_tables(
     models = model_predictions(predictions, design)
     human = human_source(trials)
     truth = truth_map(design)
-    difficulty, fits = [], []
+    difficulty, fits, abilities = [], [], []
     for (modality, rater_type), responses in sorted(_responses(models, trials).items()):
         source = human if rater_type == "human" else MODEL_SOURCE
         n_persons, n_items = responses["person"].nunique(), responses["dyad_id"].nunique()
@@ -236,7 +249,7 @@ def rasch_tables(
                 }
             )
             continue
-        items, info = fit_rasch(
+        items, persons, info = fit_rasch(
             responses,
             "person",
             "dyad_id",
@@ -255,6 +268,7 @@ def rasch_tables(
                 "reliability": eap_reliability(items["difficulty"], items["sd"]),
             }
         )
+        abilities.append(_person_rows(persons, responses, (modality, rater_type), source))
         per_dyad = responses.groupby("dyad_id")["correct"].agg(["mean", "size"])
         difficulty.append(
             pd.DataFrame(
@@ -341,6 +355,11 @@ def rasch_tables(
     return {
         "rasch_difficulty": table,
         "rasch_fits": fit_table,
+        "rasch_persons": (
+            RASCH_PERSONS.validate(pd.concat(abilities, ignore_index=True))
+            if abilities
+            else RASCH_PERSONS.empty()
+        ),
         "rasch_correlations": (
             RASCH_CORRELATIONS.validate(pd.DataFrame(correlations))
             if correlations

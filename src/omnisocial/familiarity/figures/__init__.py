@@ -10,6 +10,7 @@ the shared `omnisocial.figures.style`):
 - `difficulty.difficulty_figure` (+ `dyad_accuracy`, `from_rasch`): dyad difficulty across
   modalities and between humans and models;
 - `glmm.glmm_contrast_figure`: GLMM modality contrasts with 95% HDIs and P(> 0);
+- `convergence`: the not-converged marks of the GLMM and Rasch figures (the summary's targets);
 - `calibration.calibration_figure` (+ `calibration.reliability_table`): reliability diagrams;
 - `power.power_figure`: dyads needed against effect size (McNemar, TOST).
 
@@ -24,7 +25,8 @@ Choices of `draw_figure`:
   (`options["variant"]`, the first of `inference.prompt_variants`) plus the offline baselines;
   the other variants are compared in prompt_sensitivity.csv. Individual raters come from
   per_rater_sdt.csv, the crowd from the `human_majority` rows of metrics.csv;
-- difficulty: the Rasch dyad difficulties (larger = harder) of rasch_difficulty.csv;
+- difficulty: the Rasch dyad difficulties (larger = harder) of rasch_difficulty.csv, with the
+  convergence of each fit from rasch_fits.csv; glmm: each contrast's own R-hat and bulk ESS;
 - power: the dashed line is the design's number of dyads;
 - every figure whose rows come from the simulated rater panel says so in its subtitle (the
   tables' `source` column, read by `figures.style`).
@@ -53,7 +55,7 @@ INPUTS = {
     "accuracy": ("per_rater_sdt", "metrics"),
     "sdt": ("per_rater_sdt", "metrics"),
     "crowds": ("crowd_curves", "metrics"),
-    "difficulty": ("rasch_difficulty",),
+    "difficulty": ("rasch_difficulty", "rasch_fits"),
     "glmm": ("glmm_contrasts",),
     "calibration": ("calibration",),
     "power": ("power",),
@@ -147,6 +149,7 @@ def draw_figure(
         return difficulty_figure(
             tables["rasch_difficulty"],
             stem,
+            fits=tables["rasch_fits"],
             value="difficulty",
             value_label="Rasch dyad difficulty (larger = harder)",
             caption="Posterior mean difficulties; persons are raters (humans) or models.",

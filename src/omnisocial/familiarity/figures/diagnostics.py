@@ -8,11 +8,10 @@ per prompt variant, and the Rasch item scale.
   the best models (highest answered accuracy over all modalities);
 - `prompt_sensitivity_figure(sensitivity)`: per model and modality the answered accuracy at
   each of two prompt variants (a dumbbell), with the exact McNemar p-value of the pair;
-- `person_item_map(rasch_difficulty, persons=None)`: a Wright map per rater type x modality:
-  the Rasch dyad difficulties (items, by true class) on the right, person abilities on the
-  left when a table of them is given. The workflow does not write person abilities (the
-  Rasch fit keeps only the item table and a summary of the person SD), so the workflow's
-  map shows items only and says so.
+- `person_item_map(rasch_difficulty, persons=None, fits=None)`: a Wright map per rater type x
+  modality on the fit's logit scale: the Rasch dyad difficulties (items, by true class) on the
+  right, the person abilities (rasch_persons: raters or models) on the left; a fit in `fits`
+  (rasch_fits) that did not converge is marked in its panel.
 
 Every function takes DataFrames, a path stem (`<stem>.png` and `<stem>.pdf` through
 `figures.style.save_figure`) and title / subtitle / caption text; `simulated=None` reads the
@@ -21,12 +20,17 @@ Every function takes DataFrames, a path stem (`<stem>.png` and `<stem>.pdf` thro
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import FuncFormatter
 
 from omnisocial.familiarity.contracts import split_variant
+from omnisocial.familiarity.figures.convergence import fits_note, unconverged_fits
 from omnisocial.figures.style import (
     CLASS_COLORS,
+    FLAG_COLOR,
     HUMAN_COLOR,
     chance_line,
     empty_panel,
@@ -324,30 +328,82 @@ def prompt_sensitivity_figure(
         return save_figure(fig, path_stem)
 
 
+def _wright_caption(has_persons: bool) -> str:
+    persons = (
+        " on the right, person abilities (posterior means) on the left."
+        if has_persons
+        else "; no person abilities were given, so only items are shown."
+    )
+    return (
+        "Dyad difficulties (logits, larger = harder), stacked by true class"
+        + persons
+        + " Each rater type x modality is its own fit, on its own scale."
+    )
+
+
+def _wright_panel(ax, items: pd.DataFrame, abilities: pd.Series | None, edges, flagged: bool) -> None:
+    left = 0
+    for truth in TRUTHS:
+        counts, _ = np.histogram(items.loc[items["truth"] == truth, "difficulty"], bins=edges)
+        ax.barh(
+            edges[:-1],
+            counts,
+            left=left,
+            height=np.diff(edges),
+            align="edge",
+            color=CLASS_COLORS[truth],
+            label=f"dyads: {truth}",
+        )
+        left = left + counts
+    if abilities is not None:
+        counts, _ = np.histogram(abilities.dropna(), bins=edges)
+        ax.barh(
+            edges[:-1],
+            -counts,
+            height=np.diff(edges),
+            align="edge",
+            color=HUMAN_COLOR,
+            label="persons: raters or models",
+        )
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{abs(x):g}"))
+    ax.axvline(0, color="#333333", linewidth=0.8)
+    if items.empty:
+        ax.text(0.5, 0.5, "not fitted", transform=ax.transAxes, ha="center", fontsize=7.5)
+    if flagged:
+        box = {"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1.0}
+        ax.text(
+            0.03,
+            0.98,
+            "not converged",
+            transform=ax.transAxes,
+            va="top",
+            fontsize=7.5,
+            color=FLAG_COLOR,
+            bbox=box,
+        )
+
+
 def person_item_map(
     rasch_difficulty: pd.DataFrame,
     path_stem,
     *,
     persons: pd.DataFrame | None = None,
+    fits: pd.DataFrame | None = None,
     title: str = "Person-item (Wright) map of the Rasch fits",
     subtitle: str = "",
     caption: str | None = None,
     simulated: bool | None = None,
 ):
     """Draw and save; returns [png, pdf]. rasch_difficulty: modality, rater_type, dyad_id,
-    truth, difficulty; persons (optional): modality, rater_type, ability."""
+    truth, difficulty; persons (optional): modality, rater_type, ability; fits (optional):
+    rasch_fits, for the convergence marks."""
     items = rasch_difficulty.dropna(subset=["difficulty"]) if len(rasch_difficulty) else rasch_difficulty
     has_persons = persons is not None and len(persons) > 0
+    bad = unconverged_fits(fits)
     if caption is None:
-        caption = (
-            "Dyad difficulties (logits, larger = harder), stacked by true class"
-            + (
-                " on the right, person abilities on the left."
-                if has_persons
-                else "; person abilities are not written by the Rasch fit, so only items are shown."
-            )
-            + " Each rater type x modality is its own fit, on its own scale."
-        )
+        drawn = set(zip(items["rater_type"], items["modality"], strict=True)) if len(items) else set()
+        note = fits_note(fits, drawn, 'Panels marked "not converged"')
+        caption = " ".join(part for part in (_wright_caption(has_persons), note) if part)
     kinds = [k for k in ("human", "model") if len(items) and k in set(items["rater_type"])]
     modalities = ordered_modalities(items["modality"]) if len(items) else []
     values = items["difficulty"] if len(items) else pd.Series(dtype=float)
@@ -361,7 +417,7 @@ def person_item_map(
             max(len(modalities), 1),
             panel_size=(1.5, 2.0),
             title=title,
-            subtitle=full_subtitle(subtitle, simulated, rasch_difficulty),
+            subtitle=full_subtitle(subtitle, simulated, rasch_difficulty, persons),
             caption=caption,
             sharey=True,
             wspace_in=0.25,
@@ -369,42 +425,20 @@ def person_item_map(
         if not kinds:
             empty_panel(axes[0, 0], "no Rasch fit")
             return save_figure(fig, path_stem)
-        for i, kind in enumerate(kinds):
-            for j, modality in enumerate(modalities):
-                ax = axes[i, j]
-                own = items[(items["rater_type"] == kind) & (items["modality"] == modality)]
-                left = 0
-                for truth in TRUTHS:
-                    counts, _ = np.histogram(own.loc[own["truth"] == truth, "difficulty"], bins=edges)
-                    ax.barh(
-                        edges[:-1],
-                        counts,
-                        left=left,
-                        height=np.diff(edges),
-                        align="edge",
-                        color=CLASS_COLORS[truth],
-                        label=f"dyads: {truth}",
-                    )
-                    left = left + counts
-                if has_persons:
-                    mine = persons[(persons["rater_type"] == kind) & (persons["modality"] == modality)]
-                    counts, _ = np.histogram(mine["ability"].dropna(), bins=edges)
-                    ax.barh(
-                        edges[:-1],
-                        -counts,
-                        height=np.diff(edges),
-                        align="edge",
-                        color=HUMAN_COLOR,
-                        label="persons",
-                    )
-                ax.axvline(0, color="#333333", linewidth=0.8)
-                if own.empty:
-                    ax.text(0.5, 0.5, "not fitted", transform=ax.transAxes, ha="center", fontsize=7.5)
-                if i == 0:
-                    ax.set_title(modality, fontsize=8.5)
-                if j == 0:
-                    ax.set_ylabel(f"{kind}s: logits")
-                if i == len(kinds) - 1:
-                    ax.set_xlabel("persons | dyads" if has_persons else "dyads")
+        for (i, kind), (j, modality) in itertools.product(enumerate(kinds), enumerate(modalities)):
+            ax = axes[i, j]
+            own = items[(items["rater_type"] == kind) & (items["modality"] == modality)]
+            mine = (
+                persons.loc[(persons["rater_type"] == kind) & (persons["modality"] == modality), "ability"]
+                if has_persons
+                else None
+            )
+            _wright_panel(ax, own, mine, edges, (kind, modality) in bad)
+            if i == 0:
+                ax.set_title(modality, fontsize=8.5)
+            if j == 0:
+                ax.set_ylabel(f"{kind}s: logits")
+            if i == len(kinds) - 1:
+                ax.set_xlabel("persons | dyads" if has_persons else "dyads")
         gathered_legend(axes, axes[0, -1])
         return save_figure(fig, path_stem)

@@ -9,7 +9,9 @@ item tables.
 Top row: human values for every pair of modalities. Bottom row: humans against models, per
 modality. Each panel gives Pearson r and the number of dyads; points are coloured by the true
 class when a truth column is present (the published analysis controls for it: the partial r
-lives in `stats.rasch`).
+lives in `stats.rasch`). Given the Rasch fits (rasch_fits: modality, rater_type, fitted,
+r_hat_max, ess_bulk_min), a panel with a fit that did not converge (`convergence.not_converged`)
+draws hollow points and names that fit's axis in red; the caption counts such fits.
 """
 
 from __future__ import annotations
@@ -21,8 +23,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from omnisocial.familiarity.figures.convergence import NOT_CONVERGED, fits_note, unconverged_fits
 from omnisocial.figures.style import (
     CLASS_COLORS,
+    FLAG_COLOR,
+    MAX_WIDTH_IN,
     chance_line,
     empty_panel,
     full_subtitle,
@@ -89,7 +94,17 @@ def from_rasch(items: Mapping[tuple[str, str], pd.DataFrame], truth=None) -> pd.
     return out[columns]
 
 
-def _scatter(ax, x: pd.Series, y: pd.Series, truth: pd.Series | None, value: str, labelled: set) -> None:
+def _axis_label(ax, axis: str, kind: str, modality: str, bad: set) -> None:
+    flagged = (kind, modality) in bad
+    text = f"{kind}s, {modality}" + ("\n(not converged)" if flagged else "")
+    label = (ax.set_xlabel if axis == "x" else ax.set_ylabel)(text)
+    if flagged:
+        label.set_color(FLAG_COLOR)
+
+
+def _scatter(
+    ax, x: pd.Series, y: pd.Series, truth: pd.Series | None, value: str, labelled: set, hollow: bool = False
+) -> None:
     joined = pd.concat({"x": x, "y": y}, axis=1, join="inner").dropna()
     if len(joined) == 0:
         empty_panel(ax, "no dyads in common")
@@ -107,7 +122,11 @@ def _scatter(ax, x: pd.Series, y: pd.Series, truth: pd.Series | None, value: str
         color = CLASS_COLORS.get(label, "#555555")
         name = label if label and label not in labelled else None
         labelled.add(label)
-        ax.scatter(own["x"], own["y"], s=12, color=color, alpha=0.7, lw=0, label=name)
+        if hollow:  # the legend shows the class filled: an empty filled proxy carries its label
+            ax.scatter([], [], s=12, color=color, alpha=0.7, lw=0, label=name)
+            ax.scatter(own["x"], own["y"], s=12, facecolors="none", edgecolors=color, lw=0.8)
+        else:
+            ax.scatter(own["x"], own["y"], s=12, color=color, alpha=0.7, lw=0, label=name)
     text = f"n = {len(joined)}"
     if len(joined) >= 3 and np.ptp(joined["x"]) > 0 and np.ptp(joined["y"]) > 0:
         text = f"r = {stats.pearsonr(joined['x'], joined['y']).statistic:.2f}, " + text
@@ -130,6 +149,7 @@ def difficulty_figure(
     dyads: pd.DataFrame,
     path_stem,
     *,
+    fits: pd.DataFrame | None = None,
     value: str = "accuracy",
     value_label: str | None = None,
     title: str = "Dyad difficulty across modalities and rater types",
@@ -137,7 +157,8 @@ def difficulty_figure(
     caption: str = "",
     simulated: bool | None = None,
 ):
-    """Draw and save; returns [png, pdf]. dyads: [dyad_id, modality, rater_type, value, truth?]."""
+    """Draw and save; returns [png, pdf]. dyads: [dyad_id, modality, rater_type, value, truth?];
+    fits (optional): the Rasch fits behind a difficulty `value`, for the convergence marks."""
     label = value_label or f"per-dyad {value}"
     modalities = ordered_modalities(dyads["modality"])
     table = dyads.pivot_table(
@@ -146,41 +167,49 @@ def difficulty_figure(
     truth = (
         dyads.drop_duplicates("dyad_id").set_index("dyad_id")["truth"] if "truth" in dyads.columns else None
     )
+    bad = unconverged_fits(fits)
+    drawn = set(zip(dyads["rater_type"], dyads["modality"], strict=True))
     pairs = list(itertools.combinations(modalities, 2))
     ncols = max(len(pairs), len(modalities), 1)
+    # square panels as wide as the page allows (the legend goes under them)
+    side = min(2.4, (MAX_WIDTH_IN - 0.2 - 0.75 - 0.8 * (ncols - 1)) / ncols)
     with styled():
         fig, axes = new_figure(
             2,
             ncols,
-            panel_size=(2.4, 2.4),
+            panel_size=(side, side),
             title=title,
             subtitle=full_subtitle(
                 " | ".join(p for p in (f"both axes: {label}", subtitle) if p), simulated, dyads
             ),
-            caption=caption,
-            right_in=1.2,
-            hspace_in=0.75,
+            caption=" ".join(p for p in (caption, fits_note(fits, drawn, "Hollow points, red axis")) if p),
+            wspace_in=0.8,
+            hspace_in=1.0,
+            bottom_in=1.3,
+            max_width_in=MAX_WIDTH_IN - 0.2,
         )
         labelled: set = set()
 
-        def column(kind, modality):
-            key = (kind, modality)
-            return table[key] if key in table.columns else pd.Series(dtype=float)
+        hollow = []
+
+        def panel(ax, x_key, y_key, title):
+            ax.set_visible(True)
+            x, y = (table[key] if key in table.columns else pd.Series(dtype=float) for key in (x_key, y_key))
+            hollow.append(bool({x_key, y_key} & bad))
+            _scatter(ax, x, y, truth, value, labelled, hollow=hollow[-1])
+            _axis_label(ax, "x", *x_key, bad)
+            _axis_label(ax, "y", *y_key, bad)
+            ax.set_title(title)
 
         for ax in axes.ravel():
             ax.set_visible(False)
         for ax, (first, second) in zip(axes[0], pairs, strict=False):
-            ax.set_visible(True)
-            _scatter(ax, column("human", first), column("human", second), truth, value, labelled)
-            ax.set_xlabel(f"humans, {first}")
-            ax.set_ylabel(f"humans, {second}")
-            ax.set_title(f"{first} vs {second}")
+            panel(ax, ("human", first), ("human", second), f"{first} vs {second}")
         for ax, modality in zip(axes[1], modalities, strict=False):
-            ax.set_visible(True)
-            _scatter(ax, column("human", modality), column("model", modality), truth, value, labelled)
-            ax.set_xlabel(f"humans, {modality}")
-            ax.set_ylabel(f"models, {modality}")
-            ax.set_title(f"humans vs models: {modality}")
-        anchor = axes[0, -1] if axes[0, -1].get_visible() else axes[0, 0]
-        gathered_legend(axes, anchor, title="true class")
+            panel(ax, ("human", modality), ("model", modality), f"humans vs models: {modality}")
+        if any(hollow):
+            axes[1, 0].scatter(
+                [], [], s=12, facecolors="none", edgecolors="#555555", lw=0.8, label=NOT_CONVERGED
+            )
+        gathered_legend(axes, axes[1, 0], loc="upper left", bbox_to_anchor=(0.0, -0.5), ncol=3)
         return save_figure(fig, path_stem)

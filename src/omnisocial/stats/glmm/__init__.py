@@ -42,7 +42,8 @@ formulas and the bambi samplers go through `bambi.Model`.
 
 Modules: `_design` (formula, data, simulation, design and priors), `_fast` (layout and log
 density), `_sample` (nutpie and draw sizing), `_pymc` (the PyMC reference model), `_summary`
-(summaries and the targets RHAT_MAX, ESS_MIN, HDI_PROB); this module fits and holds the CLI.
+(summaries, HDI_PROB, and the targets RHAT_MAX, ESS_MIN of `stats.convergence`); this module
+fits and holds the CLI.
 
 Convergence: every reported row carries `r_hat`, `ess_bulk`, `converged` and `flag`; a row with
 r_hat > 1.01 or ess_bulk < 400 (or undefined) is flagged and logged at WARNING level.

@@ -1,6 +1,7 @@
 """Posterior summaries of a fitted GLMM: rows with HDI, R-hat, bulk ESS and convergence flags.
 
-Owns the convergence targets RHAT_MAX, ESS_MIN and the HDI probability. Diagnostics are computed
+Owns the HDI probability; the convergence targets RHAT_MAX, ESS_MIN and `convergence_problems`
+come from `omnisocial.stats.convergence` (shared with the figures). Diagnostics are computed
 once per quantity and kept in `result.diagnostics` (label -> (r_hat, ess_bulk)): the draw-sizing
 loop of `fit_glmm` and the summaries read the same numbers without computing them twice.
 """
@@ -15,28 +16,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from omnisocial.stats.convergence import ESS_MIN, RHAT_MAX, convergence_problems  # noqa: F401
+
 if TYPE_CHECKING:
     from omnisocial.stats.glmm import GLMMResult
 
 log = logging.getLogger("omnisocial.stats.glmm")
 
-RHAT_MAX = 1.01
-ESS_MIN = 400
 HDI_PROB = 0.95
-
-
-def convergence_problems(r_hat: float, ess_bulk: float) -> list[str]:
-    """Why a quantity does not count as converged (R-hat > 1.01, bulk ESS < 400, or undefined)."""
-    why = []
-    if not np.isfinite(r_hat):
-        why.append("r_hat undefined (one chain or constant draws)")
-    elif r_hat > RHAT_MAX:
-        why.append(f"r_hat {r_hat:.3f} > {RHAT_MAX}")
-    if not np.isfinite(ess_bulk):
-        why.append("ess_bulk undefined")
-    elif ess_bulk < ESS_MIN:
-        why.append(f"ess_bulk {ess_bulk:.0f} < {ESS_MIN}")
-    return why
 
 
 def _flags(frame: pd.DataFrame, label: str) -> pd.DataFrame:
