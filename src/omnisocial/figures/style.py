@@ -54,6 +54,10 @@ MODEL_COLORS = (
     "#BCBD22",
 )
 MODEL_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">")
+# the same markers as text (DejaVu Sans has them), for keys written beside a panel
+MARKER_GLYPHS = dict(
+    zip(MODEL_MARKERS, "\u25cf\u25a0\u25c6\u25b2\u25bc\u271a\u2716\u25c0\u25b6", strict=True)
+)
 DPI = 200
 # a journal page: figures at most this wide at print size (inches), no text smaller (points)
 MAX_WIDTH_IN = 7.2

@@ -183,7 +183,12 @@ def timing_figure(
             panel_size=(3.4, 2.6),
             title=title or "When to speak: response-time offsets and labels",
             subtitle=subtitle,
-            caption=caption,
+            caption=caption
+            or (
+                "Left: offset = response time - turn end per item; solid line at 0, dashed lines at "
+                f"the label thresholds ({', '.join(f'{t:g}' for t in thresholds)} s). Right: the share of "
+                "each label per model."
+            ),
             right_in=1.7,
         )
         hist, shares = axes[0, 0], axes[0, 1]
@@ -204,7 +209,7 @@ def timing_figure(
                 hist.axvline(edge, color="#444444", linestyle=style, linewidth=0.8, zorder=0)
             hist.set_xlabel("offset = response time - turn end (s)")
             hist.set_ylabel("items")
-            hist.set_title("offsets (lines: 0 and the label thresholds)", loc="left")
+            hist.set_title("offsets", loc="left")
         if not models:
             empty_panel(shares, "no items")
         else:

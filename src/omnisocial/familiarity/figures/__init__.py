@@ -44,6 +44,7 @@ from omnisocial.familiarity.figures.accuracy import accuracy_figure
 from omnisocial.familiarity.figures.calibration import calibration_figure, reliability_table
 from omnisocial.familiarity.figures.crowds import crowd_figure
 from omnisocial.familiarity.figures.difficulty import difficulty_figure, dyad_accuracy, from_rasch
+from omnisocial.familiarity.figures.duplicates import drop_duplicate_models
 from omnisocial.familiarity.figures.glmm import glmm_contrast_figure
 from omnisocial.familiarity.figures.power import power_figure
 from omnisocial.familiarity.figures.sdt import sdt_figure
@@ -70,39 +71,6 @@ def shown_models(metrics: pd.DataFrame, variant: str) -> pd.DataFrame:
     variants = metrics["model"].map(lambda m: split_variant(m)[1])
     keep = (kinds == "crowd") | ((kinds == "model") & ((variants == "") | (variants == variant)))
     return drop_duplicate_models(metrics[keep].reset_index(drop=True))
-
-
-SAME_COLUMNS = ("modality", "n_items", "n_answered", "accuracy", "d_prime", "criterion")
-
-
-def drop_duplicate_models(metrics: pd.DataFrame) -> pd.DataFrame:
-    """One row set per distinct model: a model whose metric rows (every modality: items,
-    answers, accuracy, d', c) equal an earlier one's, e.g. the registry's `behavioural@v1` and
-    the offline `baseline_behavioural` (the same predictions), is dropped and its name added
-    to the kept model's (`kept = dropped`)."""
-    if metrics.empty or "model" not in metrics.columns:
-        return metrics
-    columns = [c for c in SAME_COLUMNS if c in metrics.columns]
-    kinds = (
-        metrics["rater_type"] if "rater_type" in metrics.columns else pd.Series("model", index=metrics.index)
-    )
-    seen: dict[tuple, str] = {}
-    rename: dict[str, str] = {}
-    drop: set[str] = set()
-    for name in sorted(metrics.loc[kinds == "model", "model"].unique(), key=lambda n: ("@" not in n, n)):
-        rows = metrics[metrics["model"] == name].sort_values("modality")
-        key = tuple(
-            tuple(round(v, 9) if isinstance(v, float) else v for v in row)
-            for row in rows[columns].itertuples(index=False)
-        )
-        if key in seen:
-            drop.add(name)
-            rename[seen[key]] = f"{rename.get(seen[key], seen[key])} = {name}"
-        else:
-            seen[key] = name
-    kept = metrics[~metrics["model"].isin(drop)].copy()
-    kept["model"] = kept["model"].replace(rename)
-    return kept.reset_index(drop=True)
 
 
 def draw_figure(
