@@ -828,3 +828,32 @@ def test_tied_models_keep_their_legend_entries(tmp_path, tables, caplog):
             draw(tmp_path / name)
     hidden = [r.getMessage() for r in caplog.records if "hidden under another" in r.getMessage()]
     assert not hidden, hidden
+
+
+def test_identical_models_merge_even_with_empty_bins():
+    """Two names for the same predictions are one entry, also where their tables hold NaN
+    (empty calibration bins) or differ below 1e-6 (a registry reply's rounded confidence)."""
+    from omnisocial.familiarity.figures.duplicates import drop_duplicate_models
+
+    rows = pd.DataFrame(
+        {
+            "model": ["behavioural@v1", "behavioural@v1", "baseline_behavioural", "baseline_behavioural"],
+            "modality": ["audio"] * 4,
+            "bin_low": [0.0, 0.5] * 2,
+            "mean_confidence": [np.nan, 0.586447, np.nan, 0.58644656],
+            "accuracy": [np.nan, 1.0, np.nan, 1.0],
+        }
+    )
+    merged = drop_duplicate_models(rows, columns=("modality", "bin_low", "mean_confidence", "accuracy"))
+    assert set(merged["model"]) == {"behavioural@v1 = baseline_behavioural"}
+    assert len(merged) == 2
+
+
+def test_confusion_counts_of_an_alias_are_merged():
+    from omnisocial.familiarity.figures.diagnostics import confusion_table
+    from omnisocial.familiarity.figures.duplicates import drop_duplicate_models
+
+    predictions = _diagnostic_tables()[1]
+    counts = drop_duplicate_models(confusion_table(predictions), columns=("modality", "truth", "label", "n"))
+    assert "alias@v1 = m@v1" in set(counts["model"]) or "m@v1 = alias@v1" in set(counts["model"])
+    assert not {"alias@v1", "m@v1"} & set(counts["model"])

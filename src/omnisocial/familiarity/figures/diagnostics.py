@@ -28,6 +28,7 @@ from matplotlib.ticker import FuncFormatter
 
 from omnisocial.familiarity.contracts import split_variant
 from omnisocial.familiarity.figures.convergence import fits_note, unconverged_fits
+from omnisocial.familiarity.figures.duplicates import drop_duplicate_models
 from omnisocial.figures.style import (
     CLASS_COLORS,
     FLAG_COLOR,
@@ -81,6 +82,8 @@ def confusion_figure(
     """Draw and save; returns [png, pdf]. predictions: model, modality, item_id, truth, label."""
     shown = at_variant(predictions, variant)
     counts = confusion_table(shown) if len(shown) else pd.DataFrame(columns=["model", "modality"])
+    # the same predictions under two names (a registry baseline and the offline one): one row
+    counts = drop_duplicate_models(counts, columns=("modality", "truth", "label", "n"))
     models = sorted(counts["model"].unique())
     modalities = ordered_modalities(counts["modality"]) if len(counts) else []
     nrows, ncols = max(len(models), 1), max(len(modalities), 1)
