@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"social": "social_all", "full": "all"}
 # Logs, benchmark timings and caches record times and hosts; everything else must match.
 SKIP_DIRS = {"logs", "benchmarks", "cache"}
+SKIP_SUFFIXES = (".log", ".log.attempts")  # the table renderings' logs sit beside their tables
 
 
 def demo_config(demo: str) -> dict:
@@ -96,7 +97,7 @@ def digests(results: Path) -> dict[str, str]:
     out = {}
     for path in sorted(results.rglob("*")):
         rel = path.relative_to(results)
-        if path.is_file() and not (set(rel.parts[:-1]) & SKIP_DIRS):
+        if path.is_file() and not (set(rel.parts[:-1]) & SKIP_DIRS) and not path.name.endswith(SKIP_SUFFIXES):
             out[str(rel)] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
 
