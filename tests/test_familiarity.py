@@ -616,6 +616,13 @@ def test_every_figure_family_draws_from_its_tables(tiny_study, tmp_path):
         fam_figures.draw_figure("pie", tables, tmp_path / "pie")
     with pytest.raises(ValueError, match="needs table"):
         fam_figures.draw_figure("glmm", {}, tmp_path / "glmm")
+    # the calibration figure shows model outputs only: a demo corpus is named in its subtitle
+    seen = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fam_figures, "calibration_figure", lambda *a, **kw: seen.append(kw["subtitle"]))
+        for source in ("demo", "seamless"):
+            fam_figures.draw_figure("calibration", tables, tmp_path / "c", {"corpus_source": source})
+    assert seen == [fam_figures.DEMO_CORPUS_NOTE, ""]
 
 
 def test_notebook_is_valid_and_has_no_outputs():

@@ -135,6 +135,7 @@ def fam_table(name, caption=None):
 FIGURE_OPTIONS = {
     "variant": config["inference"]["prompt_variants"][0],
     "seed": config["analysis"]["seed"],
+    "corpus_source": CORPUS["source"],  # demo: figures of model outputs say so
 }
 
 

@@ -22,5 +22,9 @@ if released:
 else:
     subtitle = "SIMULATED DATA: demo corpus" if demo else f"corpus: {snakemake.params.corpus_source}"
 funnel_figure(funnel, Path(out.funnel_png).with_suffix(""), simulated=False, subtitle=subtitle)
-coverage_figure(pd.read_csv(snakemake.input.metrics), Path(out.coverage_png).with_suffix(""))
+coverage_figure(
+    pd.read_csv(snakemake.input.metrics),
+    Path(out.coverage_png).with_suffix(""),
+    subtitle="SIMULATED DATA: demo corpus" if demo else "",
+)
 log.info("2 figures written to %s", Path(out.funnel_png).parent)

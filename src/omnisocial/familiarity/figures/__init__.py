@@ -50,6 +50,7 @@ from omnisocial.familiarity.figures.power import power_figure
 from omnisocial.familiarity.figures.sdt import sdt_figure
 from omnisocial.figures.style import save_figure
 
+DEMO_CORPUS_NOTE = "SIMULATED DATA: demo corpus"
 FAMILIES = ("accuracy", "sdt", "crowds", "difficulty", "glmm", "calibration", "power")
 # the tables (result files without .csv) each family reads
 INPUTS = {
@@ -78,7 +79,8 @@ def draw_figure(
 ) -> list[Path]:
     """Draw one figure family from its tables (`INPUTS[family]`); returns [png, pdf].
 
-    options: variant (primary prompt variant), seed (jitter), n_dyads (power figure).
+    options: variant (primary prompt variant), seed (jitter), n_dyads (power figure),
+    corpus_source (demo: the calibration figure, model outputs only, says so).
     """
     options = dict(options or {})
     if family not in FAMILIES:
@@ -128,10 +130,11 @@ def draw_figure(
             stem,
             caption="correct ~ 0 + modality + (1|rater) + (1|dyad), bernoulli; human trials.",
         )
-    if family == "calibration":
+    if family == "calibration":  # model outputs only: no simulated rater panel to flag
         return calibration_figure(
             tables["calibration"],
             stem,
+            subtitle=DEMO_CORPUS_NOTE if options.get("corpus_source") == "demo" else "",
             caption="Equal-width confidence bins; answered predictions with a confidence only.",
         )
     n_dyads = options.get("n_dyads")

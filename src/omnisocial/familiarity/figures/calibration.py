@@ -108,7 +108,7 @@ def calibration_figure(
             subtitle=full_subtitle(subtitle, simulated, reliability),
             caption=caption,
             # under the panels: the score lines of each panel, then the legend of model names
-            bottom_in=0.65 + (SCORE_LINE * PANEL_IN + 0.16) * n_models,
+            bottom_in=0.3 + (SCORE_LINE * PANEL_IN + 0.12) * n_models,
         )
         most_lines = 0
         for ax, modality in zip(axes[0], modalities, strict=False):
