@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from test_release import seamless_example, snakemake
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE = ROOT / "workflow" / "profiles" / "slurm"
@@ -37,13 +36,8 @@ GPU_ENTRY = {
 def plan(workdir: Path, config: dict, *targets: str) -> str:
     """The dry run's console output under the profile (fails the test when Snakemake refuses)."""
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    command = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile")]
-    command += ["--directory", str(workdir), "--configfile", str(workdir / "config.yaml")]
-    command += ["--profile", str(PROFILE), "-n", *targets]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    said = result.stdout + result.stderr
-    assert result.returncode == 0, said[-4000:]
-    return said
+    result = snakemake(workdir, "--profile", str(PROFILE), "-n", *targets)
+    return result.stdout + result.stderr
 
 
 def group_bodies(said: str) -> dict[str, str]:
@@ -104,8 +98,6 @@ def test_the_whole_demo_plans_under_the_profile(tmp_path):
 
 @pytest.mark.slow
 def test_the_seamless_study_plans_under_the_profile(tmp_path):
-    from test_release import seamless_example
-
     config = seamless_example(tmp_path)
     config["models"].append(GPU_ENTRY)
     said = plan(tmp_path, config)

@@ -48,16 +48,8 @@ from omnisocial.socialomni.baselines import (
 from omnisocial.socialomni.demo import write_socialomni
 from omnisocial.socialomni.how import how_agreement, how_metrics, judge_how
 from omnisocial.socialomni.importers import import_socialomni
-from omnisocial.socialomni.requests import (
-    ABLATIONS,
-    cut_all_media,
-    model_modality,
-    replies_from_results,
-    run_modality,
-    run_name,
-    social_requests,
-    split_run,
-)
+from omnisocial.socialomni.requests import cut_all_media, replies_from_results, social_requests
+from omnisocial.socialomni.runs import ABLATIONS, model_modality, run_modality, run_name, split_run
 from omnisocial.socialomni.when import label_offset, score_when_replies, score_when_stream
 from omnisocial.socialomni.who import score_who_replies
 

@@ -44,15 +44,7 @@ from omnisocial.io import atomic_path
 from omnisocial.media.ffmpeg_run import run_ffmpeg
 from omnisocial.models.base import Request
 from omnisocial.socialomni.contracts import REPLIES, reply_row
-from omnisocial.socialomni.runs import (  # noqa: F401  (re-exported: the runs' names and inputs)
-    ABLATION_SEPARATOR,
-    ABLATIONS,
-    MEDIA_SUFFIX,
-    model_modality,
-    run_modality,
-    run_name,
-    split_run,
-)
+from omnisocial.socialomni.runs import MEDIA_SUFFIX, model_modality, run_modality, run_name
 from omnisocial.socialomni.who import MODALITY_INPUTS, who_prompt
 
 log = logging.getLogger(__name__)

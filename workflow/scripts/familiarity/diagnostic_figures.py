@@ -9,6 +9,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
 from omnisocial.familiarity.contracts import ANALYSIS_TABLES, RATED_TRIALS
+from omnisocial.familiarity.figures import DEMO_CORPUS_NOTE
 from omnisocial.familiarity.figures.diagnostics import (
     cell_accuracy_figure,
     confusion_figure,
@@ -31,14 +32,14 @@ confusion_figure(
     predictions,
     Path(out.confusion_png).with_suffix(""),
     variant=variant,
-    subtitle=("SIMULATED DATA: demo corpus | " if demo else "") + note,
+    subtitle=(f"{DEMO_CORPUS_NOTE} | " if demo else "") + note,
     simulated=False,
 )
 cell_accuracy_figure(trials, design, predictions, Path(out.cells_png).with_suffix(""), variant=variant)
 prompt_sensitivity_figure(
     ANALYSIS_TABLES["prompt_sensitivity"].read(inputs.prompt_sensitivity),
     Path(out.prompts_png).with_suffix(""),
-    subtitle="SIMULATED DATA: demo corpus" if demo else "",
+    subtitle=DEMO_CORPUS_NOTE if demo else "",
     simulated=False,
 )
 person_item_map(

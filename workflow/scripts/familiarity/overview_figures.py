@@ -7,6 +7,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
+from omnisocial.familiarity.figures import DEMO_CORPUS_NOTE
 from omnisocial.familiarity.figures.overview import coverage_figure, funnel_figure
 from omnisocial.summary import funnel_section
 from omnisocial.workflow import start
@@ -20,11 +21,11 @@ demo = snakemake.params.corpus_source == "demo"
 if released:
     subtitle = "design imported from a released data set: no corpus filters ran"
 else:
-    subtitle = "SIMULATED DATA: demo corpus" if demo else f"corpus: {snakemake.params.corpus_source}"
+    subtitle = DEMO_CORPUS_NOTE if demo else f"corpus: {snakemake.params.corpus_source}"
 funnel_figure(funnel, Path(out.funnel_png).with_suffix(""), simulated=False, subtitle=subtitle)
 coverage_figure(
     pd.read_csv(snakemake.input.metrics),
     Path(out.coverage_png).with_suffix(""),
-    subtitle="SIMULATED DATA: demo corpus" if demo else "",
+    subtitle=DEMO_CORPUS_NOTE if demo else "",
 )
 log.info("2 figures written to %s", Path(out.funnel_png).parent)

@@ -8,7 +8,8 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 from omnisocial.models.registry import build_backend
 from omnisocial.models.runner import FailurePolicy, run_inference
 from omnisocial.socialomni.contracts import REPLIES, WHEN_ITEMS, WHO_ITEMS
-from omnisocial.socialomni.requests import replies_from_results, run_modality, run_name, social_requests
+from omnisocial.socialomni.requests import replies_from_results, social_requests
+from omnisocial.socialomni.runs import run_modality, run_name
 from omnisocial.workflow import start
 
 log = start(snakemake)

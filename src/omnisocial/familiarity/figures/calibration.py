@@ -114,18 +114,20 @@ def calibration_figure(
         for ax, modality in zip(axes[0], modalities, strict=False):
             ax.plot([0, 1], [0, 1], color="#AAAAAA", linewidth=0.9, linestyle="--", zorder=0)
             own = reliability[reliability["modality"] == modality]
-            silent = [m for m, g in own.groupby("model", sort=True) if int(g["n_items"].iloc[0]) == 0]
-            drawn = [(m, g[g["n"] > 0].sort_values("bin_low")) for m, g in own.groupby("model", sort=True)]
-            drawn = [(m, filled) for m, filled in drawn if m not in silent]
+            silent, drawn = [], []
+            for model, group in own.groupby("model", sort=True):
+                if int(group["n_items"].iloc[0]) == 0:
+                    silent.append(model)
+                else:
+                    drawn.append((model, group[group["n"] > 0].sort_values("bin_low"), group.iloc[0]))
             # models whose curves coincide (e.g. two chance baselines) sit side by side
             keys = [
                 tuple(filled[["mean_confidence", "accuracy"]].round(6).itertuples(index=False))
-                for _, filled in drawn
+                for _, filled, _ in drawn
             ]
             scores = []
-            for (model, filled), dx in zip(drawn, tie_offsets(keys), strict=True):
+            for (model, filled, first), dx in zip(drawn, tie_offsets(keys), strict=True):
                 color, marker = styles[model]
-                first = own[own["model"] == model].iloc[0]
                 moved = shifted(ax, dx)
                 ax.plot(
                     filled["mean_confidence"], filled["accuracy"], color=color, linewidth=1.0, transform=moved
