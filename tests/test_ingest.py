@@ -224,7 +224,10 @@ def test_unreadable_json(corpus: Path):
     interactions, _, _ = run(corpus)
     pair = row(interactions, "V01_S0012_I00000043")
     assert not pair["ingest_ok"] and not pair["has_transcript"]
-    assert pair["ingest_reason"].startswith("unreadable json for P0003: Expecting value line 1")
+    assert pair["ingest_reason"].startswith(
+        f"unreadable json for P0003 in {LABEL}/dev/0001/0003/V01_S0012_I00000043_P0003.json: "
+        "Expecting value line 1"
+    )
 
 
 def test_malformed_segment_is_unreadable(corpus: Path):
@@ -234,7 +237,10 @@ def test_malformed_segment_is_unreadable(corpus: Path):
     add_participant(corpus, file_id, folder=("dev", "0001", "0003"), data=data)
     interactions, _, _ = run(corpus)
     reason = row(interactions, "V01_S0012_I00000043")["ingest_reason"]
-    assert reason == "unreadable json for P0003: metadata:vad item 1 has no numeric end ('soon')"
+    assert reason == (
+        f"unreadable json for P0003 in {LABEL}/dev/0001/0003/V01_S0012_I00000043_P0003.json: "
+        "metadata:vad item 1 has no numeric end ('soon')"
+    )
 
 
 def test_jsonl_variants(corpus: Path):
@@ -351,21 +357,36 @@ def jsonl(items: list[dict]) -> str:
     return "".join(json.dumps(item) + "\n" for item in items)
 
 
+# seamless_interaction's README draws the metadata and annotation folders directly under the split.
+README_FOLDERS = {"transcript": "transcript", "vad": "vad", "annotations": ""}
+RAW_FOLDERS = {"transcript": "metadata/transcript", "vad": "metadata/vad", "annotations": "annotations/"}
+
+
 def add_raw_participant(
-    root: Path, file_id: str, split: str = "train", offset: float = 0.0, metadata: bool = True
+    root: Path,
+    file_id: str,
+    split: str = "train",
+    offset: float = 0.0,
+    metadata: bool = True,
+    folders: dict[str, str] = RAW_FOLDERS,
 ) -> Path:
     """One participant in the raw per-modality layout: audio/, video/, metadata/{transcript,vad}/
-    and an annotation file, each `{file_id}.<ext>` under the split folder."""
+    and annotation files (or those folders as `folders` places them), each `{file_id}.<ext>`
+    under the split folder, plus a movement feature (npy) the ingest does not need."""
     split_dir = root / LABEL / split
-    for folder in ("audio", "video", "metadata/transcript", "metadata/vad", "annotations/1P-IS"):
+    annotations = [f"{folders['annotations']}{kind}" for kind in ("1P-IS", "1P-R", "3P-V")]
+    metadata_folders = (folders["transcript"], folders["vad"])
+    for folder in ("audio", "video", *metadata_folders, *annotations, "movement/FAUToken"):
         (split_dir / folder).mkdir(parents=True, exist_ok=True)
     sf.write(
         split_dir / "audio" / f"{file_id}.wav", np.zeros(1600, dtype=np.float32), 16000, subtype="PCM_16"
     )
     (split_dir / "video" / f"{file_id}.mp4").write_bytes(b"not a real video; ingest only checks existence")
-    (split_dir / "annotations" / "1P-IS" / f"{file_id}.json").write_text('{"labels": []}', encoding="utf-8")
+    for folder in annotations:
+        (split_dir / folder / f"{file_id}.json").write_text('{"labels": []}', encoding="utf-8")
+    (split_dir / "movement" / "FAUToken" / f"{file_id}.npy").write_bytes(b"features")
     if metadata:
-        (split_dir / "metadata" / "transcript" / f"{file_id}.jsonl").write_text(
+        (split_dir / folders["transcript"] / f"{file_id}.jsonl").write_text(
             jsonl(transcript(offset)), encoding="utf-8"
         )
         vad = [
@@ -373,24 +394,25 @@ def add_raw_participant(
             {"start": offset + 1.5, "end": offset + 3.0, "is_speech": False},  # a pause, not speech
             {"start": offset + 3.0, "end": offset + 4.0},
         ]
-        (split_dir / "metadata" / "vad" / f"{file_id}.jsonl").write_text(jsonl(vad), encoding="utf-8")
+        (split_dir / folders["vad"] / f"{file_id}.jsonl").write_text(jsonl(vad), encoding="utf-8")
     return split_dir
 
 
-def test_raw_per_modality_layout(tmp_path: Path):
+@pytest.mark.parametrize("folders", [RAW_FOLDERS, README_FOLDERS], ids=["metadata-folder", "readme-drawing"])
+def test_raw_per_modality_layout(tmp_path: Path, folders: dict[str, str]):
     root = tmp_path / "raw"
     write_tables(root)
-    add_raw_participant(root, "V00_S0894_I00000042_P0299A", offset=1.0)
-    add_raw_participant(root, "V00_S0894_I00000042_P0001")
-    add_raw_participant(root, "V01_S0012_I00000043_P0002", split="dev")
-    add_raw_participant(root, "V01_S0012_I00000043_P0003", split="dev", metadata=False)
+    add_raw_participant(root, "V00_S0894_I00000042_P0299A", offset=1.0, folders=folders)
+    add_raw_participant(root, "V00_S0894_I00000042_P0001", folders=folders)
+    add_raw_participant(root, "V01_S0012_I00000043_P0002", split="dev", folders=folders)
+    add_raw_participant(root, "V01_S0012_I00000043_P0003", split="dev", metadata=False, folders=folders)
     interactions, segments, speech = run(root)
     good = row(interactions, "V00_S0894_I00000042")
     assert good["ingest_ok"], good["ingest_reason"]
     assert good["has_transcript"]
     assert good["audio_b"].endswith("train/audio/V00_S0894_I00000042_P0299A.wav")
     assert good["video_a"].endswith("train/video/V00_S0894_I00000042_P0001.mp4")
-    assert good["json_a"].endswith("train/metadata/vad/V00_S0894_I00000042_P0001.jsonl")
+    assert good["json_a"].endswith(f"train/{folders['vad']}/V00_S0894_I00000042_P0001.jsonl")
     assert (good["relationship"], good["prompt_id"], good["gender_mix"]) == (
         "familiar",
         "P_EO_001",
@@ -418,8 +440,33 @@ def test_raw_layout_unreadable_metadata_and_is_speech(tmp_path: Path):
     vad.write_text(jsonl([{"start": 0, "end": 1, "is_speech": "maybe"}]), encoding="utf-8")
     interactions, _, _ = run(root)
     assert row(interactions, "V00_S0894_I00000042")["ingest_reason"] == (
-        "unreadable vad for P0001: metadata:vad item 1 has is_speech 'maybe', not true/false"
+        f"unreadable vad for P0001 in {LABEL}/train/metadata/vad/V00_S0894_I00000042_P0001.jsonl: "
+        "metadata:vad item 1 has is_speech 'maybe', not true/false"
     )
+
+
+def test_readme_drawing_bad_jsonl_line_names_the_file(tmp_path: Path):
+    """A corpus synced by hand to the README's drawing, one transcript cut off mid-line: the
+    reason names the file under the root and the line, the other interaction still ingests."""
+    root = tmp_path / "raw"
+    write_tables(root)
+    add_raw_participant(root, "V00_S0894_I00000042_P0299A", folders=README_FOLDERS)
+    split_dir = add_raw_participant(root, "V00_S0894_I00000042_P0001", folders=README_FOLDERS)
+    add_raw_participant(root, "V01_S0012_I00000043_P0002", split="dev", folders=README_FOLDERS)
+    add_raw_participant(root, "V01_S0012_I00000043_P0003", split="dev", folders=README_FOLDERS)
+    path = split_dir / "transcript" / "V00_S0894_I00000042_P0001.jsonl"
+    path.write_text(path.read_text(encoding="utf-8")[:-20], encoding="utf-8")
+    interactions, segments, _ = run(root)
+    bad = row(interactions, "V00_S0894_I00000042")
+    assert not bad["ingest_ok"]
+    assert re.fullmatch(
+        rf"unreadable transcript for P0001 in {LABEL}/train/transcript/V00_S0894_I00000042_P0001\.jsonl: "
+        r".+ line 2 column \d+",
+        bad["ingest_reason"],
+    ), bad["ingest_reason"]
+    good = row(interactions, "V01_S0012_I00000043")
+    assert good["ingest_ok"] and good["has_transcript"], good["ingest_reason"]
+    assert set(segments["interaction_id"]) == {"V01_S0012_I00000043"}
 
 
 def test_per_segment_jsonl_in_converted_layout(corpus: Path):

@@ -9,6 +9,8 @@ Layouts (see docs/data-formats.md), detected per file and paired by file id
 - raw download: per-modality folders under each split, `audio/{file_id}.wav`,
   `video/{file_id}.mp4`, `metadata/transcript/{file_id}.jsonl`, `metadata/vad/{file_id}.jsonl`
   (one segment a line; either may be missing, not both), `annotations/<type>/` (ignored);
+  or, as seamless_interaction's README draws it, `transcript/`, `vad/` and the annotation
+  folders (`1P-IS/`, `1P-R/`, `3P-IS/`, `3P-R/`, `3P-V/`, ignored) directly under the split;
   `json_a/b` then name the VAD file (else the transcript file);
 - webdataset tar shards (`*.tar` under the label folder): members grouped by key (the
   member path up to the first dot of its name), extracted into `shard_dir`; without one
@@ -25,7 +27,8 @@ Two kinds of problems are kept apart:
   corpus folder, a gender table that contradicts itself) raises `CorpusError` at once;
 - anything that makes one interaction unusable (one participant, a missing or unreadable
   file, no relationship or prompt row, a duplicate file id, ...) is recorded in that
-  interaction's row: `ingest_ok` False and every reason in `ingest_reason` ('; '-joined).
+  interaction's row: `ingest_ok` False and every reason in `ingest_reason` ('; '-joined);
+  an unreadable file is named by its path under the root, with the line where it broke.
 
 Transcripts are all or nothing per interaction: `has_transcript` is True only when both
 participants' json hold a transcript, and only then are its segments emitted (source
@@ -66,6 +69,8 @@ SLOT_NAMES = {"video": "mp4", "audio": "wav", "json": "json"}
 # Raw per-modality layout: folder -> slot (metadata/<kind>/ for the two metadata kinds).
 MODALITY_FOLDERS = {"audio": "audio", "video": "video"}
 METADATA_FOLDERS = {"transcript": "transcript", "vad": "vad"}
+# Annotation folders drawn directly under the split (`1P-IS/`, `3P-V/`, ...; compared lower-cased).
+ANNOTATION_FOLDER = re.compile(r"\d+p-[a-z]+")
 RAW_SLOT_NAMES = {"video": "mp4", "audio": "wav"}
 
 TRANSCRIPT_KEYS = ("metadata:transcript", "transcript")
@@ -411,20 +416,25 @@ def _gender(genders: dict[tuple[str, str], str], fid: FileId) -> str:
 
 def file_slot(path: Path, base: Path) -> tuple[str | None, bool]:
     """(slot, raw) of a file under `base`: the per-modality folder it sits in (`audio/`,
-    `video/`, `metadata/transcript/`, `metadata/vad/`: raw layout) or else its suffix
-    (converted layout). Annotations (`annotations/<type>/`), other metadata folders and
-    unknown suffixes give slot None."""
+    `video/`, `metadata/transcript/`, `metadata/vad/`, or `transcript/`, `vad/` directly
+    under the split as seamless_interaction's README draws them: raw layout) or else its
+    suffix (converted layout). Annotations (`annotations/<type>/`, or a `1P-IS/`-style
+    annotation folder under the split), other metadata folders and unknown suffixes give
+    slot None."""
     if path.suffix.lower() not in SLOTS:
         return None, False
     try:
         folders = [part.lower() for part in path.relative_to(base).parts[:-1]]
     except ValueError:
         folders = [part.lower() for part in path.parts[:-1]]
-    if "annotations" in folders:
+    if "annotations" in folders or any(ANNOTATION_FOLDER.fullmatch(folder) for folder in folders):
         return None, True
     if "metadata" in folders:
         after = folders[folders.index("metadata") + 1 : folders.index("metadata") + 2]
         return (METADATA_FOLDERS.get(after[0]) if after else None), True
+    # The README's drawing: `transcript/` and `vad/` hold the jsonl files directly.
+    if folders and folders[-1] in METADATA_FOLDERS:
+        return METADATA_FOLDERS[folders[-1]], True
     for folder in reversed(folders):
         if folder in MODALITY_FOLDERS:
             return MODALITY_FOLDERS[folder], True
@@ -502,9 +512,10 @@ def _file_problems(participant: _Participant, root: Path) -> tuple[dict[str, Pat
 
 
 def _read_metadata_files(
-    participant: _Participant, files: dict[str, Path]
+    participant: _Participant, files: dict[str, Path], root: Path
 ) -> tuple[ParticipantRecord | None, list[str]]:
-    """The record of a raw-layout participant from its transcript and VAD jsonl files."""
+    """The record of a raw-layout participant from its transcript and VAD jsonl files; a
+    problem names the file (relative to `root`) as well as the participant."""
     parts: dict[str, list | None] = {"transcript": None, "vad": None}
     problems = []
     for kind, key in (("transcript", "metadata:transcript"), ("vad", "metadata:vad")):
@@ -513,7 +524,8 @@ def _read_metadata_files(
         try:
             items = _segments(read_segment_file(files[kind], kind), key, text=kind == "transcript")
         except ParticipantFileError as exc:
-            problems.append(f"unreadable {kind} for {participant.fid.participant_id}: {exc}")
+            where = _relative(files[kind], root)
+            problems.append(f"unreadable {kind} for {participant.fid.participant_id} in {where}: {exc}")
             continue
         parts[kind] = items if kind == "transcript" else [(start, end) for start, end, _ in items]
     if problems:
@@ -745,7 +757,7 @@ def _interaction_row(
         reasons += problems
         record = None
         if "transcript" in files or "vad" in files:
-            record, problems = _read_metadata_files(participant, files)
+            record, problems = _read_metadata_files(participant, files, root)
             reasons += problems
             if record is not None and record.vad is None:
                 log.warning("%s: no VAD file for %s", interaction_id, participant.fid.file_id)
@@ -753,7 +765,8 @@ def _interaction_row(
             try:
                 record = read_participant_json(files["json"])
             except ParticipantFileError as exc:
-                reasons.append(f"unreadable json for {participant.fid.participant_id}: {exc}")
+                where = _relative(files["json"], root)
+                reasons.append(f"unreadable json for {participant.fid.participant_id} in {where}: {exc}")
             else:
                 if record.json_id is not None and record.json_id != participant.fid.file_id:
                     reasons.append(
