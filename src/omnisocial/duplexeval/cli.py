@@ -6,11 +6,17 @@
 ITEMS: the Omni-DuplexEval items (JSON, CSV, parquet or a Hugging Face `datasets` folder;
 `duplexeval.importers.load_stream_items`). RESPONSES_DIR: one model's responses in the
 released per-item layout (`{dir}/{split}/{id}.json`, `{dir}/{id}.json`). JUDGED: the raw
-judge replies keyed by item and sentence / event index (`duplexeval.judged`). METRICS: per
-split and 'all', counts and fractions (RTD_REPLY_METRICS / PR_REPLY_METRICS). Items whose
+judge replies keyed by item (`item_id` or `id`) and sentence / event index, CSV, JSONL or
+JSON (`duplexeval.judged`). METRICS: per split and 'all', counts and fractions
+(RTD_REPLY_METRICS / PR_REPLY_METRICS; rtd with the first relevant time). Items whose
 response file is missing or malformed are left out with one line each on stderr, as the
-released batch scripts skip them. Only argparse is imported here; the work is imported
-when the command runs, so `omnisocial score` stays light.
+released batch scripts skip them. Judge replies no judgement reads (an unknown item, kind
+or index; `judged.unmatched_replies`) are counted on stderr and listed in `--notes`.
+`--parser released` also reads reminder times as the released scorer does: one it cannot
+read ("0:15") is dropped, and an item left without reminders is judged once on the whole
+response, each noted in `--notes`; `strict` reads "0:15" as 15 s. Only argparse is
+imported here; the work is imported when the command runs, so `omnisocial score` stays
+light.
 """
 
 from __future__ import annotations
@@ -30,8 +36,15 @@ def _run(args: argparse.Namespace) -> int:
 
     output = Path(args.output)
     media_dir = Path(args.media_dir) if args.media_dir else output.parent / "media"
+    item_notes: list[dict] = []
     try:
-        items = load_stream_items(args.items, default_split=args.split, media_dir=media_dir)
+        items = load_stream_items(
+            args.items,
+            default_split=args.split,
+            media_dir=media_dir,
+            reminders="released" if args.parser == "released" and args.task == "pr" else "strict",
+            notes=item_notes,
+        )
         is_rtd = items["split"].isin(RTD_SPLITS)
         items = items[is_rtd] if args.task == "rtd" else items[~is_rtd]
         if items.empty:
@@ -61,19 +74,31 @@ def _run(args: argparse.Namespace) -> int:
         responses = STREAM_RESPONSES.empty()
     score = judged.score_rtd_replies if args.task == "rtd" else judged.score_pr_replies
     per_item = score(responses, scored_items, replies, parser=args.parser, models=[model])
+    unmatched = judged.unmatched_replies(replies, items, responses, args.task, model, left_out)
+    if unmatched:
+        first = unmatched[0]
+        print(
+            f"omnisocial duplexeval: {args.judge_replies}: {len(unmatched)} judge replies not scored "
+            f"(e.g. item {first['item_id']}: {first['message']}); listed in --notes",
+            file=sys.stderr,
+        )
     metrics = judged.split_metrics(per_item, args.task)
     write_csv(output, metrics)
     if args.per_item:
         write_csv(args.per_item, per_item)
     if args.notes:
-        STREAM_IMPORT_NOTES.write(args.notes, _notes_frame(notes))
+        reply_notes = [{"source": str(args.judge_replies), **note} for note in unmatched]
+        STREAM_IMPORT_NOTES.write(args.notes, _notes_frame(item_notes + notes + reply_notes))
     total = metrics[metrics["split"] == "all"]
     differ = int(total["n_parse_differ"].sum()) if len(total) else 0
+    dropped = sum(1 for note in item_notes if "reminder dropped" in note["message"])
     print(
         f"duplexeval {args.task}: {len(per_item)} items scored ({len(left_out)} left out), "
         f"parser {args.parser}; "
         f"{differ} replies read differently by the released and strict parsers; "
-        f"{len(notes)} response sentences skipped or put at 0 s as released; wrote {output}",
+        f"{len(notes)} response sentences skipped or put at 0 s as released; "
+        + (f"{dropped} reminder times the released scorer cannot read dropped; " if dropped else "")
+        + f"{len(unmatched)} judge replies not scored; wrote {output}",
         file=sys.stderr,
     )
     return EXIT_OK
@@ -103,7 +128,7 @@ def register(subparsers) -> None:
         sub.add_argument(
             "--judge-replies",
             required=True,
-            help="raw judge replies, CSV or JSONL: item_id, index, reply[, split, kind]",
+            help="raw judge replies, CSV, JSONL or JSON: item_id (or id), index, reply[, split, kind]",
         )
         sub.add_argument("-o", "--output", required=True, help="metrics CSV (per split and 'all')")
         sub.add_argument(
@@ -116,6 +141,8 @@ def register(subparsers) -> None:
         )
         sub.add_argument("--per-item", default=None, help="also write the per-item scores here")
         sub.add_argument(
-            "--notes", default=None, help="also write the import notes (sentences skipped / at 0 s)"
+            "--notes",
+            default=None,
+            help="also write the notes: sentences skipped or at 0 s, reminders dropped, replies not scored",
         )
         sub.set_defaults(func=_run, command="duplexeval")

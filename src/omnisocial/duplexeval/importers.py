@@ -83,6 +83,36 @@ def _optional_time(raw: dict, key: str, source, item_id: str) -> float | None:
         raise ImportErrorWithItem(source, item_id, key, str(error)) from None
 
 
+def released_reads_time(value) -> bool:
+    """Whether the released reminder scorer reads this reminder time (`proactive_reminder.
+    parse_float_or_none`: a number, or text that Python's float() reads; "0:15" or "12s" is
+    dropped there)."""
+    if isinstance(value, (int, float)):
+        return True
+    if isinstance(value, str):
+        try:
+            float(value.strip())
+        except ValueError:
+            return False
+        return True
+    return False
+
+
+def _reminder(raw: dict, key: str, source, item_id: str, reminders: str, notes) -> float | None:
+    """A reminder time: read like every time (`strict`), or dropped with a note when the released
+    scorer cannot read it (`released`)."""
+    value = raw.get(key)
+    if reminders == "released" and _given(value) and not released_reads_time(value):
+        message = f"{value!r} is not a number the released scorer reads: reminder dropped, as released"
+        _note(notes, source, item_id, key, message)
+        return None
+    return _optional_time(raw, key, source, item_id)
+
+
+def _given(value) -> bool:
+    return not (_is_missing(value) or (isinstance(value, str) and not value.strip()))
+
+
 _MEDIA_SUFFIX = {"video": ".mp4", "question_audio": ".wav"}
 
 
@@ -119,7 +149,15 @@ def _media(raw: dict, key: str, source, item_id: str, root=None, media_dir=None)
 
 
 def _stream_item(
-    raw, source, position: int, split: str | None, root=None, media_dir=None, default_split: str | None = None
+    raw,
+    source,
+    position: int,
+    split: str | None,
+    root=None,
+    media_dir=None,
+    default_split: str | None = None,
+    reminders: str = "strict",
+    notes=None,
 ) -> dict:
     item_id = _item_id(raw, "id", source, position)
     row_split = _text(raw, "split", source, item_id, required=False)
@@ -129,8 +167,13 @@ def _stream_item(
     if split not in STREAM_SPLITS:
         raise ImportErrorWithItem(source, item_id, "split", f"unknown split {split!r}")
     duration = _optional_time(raw, "video_duration", source, item_id)
-    reminders = {key: _optional_time(raw, key, source, item_id) for key in ("reminder1", "reminder2")}
-    for key, value in reminders.items():
+    keys = ("reminder1", "reminder2")
+    reading = reminders if split.startswith("PR_") else "strict"  # only the reminder scorer reads them
+    times = {key: _reminder(raw, key, source, item_id, reading, notes) for key in keys}
+    dropped = [key for key in keys if times[key] is None and _given(raw.get(key))]
+    if dropped and all(times[key] is None for key in keys):
+        _note(notes, source, item_id, dropped[0], "no reminder left: the whole response is judged once")
+    for key, value in times.items():
         if value is not None and duration is not None and value > duration:
             raise ImportErrorWithItem(
                 source, item_id, key, f"{value:g} s is after the video's end ({duration:g} s)"
@@ -142,7 +185,7 @@ def _stream_item(
         "question_text": _text(raw, "question_text", source, item_id),
         "answer1": _text(raw, "answer1", source, item_id, required=False),
         "answer2": _text(raw, "answer2", source, item_id, required=False),
-        **reminders,
+        **times,
         "video_type": _text(raw, "video_type", source, item_id, required=False),
         "video_duration": duration,
         "video": _media(raw, "video", source, item_id, root, media_dir),
@@ -222,6 +265,8 @@ def load_stream_items(
     collect_errors: bool = False,
     default_split: str | None = None,
     media_dir: str | os.PathLike | None = None,
+    reminders: str = "strict",
+    notes: list | None = None,
 ):
     """Read Omni-DuplexEval items from JSON, CSV, parquet or a `datasets` folder into STREAM_ITEMS.
 
@@ -232,8 +277,13 @@ def load_stream_items(
     folders are read with pyarrow; media given as bytes is written under `media_dir`.
     Required: id, question_text, a known split; reminder1/2 and video_duration are optional
     times (a reminder after video_duration is an error). Items without reminders are kept:
-    the released reminder scorer then judges the whole response once.
+    the released reminder scorer then judges the whole response once. `reminders`: `strict`
+    reads a reminder time like every time ("0:15" = 15 s); `released` drops one the released
+    scorer cannot read (`released_reads_time`), as it does, with a note in `notes` (so an
+    item whose reminders are all dropped is judged once on the whole response).
     """
+    if reminders not in ("strict", "released"):
+        raise ValueError(f"unknown reminders reading {reminders!r}; expected strict or released")
     source = Path(path)
     root = source if source.is_dir() else source.parent
     errors = _Errors(collect_errors)
@@ -264,7 +314,9 @@ def load_stream_items(
     for batch_split, batch_default, batch in batches:
         for position, raw in enumerate(batch):
             try:
-                row = _stream_item(raw, source, position, batch_split, root, media_dir, batch_default)
+                row = _stream_item(
+                    raw, source, position, batch_split, root, media_dir, batch_default, reminders, notes
+                )
                 _unique((row["split"], row["item_id"]), seen, source, row["item_id"], "id")
             except ImportErrorWithItem as error:
                 errors.add(error)

@@ -227,16 +227,43 @@ def parsers_differ(text: str | None, kind: str) -> bool:
 # --- judge reply files --------------------------------------------------------------------
 
 
+def _json_records(source: Path, text: str) -> list[dict] | None:
+    """The records of a `.json` judge file: a list of objects, or an object holding one under
+    `replies`, `data` or `results`; None when the file is JSONL (one object a line)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        if error.msg == "Extra data":
+            return None
+        raise ImportErrorWithItem(
+            source, "", "(file)", f"not valid JSON: {error.msg} (line {error.lineno})"
+        ) from None
+    if isinstance(data, dict):
+        lists = [data[key] for key in ("replies", "data", "results") if isinstance(data.get(key), list)]
+        data = lists[0] if lists else data
+    if not isinstance(data, list):
+        raise ImportErrorWithItem(
+            source, "", "(file)", "expected a list of reply objects (or one under replies, data or results)"
+        )
+    for position, record in enumerate(data):
+        if not isinstance(record, dict):
+            raise ImportErrorWithItem(source, f"#{position}", "(record)", "expected a JSON object")
+    return data
+
+
 def _reply_records(source: Path) -> list[dict]:
-    if source.suffix.lower() in (".jsonl", ".ndjson"):
+    suffix = source.suffix.lower()
+    if suffix in (".jsonl", ".ndjson", ".json"):
         records = []
         try:
-            lines = source.read_text(encoding="utf-8").splitlines()
+            text = source.read_text(encoding="utf-8")
         except OSError as error:
             raise ImportErrorWithItem(
                 source, "", "(file)", f"cannot read: {error.strerror or error}"
             ) from None
-        for number, line in enumerate(lines, start=1):
+        if suffix == ".json" and (found := _json_records(source, text)) is not None:
+            return found
+        for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
@@ -353,7 +380,7 @@ def score_rtd_replies(
             duration = nan_to_none(item["video_duration"])
             counts = dict.fromkeys(("no_window", "missing", "unparsed", "differ", "failed", "call"), 0)
             judged_time = irrelevant_time = 0.0
-            relevant_scores = []
+            relevant_scores, relevant_starts = [], []
             for sentence in own.to_dict("records"):
                 if judge_window(sentence["start"], sentence["end"], duration) is None:
                     counts["no_window"] += 1
@@ -376,6 +403,7 @@ def score_rtd_replies(
                 judged_time += length
                 if parsed.is_relevant == 1:
                     relevant_scores.append(parsed.score)
+                    relevant_starts.append(float(sentence["start"]))
                 else:
                     irrelevant_time += length
             n_judged = len(own) - counts["no_window"] - counts["missing"] - counts["failed"] - counts["call"]
@@ -407,6 +435,7 @@ def score_rtd_replies(
                     "n_judge_failed": counts["call"],
                     "temporal_score": temporal,
                     "irrelevant_duration_ratio": irrelevant_time / judged_time if judged_time > 0 else 0.0,
+                    "first_relevant_time": min(relevant_starts) if relevant_starts else math.nan,
                     "content_score": content,
                 }
             )
@@ -498,6 +527,57 @@ def score_pr_replies(
     return PR_REPLY_ITEMS.validate(pd.DataFrame(rows, columns=PR_REPLY_ITEMS.names))
 
 
+TASK_KINDS = {"rtd": ("temporal", "content"), "pr": ("reminder",)}
+
+
+def unmatched_replies(
+    replies: pd.DataFrame, items: pd.DataFrame, responses: pd.DataFrame, task: str, model: str, left_out=()
+) -> list[dict]:
+    """The judge replies no judgement of `task` reads, with why: {item_id, field, message} each.
+
+    Reasons: the item is not among the task's `items`; it was `left_out` ((split, item_id):
+    no readable response file); the reply's kind is not one the task reads; its index names
+    no response sentence of the item (temporal) or no judgement of it (reminder: one per
+    reminder time, one for an item without reminders). A reply for a sentence the scorers
+    skip by rule (no judge window, no text in a reminder window) is read, not listed."""
+    by_id: dict[str, list[dict]] = {}
+    for item in items.to_dict("records"):
+        by_id.setdefault(item["item_id"], []).append(item)
+    left_out = set(left_out)
+    out = []
+    for reply in replies.to_dict("records"):
+        split, item_id, kind = reply["split"], reply["item_id"], reply["kind"]
+        index = None if pd.isna(reply["index"]) else int(reply["index"])
+        where = f" in {split}" if split else ""
+        matches = [item for item in by_id.get(item_id, []) if not split or item["split"] == split]
+        if not matches:
+            out.append(
+                {"item_id": item_id, "field": "item_id", "message": f"no {task} item {item_id}{where}"}
+            )
+            continue
+        if all((item["split"], item_id) in left_out for item in matches):
+            message = "its item was left out (no readable response file)"
+            out.append({"item_id": item_id, "field": "item_id", "message": message})
+            continue
+        if kind not in TASK_KINDS[task]:
+            message = f"a {kind} reply; {task} reads {' and '.join(TASK_KINDS[task])} replies"
+            out.append({"item_id": item_id, "field": "kind", "message": message})
+            continue
+        if kind == "content":
+            continue
+        found = False
+        for item in matches:
+            own = _sentences_of(responses, model, item)
+            if kind == "temporal":
+                found |= index in set(own["sentence_index"].astype(int))
+            else:
+                found |= index < len(reminder_texts(own, item))
+        if not found:
+            what = "response sentence" if kind == "temporal" else "reminder judgement"
+            out.append({"item_id": item_id, "field": "index", "message": f"no {what} {index} in the item"})
+    return out
+
+
 def _mean(series: pd.Series) -> float:
     values = series.dropna()
     return float(values.mean()) if len(values) else math.nan
@@ -518,6 +598,8 @@ def split_metrics(per_item: pd.DataFrame, task: str) -> pd.DataFrame:
                     "temporal_score": temporal,
                     "temporal_fraction": temporal / 3,
                     "irrelevant_duration_ratio": _mean(part["irrelevant_duration_ratio"]),
+                    "n_first_relevant": int(part["first_relevant_time"].notna().sum()),
+                    "first_relevant_time": _mean(part["first_relevant_time"]),
                     "n_content": int(part["content_score"].notna().sum()),
                     "content_score": content,
                     "content_fraction": content / 3,
@@ -593,9 +675,8 @@ def score_judge_runs(
     rtd = pd.concat(rtd_parts, ignore_index=True) if rtd_parts else pd.DataFrame(columns=rtd_columns)
     pr = pd.concat(pr_parts, ignore_index=True) if pr_parts else pd.DataFrame(columns=pr_columns)
     if rtd["judge"].nunique() > 1:
-        rtd = pd.concat(
-            [rtd, _judge_mean(rtd, ("temporal_score", "irrelevant_duration_ratio", "content_score"))]
-        )
+        scores = ("temporal_score", "irrelevant_duration_ratio", "first_relevant_time", "content_score")
+        rtd = pd.concat([rtd, _judge_mean(rtd, scores)])
     if pr["judge"].nunique() > 1:
         pr = pd.concat([pr, _judge_mean(pr, ("sample_score",))])
     return rtd[rtd_columns].reset_index(drop=True), pr[pr_columns].reset_index(drop=True)

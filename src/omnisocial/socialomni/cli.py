@@ -6,16 +6,29 @@
 
 ITEMS.json / ANNOTATIONS.json: the released `data/level_1/dataset.json` and
 `data/level_2/annotations.json` (read by `socialomni.importers`, with `--timestamps`).
-REPLIES: CSV or JSONL (one object a line) with `id, reply` (how: `id, reply, candidate`:
-the when reply and the how answer); optional `model`, `modality` columns. JUDGED: CSV or
-JSONL with `id` and the raw judge text in `judge_reply` (or `reply` / `text`), optional
-`judge`; or a JSON object {id: text}. `--parser released|strict` (`socialomni.parsing`).
+REPLIES: CSV, JSONL (one object a line) or JSON (a list of objects) with `id` (or
+`item_id`) and `reply`; when and how also read `candidate`, the item's how answer (how
+needs it). The released level-2 results file (`{"results": [{"video_id", "q1_response",
+"q2_response", ...}]}`) is read as such (video_id = id, q1_response = reply, q2_response =
+candidate). Optional `model`, `modality` columns. JUDGED: CSV, JSONL or JSON with `id`
+(or `item_id`) and the raw judge text in the column `--judge-column` names (default
+`judge_reply`), optional `judge`; or a JSON object {id: text}. `--parser
+released|strict` (`socialomni.parsing`).
+
+when, released: the released pipeline fails an item whose how answer comes back empty
+(`level2_pipeline.run`: the Q2 call raises, the item is recorded with q1_correct False),
+so with a `candidate` column a right when answer to a gold-YES item whose candidate is
+empty counts wrong; strict leaves it alone. how applies the same rule.
 
 who and when write the ACCURACY_BREAKDOWN table (fractions with counts; overall, per
 consistency split, correct option, domain, subcategory / per gold answer; the parser and
 how many replies the other parser reads differently). how writes `how.released_averages`
 (each released average under its own name, coverage, large-gap rate; overall and per
-domain) after scoring the when replies, so the when-gated averages are the released ones.
+domain) after scoring the when replies, so the when-gated averages are the released ones;
+its `n_parser_differs` counts the items of the row whose when reply or judge reply the
+other parser reads differently. Replies (and judge replies) for items the annotations do
+not hold are left out, counted and named on stderr; a file with none left is an error.
+Each command ends with one summary line on stderr.
 Registered through `omnisocial.cli.PLUGIN_MODULES` (this module's `add_cli`).
 """
 
@@ -23,6 +36,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -39,27 +53,34 @@ def _input_error():
     return InputError
 
 
+ID_COLUMNS = ("id", "item_id")
+# The released level-2 results rows (`level2_pipeline._evaluate_one`) under our column names.
+RELEASED_LEVEL2 = {"id": "video_id", "reply": "q1_response", "candidate": "q2_response"}
+
+
 def read_table(path: str, required: tuple[str, ...], what: str) -> pd.DataFrame:
-    """A CSV or JSONL file as a frame of strings with the `required` columns (one-line errors)."""
+    """A CSV, JSONL or JSON file as a frame of strings with the `required` columns (one-line errors).
+
+    `id` may be spelled `item_id`; a JSON object with a `results` list is the released
+    level-2 results file (RELEASED_LEVEL2 names its columns); a JSON object of strings is
+    {id: text} (the text in `required[1]`); JSONL in a `.json` file is read as JSONL."""
     InputError = _input_error()
     file = Path(path)
     if not file.is_file():
         raise InputError(f"{path}: no such file")
     text = file.read_text(encoding="utf-8")
-    if file.suffix.lower() in (".jsonl", ".json") or text.lstrip().startswith(("{", "[")):
-        stripped = text.strip()
-        if file.suffix.lower() == ".json" or stripped.startswith("["):
+    released = False
+    suffix = file.suffix.lower()
+    if suffix in (".jsonl", ".json") or text.lstrip().startswith(("{", "[")):
+        stripped, data = text.strip(), None
+        if suffix != ".jsonl":
             try:
                 data = json.loads(stripped)
             except json.JSONDecodeError as error:
-                raise InputError(f"{path}: not valid JSON ({error.msg}, line {error.lineno})") from None
-            if isinstance(data, dict):
-                rows = [{"id": k, required[1]: v} for k, v in data.items()]
-            elif isinstance(data, list):
-                rows = data
-            else:
-                raise InputError(f"{path}: expected a list of objects or an object id -> text")
-        else:
+                if error.msg != "Extra data" or stripped.startswith("["):
+                    raise InputError(f"{path}: not valid JSON ({error.msg}, line {error.lineno})") from None
+                # "Extra data" after the first object: JSONL in a .json file
+        if data is None:  # JSONL: one object a line
             rows = []
             for number, line in enumerate(text.splitlines(), 1):
                 if not line.strip():
@@ -68,25 +89,45 @@ def read_table(path: str, required: tuple[str, ...], what: str) -> pd.DataFrame:
                     rows.append(json.loads(line))
                 except json.JSONDecodeError as error:
                     raise InputError(f"{path}: line {number}: not valid JSON ({error.msg})") from None
+        elif isinstance(data, dict) and isinstance(data.get("results"), list):
+            rows, released = data["results"], True
+        elif isinstance(data, dict) and all(isinstance(v, str) for v in data.values()):
+            rows = [{"id": k, required[1]: v} for k, v in data.items()]
+        elif isinstance(data, list):
+            rows = data
+        else:
+            raise InputError(f"{path}: expected a list of objects, an object id -> text or released results")
         for number, row in enumerate(rows, 1):
             if not isinstance(row, dict):
                 raise InputError(f"{path}: item {number}: expected an object")
         frame = pd.DataFrame(rows)
     else:
         frame = read_csv_strings(path)
-    for number, row in enumerate(frame.to_dict("records"), 1):
-        for column in required:
-            if column not in frame.columns:
-                raise InputError(f"{path}: {what} lack column {column}")
-            value = row[column]
-            if column == "id" and (value is None or (isinstance(value, float) and math.isnan(value))):
-                raise InputError(f"{path}: row {number}: field id: missing")
+    if frame.empty:
+        raise InputError(f"{path}: no {what}")
+    if released:
+        frame = frame.rename(columns={v: k for k, v in RELEASED_LEVEL2.items() if k not in frame.columns})
+    frame = _id_column(frame, path)
+    for column in required:
+        if column not in frame.columns:
+            has = ", ".join(map(str, frame.columns))
+            raise InputError(f"{path}: {what} lack column {column} (has {has})")
+    for number, value in enumerate(frame["id"], 1):
+        if value is None or (isinstance(value, float) and math.isnan(value)) or not str(value).strip():
+            raise InputError(f"{path}: row {number}: field id: missing")
     frame = frame.astype(object).where(frame.notna(), "")
     for column in frame.columns:
         frame[column] = frame[column].map(lambda v: v if isinstance(v, str) else str(v))
-    if frame.empty:
-        raise InputError(f"{path}: no {what}")
+    frame["id"] = frame["id"].str.strip()
     return frame
+
+
+def _id_column(frame: pd.DataFrame, path: str) -> pd.DataFrame:
+    """The item id under `id`, whichever of ID_COLUMNS the file uses (both: an error)."""
+    present = [c for c in ID_COLUMNS if c in frame.columns]
+    if len(present) > 1:
+        raise _input_error()(f"{path}: both id and item_id columns; keep one")
+    return frame.rename(columns={present[0]: "id"}) if present else frame
 
 
 def _replies(path: str, columns=("id", "reply")) -> pd.DataFrame:
@@ -97,15 +138,30 @@ def _replies(path: str, columns=("id", "reply")) -> pd.DataFrame:
     return frame.rename(columns={"id": "item_id"})
 
 
-def _check_ids(replies: pd.DataFrame, items: pd.DataFrame, path: str) -> None:
-    unknown = sorted(set(replies["item_id"]) - set(items["item_id"].astype(str)))
-    if unknown:
-        raise _input_error()(f"{path}: item {unknown[0]}: field id: not in the items file")
+def _known(frame: pd.DataFrame, items: pd.DataFrame, path: str, what: str, key: str = "item_id"):
+    """The rows of `frame` whose item the items file holds; the others are counted and named on
+    stderr (the released scorers loop over their items and never see them); none left: an error."""
+    known = frame[key].isin(set(items["item_id"].astype(str)))
+    if not known.any():
+        raise _input_error()(f"{path}: item {frame[key].iloc[0]}: field id: not in the items file")
+    if not known.all():
+        unknown = frame.loc[~known, key]
+        print(
+            f"omnisocial socialomni: {path}: {int((~known).sum())} {what} for items not in the items file "
+            f"left out (e.g. item {unknown.iloc[0]})",
+            file=sys.stderr,
+        )
+    return frame[known].reset_index(drop=True)
+
+
+def _check_ids(replies: pd.DataFrame, items: pd.DataFrame, path: str) -> pd.DataFrame:
+    replies = _known(replies, items, path, "replies")
     duplicated = replies.duplicated(["model", "modality", "item_id"])
     if duplicated.any():
         raise _input_error()(
             f"{path}: item {replies[duplicated].iloc[0]['item_id']}: field id: several replies"
         )
+    return replies
 
 
 def _load(reader, path: str, timestamps: str):
@@ -117,16 +173,33 @@ def _load(reader, path: str, timestamps: str):
         raise _input_error()(str(error)) from None
 
 
+def _summary(task: str, parser: str, n: int, differ: int, output: str, extra: str = "") -> None:
+    print(
+        f"socialomni {task}: {n} replies scored, parser {parser}; {differ} read differently by the "
+        f"released and strict parsers{extra}; wrote {output}",
+        file=sys.stderr,
+    )
+
+
 def run_who(args) -> int:
     from omnisocial.socialomni.importers import load_who_items
     from omnisocial.socialomni.who import score_who
 
     items = _load(load_who_items, args.items, args.timestamps)
-    replies = _replies(args.replies)
-    _check_ids(replies, items, args.replies)
+    replies = _check_ids(_replies(args.replies), items, args.replies)
     scores = score_who(items, replies[["model", "modality", "item_id", "reply"]], args.parser)
     ACCURACY_BREAKDOWN.write(args.output, scores.breakdown)
+    overall = scores.breakdown[scores.breakdown["breakdown"] == "overall"]
+    _summary("who", args.parser, len(replies), int(overall["n_parser_differs"].sum()), args.output)
     return 0
+
+
+def _how_answers(replies: pd.DataFrame) -> dict | None:
+    """{(model, modality, item_id): how answer} from the `candidate` column; None without one."""
+    if "candidate" not in replies.columns:
+        return None
+    keys = zip(replies["model"], replies["modality"], replies["item_id"], strict=True)
+    return dict(zip(keys, replies["candidate"], strict=True))
 
 
 def _when_scores(items, replies, parser, how_replies=None):
@@ -135,13 +208,22 @@ def _when_scores(items, replies, parser, how_replies=None):
     return score_when_single(items, replies[["model", "modality", "item_id", "reply"]], parser, how_replies)
 
 
+def _failed_for_empty_how(scored: pd.DataFrame) -> int:
+    """Right when answers (by the reading) counted wrong because the how answer was empty."""
+    return int(((scored["prediction"] == scored["gold"]) & ~scored["correct"].astype(bool)).sum())
+
+
 def run_when(args) -> int:
     from omnisocial.socialomni.importers import load_when_items
 
     items = _load(load_when_items, args.annotations, args.timestamps)
-    replies = _replies(args.replies)
-    _check_ids(replies, items, args.replies)
-    ACCURACY_BREAKDOWN.write(args.output, _when_scores(items, replies, args.parser)[1])
+    replies = _check_ids(_replies(args.replies), items, args.replies)
+    scored, breakdown = _when_scores(items, replies, args.parser, _how_answers(replies))
+    ACCURACY_BREAKDOWN.write(args.output, breakdown)
+    overall = breakdown[breakdown["breakdown"] == "overall"]
+    failed = _failed_for_empty_how(scored)
+    extra = f"; {failed} right answers counted wrong for an empty how answer, as released" if failed else ""
+    _summary("when", args.parser, len(replies), int(overall["n_parser_differs"].sum()), args.output, extra)
     return 0
 
 
@@ -150,32 +232,42 @@ def run_how(args) -> int:
     from omnisocial.socialomni.importers import load_when_items
 
     items = _load(load_when_items, args.annotations, args.timestamps)
-    replies = _replies(args.replies, ("id", "reply", "candidate"))
-    _check_ids(replies, items, args.replies)
-    how = {(r["model"], r["modality"], r["item_id"]): r["candidate"] for r in replies.to_dict("records")}
+    replies = _check_ids(_replies(args.replies, ("id", "reply", "candidate")), items, args.replies)
+    how = _how_answers(replies)
     scored, _ = _when_scores(items, replies, args.parser, how)
-    judged = read_table(args.judge_replies, ("id", _judge_column(args.judge_replies)), "judge replies")
-    text_column = _judge_column(args.judge_replies)
+    other = "strict" if args.parser == "released" else "released"
+    other_scored, _ = _when_scores(items, replies, other, how)
+    keys = zip(scored["model"], scored["modality"], scored["item_id"], strict=True)
+    when_differs = dict(zip(keys, scored["correct"] != other_scored["correct"], strict=True))
+    column = args.judge_column
+    judged = read_table(args.judge_replies, ("id", column), "judge replies")
     if "judge" not in judged.columns:
         judged["judge"] = "judge"
+    judged = _known(judged, items, args.judge_replies, "judge replies", key="id")
+    duplicated = judged.duplicated(["id", "judge"])
+    if duplicated.any():
+        raise _input_error()(
+            f"{args.judge_replies}: item {judged[duplicated].iloc[0]['id']}: field id: several judge replies"
+        )
     texts: dict[str, list[tuple[str, str]]] = {}
     for r in judged.to_dict("records"):
-        texts.setdefault(r["id"], []).append((r["judge"], r[text_column]))
-    unknown = sorted(set(texts) - set(items["item_id"].astype(str)))
-    if unknown:
-        raise _input_error()(f"{args.judge_replies}: item {unknown[0]}: field id: not in the annotations")
+        texts.setdefault(r["id"], []).append((r["judge"], r[column]))
     lookup = {r["item_id"]: r for r in items.to_dict("records")}
     judges = sorted({judge for pairs in texts.values() for judge, _ in pairs}) or ["judge"]
     rows = []
     for r in scored.to_dict("records"):
         item = lookup[r["item_id"]]
-        candidate = how.get((r["model"], r["modality"], r["item_id"]), "")
+        key = (r["model"], r["modality"], r["item_id"])
+        candidate = how.get(key, "")
         by_judge = dict(texts.get(r["item_id"], []))
         for judge in judges:
             if r["item_id"] in texts:
-                score = parse_judge_score(by_judge.get(judge, ""), candidate, args.parser).score
+                text = by_judge.get(judge, "")
+                score = parse_judge_score(text, candidate, args.parser).score
+                differs = score != parse_judge_score(text, candidate, other).score
             else:
                 score = 0.0 if not str(candidate).strip() else None
+                differs = False
             rows.append(
                 {
                     "model": r["model"],
@@ -187,23 +279,15 @@ def run_how(args) -> int:
                     "candidate": candidate,
                     "score": math.nan if score is None else score,
                     "domain": item["domain"],
+                    "parser_differs": bool(differs or when_differs[key]),
                 }
             )
     averages = released_averages(pd.DataFrame(rows))
     averages.insert(2, "parser", args.parser)
     write_csv(args.output, averages)
+    overall = averages[averages["breakdown"] == "overall"]
+    _summary("how", args.parser, len(replies), int(overall["n_parser_differs"].sum()), args.output)
     return 0
-
-
-def _judge_column(path: str) -> str:
-    file = Path(path)
-    if not file.is_file():
-        raise _input_error()(f"{path}: no such file")
-    head = file.read_text(encoding="utf-8")[:4000]
-    for name in ("judge_reply", "text", "reply"):
-        if name in head:
-            return name
-    return "judge_reply"
 
 
 def add_cli(subparsers) -> None:
@@ -227,12 +311,14 @@ def add_cli(subparsers) -> None:
 
     who = tasks.add_parser("who", help="who accuracy from level-1 items and replies")
     who.add_argument("items", help="released data/level_1/dataset.json")
-    who.add_argument("replies", help="CSV or JSONL with id, reply")
+    who.add_argument("replies", help="CSV, JSONL or JSON with id (or item_id), reply")
     common(who)
     who.set_defaults(func=run_who)
     when = tasks.add_parser("when", help="single-cut when accuracy from level-2 annotations and replies")
     when.add_argument("annotations", help="released data/level_2/annotations.json")
-    when.add_argument("replies", help="CSV or JSONL with id, reply")
+    when.add_argument(
+        "replies", help="CSV, JSONL or JSON with id, reply[, candidate: the how answer]; or released results"
+    )
     common(when)
     when.set_defaults(func=run_when)
     how = tasks.add_parser("how", help="how averages from level-2 annotations, replies and raw judge texts")
@@ -240,6 +326,11 @@ def add_cli(subparsers) -> None:
     how.add_argument(
         "replies", help="CSV or JSONL with id, reply (the when reply), candidate (the how answer)"
     )
-    how.add_argument("--judge-replies", required=True, help="CSV / JSONL with id, judge_reply[, judge]")
+    how.add_argument(
+        "--judge-replies", required=True, help="CSV / JSONL / JSON with id, the judge text[, judge]"
+    )
+    how.add_argument(
+        "--judge-column", default="judge_reply", help="the column holding the judge's raw text (%(default)s)"
+    )
     common(how)
     how.set_defaults(func=run_how)

@@ -114,7 +114,9 @@ def released_averages(rows: pd.DataFrame) -> pd.DataFrame:
 
     `rows`: model, judge, item_id, gold (YES/NO), when_correct (bool), has_reference (bool),
     candidate (the how answer, "" when none), score (the judged score of the candidate, NaN
-    when not judged or unparsed). Optional `domain`: an extra row per domain.
+    when not judged or unparsed). Optional `domain`: an extra row per domain. Optional
+    `parser_differs` (bool: the other parser reads the item's when or judge reply
+    differently): counted in `n_parser_differs`.
     """
     needed = ("model", "judge", "item_id", "gold", "when_correct", "has_reference", "candidate", "score")
     missing = [c for c in needed if c not in rows.columns]
@@ -166,6 +168,8 @@ def released_averages(rows: pd.DataFrame) -> pd.DataFrame:
                     "n_unparsed": int(group["score"].isna().sum()),
                 }
             )
+            if "parser_differs" in group.columns:
+                out[-1]["n_parser_differs"] = int(group["parser_differs"].astype(bool).sum())
     return pd.DataFrame(out, columns=list(out[0]) if out else ["model", "judge", "breakdown", "level"])
 
 
