@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from omnisocial import cli
+from omnisocial.duplexeval.description import temporal_sensitivity
 from omnisocial.duplexeval.importers import load_stream_items, read_stream_response
 from omnisocial.duplexeval.judged import parse_reply, parsers_differ, read_judge_replies
 from omnisocial.importing import ImportErrorWithItem
@@ -228,7 +229,9 @@ def test_media_bytes_without_a_media_folder_name_the_field(tmp_path):
 
 
 def _write_replies(path, rows):
-    if path.suffix == ".jsonl":
+    if path.suffix == ".json":
+        path.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    elif path.suffix == ".jsonl":
         path.write_text("\n".join(json.dumps(row) for row in rows) + "\n", encoding="utf-8")
     else:
         pd.DataFrame(rows).to_csv(path, index=False)
@@ -265,7 +268,7 @@ def rtd_files(tmp_path):
     return tmp_path, items, responses, replies
 
 
-@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".json"])
 def test_cli_rtd_scores_released_files(rtd_files, suffix, capsys):
     tmp_path, items, responses, replies = rtd_files
     judged = _write_replies(tmp_path / f"judged{suffix}", replies)
@@ -283,6 +286,15 @@ def test_cli_rtd_scores_released_files(rtd_files, suffix, capsys):
     assert metrics.loc["all", "temporal_fraction"] == pytest.approx(1 / 3)
     assert metrics.loc["all", "n_items"] == 2 and metrics.loc["all", "n_content"] == 1
     assert "1 replies read differently" in capsys.readouterr().err
+    # the first relevant time: the earliest start of a judged relevant sentence (the sign at 3 s),
+    # as the workflow's `description.temporal_sensitivity` computes it on the same judgements
+    sentences = pd.DataFrame(
+        {"start": [3, 6, 10], "end": [5, 6.5, 10], "is_relevant": [1, 0, 0], "judged_ok": True}
+    ).assign(temporal_score=[2.0, 0.0, 0.0])
+    assert r1["first_relevant_time"] == temporal_sensitivity(sentences)["first_relevant_time"] == 3.0
+    r2 = pd.read_csv(tmp_path / "items_out.csv").set_index("item_id").loc["r2"]
+    assert math.isnan(r2["first_relevant_time"])  # nothing judged
+    assert metrics.loc["all", ["n_first_relevant", "first_relevant_time"]].tolist() == [1, 3.0]
     assert cli.main(argv + ["--parser", "strict"]) == 0
     strict = pd.read_csv(out).set_index("split")
     assert strict.loc["RTD_OCR", "temporal_score"] == pytest.approx(2.5)  # (2 + 3) / 2
@@ -347,6 +359,85 @@ def test_cli_pr_scores_released_files(tmp_path, capsys):
     strict = pd.read_csv(out).set_index("split")
     assert strict.loc["all", "success_fraction"] == 1.0
     assert math.isclose(strict.loc["PR_event_reminder", "event_success_fraction"], 1.0)
+
+
+def test_cli_pr_drops_reminder_times_the_released_scorer_cannot_read(tmp_path, capsys):
+    """proactive_reminder.parse_float_or_none reads "0:15" as None and the time is dropped
+    (the rest renumbered); a sample left without reminders is judged once on the whole
+    response (evaluate_sample). released does the same and notes it; strict reads 15 s."""
+    items = write_json(
+        tmp_path / "items.json",
+        {
+            "PR_event_reminder": [
+                {"id": "e1", "question_text": "Tell me when the cup falls.", "reminder1": "0:15"},
+                {
+                    "id": "e2",
+                    "question_text": "Tell me when the door opens.",
+                    "reminder1": "0:15",
+                    "reminder2": 30,
+                },
+            ]
+        },
+    )
+    responses = tmp_path / "model-c" / "PR_event_reminder"
+    write_json(
+        responses / "e1.json",
+        [
+            {"text": "Heads up, the cup fell!", "current_time": 17},
+            {"text": "It is on the floor.", "current_time": 40},
+        ],
+    )
+    write_json(
+        responses / "e2.json",
+        [{"text": "The door opened.", "current_time": 16}, {"text": "Nothing yet.", "current_time": 33}],
+    )
+    # the published judgements: e1 judged once (whole response), e2 once (its 30 s reminder);
+    # strict's extra judgement of e2's 15 s reminder, and a reply for an item that is not there
+    judged = write_json(
+        tmp_path / "judged.json",
+        {
+            "replies": [
+                {"id": "e1", "index": 0, "reply": '{"success_score": 1, "reasoning": "reminded"}'},
+                {"id": "e2", "index": 0, "reply": '{"success_score": 0, "reasoning": "wrong event"}'},
+                {"id": "e2", "index": 1, "reply": '{"success_score": 1, "reasoning": "door"}'},
+                {"id": "e9", "index": 0, "reply": '{"success_score": 1}'},
+            ]
+        },
+    )
+    out, notes, per_item = tmp_path / "pr.csv", tmp_path / "notes.csv", tmp_path / "per_item.csv"
+    argv = ["duplexeval", "pr", str(items), str(tmp_path / "model-c"), "--judge-replies", str(judged)]
+    argv += ["-o", str(out), "--notes", str(notes), "--per-item", str(per_item)]
+    assert cli.main(argv) == 0
+    err = capsys.readouterr().err
+    metrics = pd.read_csv(out).set_index("split").loc["all"]
+    # the released batch: e1 total_score 1, e2 0 -> success 1 / 2; event scores [1], [0] -> 1 / 2
+    assert metrics[["n_items", "n_events", "n_judgements", "n_scored"]].tolist() == [2, 1, 2, 2]
+    assert metrics["success_fraction"] == 0.5 and metrics["event_success_fraction"] == 0.5
+    rows = pd.read_csv(per_item).set_index("item_id")
+    assert rows.loc["e1", "n_events"] == 0 and rows.loc["e1", "sample_score"] == 1.0
+    noted = pd.read_csv(notes)
+    assert noted[["item_id", "field"]].values.tolist() == [
+        ["e1", "reminder1"],
+        ["e1", "reminder1"],
+        ["e2", "reminder1"],
+        ["e2", "index"],
+        ["e9", "item_id"],
+    ]
+    assert (
+        noted["message"].iloc[0]
+        == "'0:15' is not a number the released scorer reads: reminder dropped, as released"
+    )
+    assert noted["message"].iloc[1] == "no reminder left: the whole response is judged once"
+    assert noted["message"].iloc[3] == "no reminder judgement 1 in the item"
+    assert noted["source"].iloc[4] == str(judged)
+    assert "2 judge replies not scored (e.g. item e2: no reminder judgement 1 in the item)" in err
+    assert "2 reminder times the released scorer cannot read dropped" in err
+    assert cli.main(argv + ["--parser", "strict"]) == 0
+    capsys.readouterr()
+    strict = pd.read_csv(out).set_index("split").loc["all"]
+    assert strict[["n_events", "n_judgements"]].tolist() == [3, 3]  # 0:15 read as 15 s
+    assert strict["event_success_fraction"] == pytest.approx(2 / 3) and strict["success_fraction"] == 0.5
+    assert pd.read_csv(notes)["item_id"].tolist() == ["e9"]
 
 
 def test_cli_bad_judged_row_is_one_line(rtd_files, capsys):

@@ -281,7 +281,75 @@ def test_cli_when_on_released_files(tmp_path):
     assert table.loc[("gold", "NO"), "accuracy"] == 1.0  # "I don't know" is NO as released
 
 
-def test_cli_how_rescores_raw_judge_texts(tmp_path):
+def test_cli_when_released_fails_a_right_answer_whose_how_answer_is_empty(tmp_path, capsys):
+    """level2_pipeline: a gold-YES item answered right whose Q2 answer comes back empty raises
+    ("empty model answer") and is recorded with q1_correct False; strict keeps it right."""
+    annotations = _level2(tmp_path)
+    replies = tmp_path / "replies.csv"
+    pd.DataFrame(
+        {
+            "item_id": ["a", "b", "c", "d"],
+            "reply": ["Yes.", "B", "A", "A"],
+            "candidate": ["Sure, let's go!", "", "Claro", ""],  # d: right, but no how answer
+        }
+    ).to_csv(replies, index=False)
+    out = tmp_path / "when.csv"
+    argv = ["socialomni", "when", str(annotations), str(replies), "-o", str(out)]
+    assert cli.main(argv) == 0
+    table = pd.read_csv(out).set_index(["breakdown", "level"])
+    # released: a, b, c right, d failed -> q1_accuracy 75.0 (3 / 4)
+    assert table.loc[("overall", "all"), ["n", "n_correct"]].tolist() == [4, 3]
+    assert table.loc[("gold", "YES"), ["n", "n_correct"]].tolist() == [3, 2]
+    assert "1 right answers counted wrong for an empty how answer" in capsys.readouterr().err
+    assert cli.main(argv + ["--parser", "strict"]) == 0
+    assert pd.read_csv(out).set_index(["breakdown", "level"]).loc[("overall", "all"), "n_correct"] == 4
+
+
+def test_cli_when_reproduces_the_released_level2_results_file(tmp_path):
+    """The released results payload (`level2_pipeline._build_payload`) scored by the command
+    gives its own q1_accuracy: rows keyed video_id with q1_response / q2_response, and the
+    row of an item whose Q2 answer was empty recorded as failed (`run`'s except branch)."""
+    annotations = _level2(tmp_path)
+
+    def row(vid, q1, answer, correct, q2="", score=None):
+        return {
+            "video_id": vid,
+            "timestamp": 17.0,
+            "q1_correct": correct,
+            "q1_prediction": q1[:1].upper() if correct else "",
+            "q1_answer": answer,
+            "q1_response": q1,
+            "q2_score": score,
+            "q2_response": q2,
+            "q2_reference": "Sure, let's go.",
+            "modality": "av",
+        }
+
+    results = [
+        row("a", "A", "A", True, "Sure, let's go!", 100),
+        row("b", "B. NO", "B", True),
+        row("c", "B", "A", False, score=0),  # wrong: Q2 never asked, scored 0
+        {**row("d", "", "A", False, score=0), "error": "empty model answer"},
+    ]
+    payload = {
+        "model": "qwen-omni",
+        "q1_accuracy": 50.0,
+        "q1_correct": 2,
+        "q1_total": 4,
+        "q2_avg_score": 100.0,
+        "q2_count": 1,
+        "results": results,
+    }
+    replies = tmp_path / "level2_qwen-omni.json"
+    replies.write_text(json.dumps(payload), encoding="utf-8")
+    out = tmp_path / "when.csv"
+    assert cli.main(["socialomni", "when", str(annotations), str(replies), "-o", str(out)]) == 0
+    overall = pd.read_csv(out).set_index(["breakdown", "level"]).loc[("overall", "all")]
+    assert overall["n"] == payload["q1_total"] and overall["n_correct"] == payload["q1_correct"]
+    assert overall["accuracy"] * 100 == pytest.approx(payload["q1_accuracy"])
+
+
+def test_cli_how_rescores_raw_judge_texts(tmp_path, capsys):
     annotations = _level2(tmp_path)
     replies = tmp_path / "replies.csv"
     pd.DataFrame(
@@ -313,6 +381,61 @@ def test_cli_how_rescores_raw_judge_texts(tmp_path):
     assert (row["mean_pipeline"], row["n_pipeline"]) == (100.0, 1)
     assert (row["mean_language_report"], row["n_language_report"]) == (50.0, 2)
     assert row["response_coverage"] == pytest.approx(2 / 3)
+    # c: the judge's "N/A" (released 0, strict no score); d: the when rule (released only)
+    assert row["n_parser_differs"] == 2
+    assert "2 read differently by the released and strict parsers" in capsys.readouterr().err
+
+
+def test_cli_how_judge_column_by_flag_item_id_and_unknown_items(tmp_path, capsys):
+    annotations = _level2(tmp_path)
+    replies = tmp_path / "replies.jsonl"
+    lines = [
+        {"item_id": "a", "reply": "Yes", "candidate": "Sure, let's go!"},
+        {"item_id": "c", "reply": "A", "candidate": "Claro"},
+        {"item_id": "zz", "reply": "Yes", "candidate": "Hi"},  # not in the annotations
+    ]
+    replies.write_text("\n".join(json.dumps(line) for line in lines), encoding="utf-8")
+    judged = tmp_path / "judged.csv"
+    # the judge's text sits in `text`; `reply` holds something else and must not be read
+    pd.DataFrame(
+        {
+            "item_id": ["a", "c", "yy"],
+            "reply": ["100", "100", "100"],
+            "text": ["Score: 75", "50 - close enough", "100"],
+        }
+    ).to_csv(judged, index=False)
+    out = tmp_path / "how.csv"
+    argv = [
+        "socialomni",
+        "how",
+        str(annotations),
+        str(replies),
+        "--judge-replies",
+        str(judged),
+        "-o",
+        str(out),
+    ]
+    assert cli.main(argv) == 2  # no judge_reply column: named, not guessed
+    assert "judged.csv: judge replies lack column judge_reply" in capsys.readouterr().err
+    assert cli.main(argv + ["--judge-column", "text"]) == 0
+    err = capsys.readouterr().err
+    assert "replies.jsonl: 1 replies for items not in the items file left out (e.g. item zz)" in err
+    assert "judged.csv: 1 judge replies for items not in the items file left out (e.g. item yy)" in err
+    row = pd.read_csv(out).iloc[0]
+    assert (row["mean_language_report"], row["n_language_report"]) == (62.5, 2)  # (75 + 50) / 2
+    assert row["n_items"] == 2 and row["n_parser_differs"] == 0
+
+
+def test_cli_who_counts_and_names_replies_for_unknown_items(tmp_path, capsys):
+    items = _level1(tmp_path)
+    replies = tmp_path / "replies.json"
+    rows = [{"item_id": "1", "reply": "D"}, {"item_id": "2", "reply": "A"}, {"item_id": "9", "reply": "B"}]
+    replies.write_text(json.dumps(rows), encoding="utf-8")
+    out = tmp_path / "who.csv"
+    assert cli.main(["socialomni", "who", str(items), str(replies), "-o", str(out)]) == 0
+    assert "1 replies for items not in the items file left out (e.g. item 9)" in capsys.readouterr().err
+    overall = pd.read_csv(out).set_index(["breakdown", "level"]).loc[("overall", "all")]
+    assert overall[["n", "n_correct"]].tolist() == [2, 2]
 
 
 def test_cli_names_file_item_and_field(tmp_path, capsys):
