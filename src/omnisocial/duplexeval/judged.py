@@ -544,6 +544,7 @@ def unmatched_replies(
     for item in items.to_dict("records"):
         by_id.setdefault(item["item_id"], []).append(item)
     left_out = set(left_out)
+    judgements: dict[tuple[str, str], tuple[set[int], int]] = {}
     out = []
     for reply in replies.to_dict("records"):
         split, item_id, kind = reply["split"], reply["item_id"], reply["kind"]
@@ -567,11 +568,12 @@ def unmatched_replies(
             continue
         found = False
         for item in matches:
-            own = _sentences_of(responses, model, item)
-            if kind == "temporal":
-                found |= index in set(own["sentence_index"].astype(int))
-            else:
-                found |= index < len(reminder_texts(own, item))
+            key = (item["split"], item_id)
+            if key not in judgements:  # once per item: the sentence indices and judgement count
+                own = _sentences_of(responses, model, item)
+                judgements[key] = (set(own["sentence_index"].astype(int)), len(reminder_texts(own, item)))
+            indices, n_reminder = judgements[key]
+            found |= index in indices if kind == "temporal" else index < n_reminder
         if not found:
             what = "response sentence" if kind == "temporal" else "reminder judgement"
             out.append({"item_id": item_id, "field": "index", "message": f"no {what} {index} in the item"})
