@@ -416,7 +416,10 @@ def test_cli_how_judge_column_by_flag_item_id_and_unknown_items(tmp_path, capsys
         str(out),
     ]
     assert cli.main(argv) == 2  # no judge_reply column: named, not guessed
-    assert "judged.csv: judge replies lack column judge_reply" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert (
+        "judged.csv: judge replies lack column judge_reply (has item_id, reply, text); --judge-column" in err
+    )
     assert cli.main(argv + ["--judge-column", "text"]) == 0
     err = capsys.readouterr().err
     assert "replies.jsonl: 1 replies for items not in the items file left out (e.g. item zz)" in err

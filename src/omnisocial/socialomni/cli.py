@@ -58,7 +58,7 @@ ID_COLUMNS = ("id", "item_id")
 RELEASED_LEVEL2 = {"id": "video_id", "reply": "q1_response", "candidate": "q2_response"}
 
 
-def read_table(path: str, required: tuple[str, ...], what: str) -> pd.DataFrame:
+def read_table(path: str, required: tuple[str, ...], what: str, hint: str = "") -> pd.DataFrame:
     """A CSV, JSONL or JSON file as a frame of strings with the `required` columns (one-line errors).
 
     `id` may be spelled `item_id`; a JSON object with a `results` list is the released
@@ -107,11 +107,11 @@ def read_table(path: str, required: tuple[str, ...], what: str) -> pd.DataFrame:
         raise InputError(f"{path}: no {what}")
     if released:
         frame = frame.rename(columns={v: k for k, v in RELEASED_LEVEL2.items() if k not in frame.columns})
+    has = ", ".join(map(str, frame.columns))  # as the file spells them
     frame = _id_column(frame, path)
     for column in required:
         if column not in frame.columns:
-            has = ", ".join(map(str, frame.columns))
-            raise InputError(f"{path}: {what} lack column {column} (has {has})")
+            raise InputError(f"{path}: {what} lack column {column} (has {has}){hint}")
     for number, value in enumerate(frame["id"], 1):
         if value is None or (isinstance(value, float) and math.isnan(value)) or not str(value).strip():
             raise InputError(f"{path}: row {number}: field id: missing")
@@ -240,7 +240,8 @@ def run_how(args) -> int:
     keys = zip(scored["model"], scored["modality"], scored["item_id"], strict=True)
     when_differs = dict(zip(keys, scored["correct"] != other_scored["correct"], strict=True))
     column = args.judge_column
-    judged = read_table(args.judge_replies, ("id", column), "judge replies")
+    hint = "; --judge-column names the column of the judge's text"
+    judged = read_table(args.judge_replies, ("id", column), "judge replies", hint)
     if "judge" not in judged.columns:
         judged["judge"] = "judge"
     judged = _known(judged, items, args.judge_replies, "judge replies", key="id")
