@@ -449,3 +449,19 @@ def test_cli_bad_judged_row_is_one_line(rtd_files, capsys):
     assert len(err.splitlines()) == 1 and "judged.csv: item r1: field index" in err
     with pytest.raises(ImportErrorWithItem, match="needs its index"):
         read_judge_replies(_write_replies(tmp_path / "j.csv", [{"item_id": "r1", "reply": "x"}]), "temporal")
+
+
+@pytest.mark.parametrize(("reading", "expected"), [("released", [None, 30.0]), ("strict", [15.0, 30.0])])
+def test_workflow_import_reads_reminders_as_the_parser_setting_says(tmp_path, reading, expected):
+    """The workflow's import (rule social_import, `social.parser`) drops "0:15" as the released
+    reminder scorer does, with a note, and strict reads 15 s: the command and the workflow agree."""
+    from omnisocial.duplexeval.importers import import_duplexeval
+
+    item = {"id": "e2", "question_text": "Tell me when the door opens.", "reminder1": "0:15", "reminder2": 30}
+    write_json(tmp_path / "items.json", {"PR_event_reminder": [item]})
+    notes: list = []
+    items = import_duplexeval(tmp_path, "items.json", reminders=reading, notes=notes)["stream_items"]
+    row = items.iloc[0]
+    got = [None if pd.isna(row["reminder1"]) else row["reminder1"], row["reminder2"]]
+    assert got == expected
+    assert [note["field"] for note in notes] == (["reminder1"] if reading == "released" else [])

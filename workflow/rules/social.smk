@@ -65,6 +65,7 @@ rule social_import:
         max_time_s=SOCIAL["max_time_s"],
         timestamps=SOCIAL["timestamps"],
         consistency_map=SOCIAL["consistency_map"],
+        parser=SOCIAL["parser"],
     script:
         "../scripts/social/import.py"
 

@@ -497,12 +497,20 @@ def import_duplexeval(
     skip_bad: bool = False,
     default_split: str | None = None,
     media_dir: str | os.PathLike | None = None,
+    reminders: str = "strict",
+    notes: list | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Omni-DuplexEval items (`items_file` under `root`: JSON, CSV, parquet or a datasets folder) and
-    the demo's timed events; `default_split` and `media_dir` as in `load_stream_items`."""
+    the demo's timed events; `default_split`, `media_dir`, `reminders` and `notes` as in
+    `load_stream_items`."""
     root = Path(root)
     path = root / items_file
-    options = {"default_split": default_split or None, "media_dir": media_dir}
+    options = {
+        "default_split": default_split or None,
+        "media_dir": media_dir,
+        "reminders": reminders,
+        "notes": notes,
+    }
     if skip_bad:
         items, errors = load_stream_items(path, collect_errors=True, **options)
     else:

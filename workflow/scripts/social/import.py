@@ -31,18 +31,21 @@ social = import_socialomni(
     timestamps=params.timestamps,
     consistency_map=dict(params.consistency_map),
 )
+notes = []
+# the released reminder scorer drops a reminder time it cannot read ("0:15"); strict reads 15 s
 duplex = import_duplexeval(
     params.duplexeval_root,
     params.duplexeval_items,
     params.skip_bad_items,
     default_split=params.duplexeval_split,
     media_dir=params.duplexeval_media,
+    reminders="released" if params.parser == "released" else "strict",
+    notes=notes,
 )
-notes = []
 responses, response_errors = import_stream_responses(
     params.responses_root, duplex["stream_items"], params.skip_bad_items, notes=notes
 )
-for note in notes:  # what the released scorers do silently: sentences skipped or put at 0 s
+for note in notes:  # what the released scorers do silently: reminders dropped, sentences skipped or at 0 s
     log.warning(
         "as released: %s item %s field %s: %s",
         note["source"],
@@ -70,7 +73,7 @@ for row in social["timestamp_readings"].itertuples():
 IMPORT_ERRORS.write(out.errors, pd.concat(errors, ignore_index=True) if errors else IMPORT_ERRORS.empty())
 log.info(
     "%d who, %d when, %d streaming-when, %d streaming items; %d imported response sentences "
-    "(%d skipped or put at 0 s as released); %d errors",
+    "(%d reminders dropped, sentences skipped or put at 0 s as released); %d errors",
     len(social["who_items"]),
     len(social["when_items"]),
     len(social["when_stream_items"]),
