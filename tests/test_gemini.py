@@ -11,6 +11,8 @@ import subprocess
 import threading
 import time
 import types as pytypes
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pandas as pd
@@ -577,6 +579,140 @@ def test_failed_processing_and_errors_while_polling_leave_no_upload_behind(tmp_p
     (reply,) = backend.generate([Request("d1", "q", media={"video": video})])
     assert not reply.ok and reply.attempts == 2 and reply.error.startswith("connection error")
     assert files.deleted == ["files/up1", "files/up2"]
+
+
+class FilesApiServer:
+    """A loopback Gemini API with the Files API as google-genai drives it: a resumable upload
+    (POST upload/v1beta/files, then the session URL with `upload, finalize`), GET files/NAME
+    to poll, DELETE files/NAME, and generateContent answering FINE.
+
+    `polls_to_active`: polls before a file is ACTIVE (None: it stays PROCESSING).
+    """
+
+    def __init__(self, polls_to_active: int | None = 1, upload_s: float = 0.0):
+        self.polls_to_active, self.upload_s = polls_to_active, upload_s
+        self.started, self.uploaded, self.polls, self.deleted, self.generated = [], [], Counter(), [], []
+        self.mimes: dict[str, str] = {}
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _reply(self, payload: dict, headers: dict | None = None):
+                data = json.dumps(payload).encode()
+                self.send_response(200)
+                for name, value in {"Content-Type": "application/json", **(headers or {})}.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self):  # noqa: N802 - http.server API
+                path = self.path.split("?")[0]
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if re.fullmatch(r"/upload/v1\w*/files", path):  # v1 or v1beta, as the SDK is set
+                    with server._lock:
+                        server.started.append((dict(self.headers), json.loads(raw)))
+                        number = len(server.started)
+                    self._reply({}, {"x-goog-upload-url": f"{server.root}/upload-session/{number}"})
+                elif path.startswith("/upload-session/"):
+                    time.sleep(server.upload_s)
+                    number = path.rsplit("/", 1)[1]
+                    with server._lock:
+                        server.uploaded.append((self.headers.get("X-Goog-Upload-Command"), raw))
+                    mime = camel(server.started[int(number) - 1][1]["file"])["mimeType"]
+                    server.mimes[f"files/f{number}"] = mime
+                    file = {
+                        "name": f"files/f{number}",
+                        "uri": f"{server.root}/files/f{number}",
+                        "mimeType": mime,
+                        "state": "PROCESSING",
+                        "sizeBytes": str(len(raw)),
+                    }
+                    self._reply({"file": file}, {"x-goog-upload-status": "final"})
+                else:  # models/...:generateContent
+                    with server._lock:
+                        server.generated.append(json.loads(raw))
+                    self._reply(FINE)
+
+            def do_GET(self):  # noqa: N802
+                name = re.sub(r"^/v1\w*/", "", self.path.split("?")[0])
+                with server._lock:
+                    server.polls[name] += 1
+                    done = server.polls_to_active is not None and server.polls[name] >= server.polls_to_active
+                self._reply(
+                    {
+                        "name": name,
+                        "uri": f"{server.root}/{name}",
+                        "mimeType": server.mimes[name],
+                        "state": "ACTIVE" if done else "PROCESSING",
+                    }
+                )
+
+            def do_DELETE(self):  # noqa: N802
+                with server._lock:
+                    server.deleted.append(re.sub(r"^/v1\w*/", "", self.path.split("?")[0]))
+                self._reply({})
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self.root = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def __enter__(self) -> FilesApiServer:
+        threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def test_files_api_over_loopback_one_shared_upload_deleted_at_close(tmp_path):
+    video = tmp_path / "D001.mov"
+    video.write_bytes(bytes(range(256)) * 40)
+    requests = [
+        Request("D001", f"{variant}: Do they know each other?", media={"video": video})
+        for variant in ("v1", "v2")
+    ]
+    with FilesApiServer(polls_to_active=2, upload_s=0.3) as server:
+        backend = GeminiBackend(
+            entry(base_url=server.root, concurrency=2, media={"inline_max_mb": 0.001}), poll_s=0.01
+        )
+        replies = backend.generate(requests)
+        assert all(reply.ok for reply in replies)
+        assert len(server.started) == 1 and server.uploaded == [("upload, finalize", video.read_bytes())]
+        headers, start = server.started[0]
+        assert (
+            headers["X-Goog-Upload-Protocol"] == "resumable"
+            and camel(start["file"])["mimeType"] == "video/mov"
+        )
+        uris = set()
+        for body in server.generated:
+            part = camel(body["contents"][0]["parts"][0]["fileData"])
+            uris.add((part["fileUri"], part["mimeType"]))
+        assert uris == {(f"{server.root}/files/f1", "video/mov")} and len(server.generated) == 2
+        assert server.deleted == []
+        backend.close()
+        assert server.deleted == ["files/f1"]
+
+
+def test_files_api_over_loopback_a_stuck_upload_is_deleted(tmp_path):
+    video = tmp_path / "v.mp4"
+    video.write_bytes(b"\0" * 5000)
+    with FilesApiServer(polls_to_active=None) as server:
+        media = {"inline_max_mb": 0.001, "processing_timeout_s": 0.1}
+        backend = GeminiBackend(entry(base_url=server.root, media=media, max_retries=1), poll_s=0.02)
+        (reply,) = backend.generate([Request("d1", "q", media={"video": video})])
+        assert not reply.ok and reply.attempts == 2 and "still PROCESSING" in reply.error
+        assert server.generated == [] and server.deleted == ["files/f1", "files/f2"]
+        backend.close()
+        assert server.deleted == ["files/f1", "files/f2"]
 
 
 # --- errors and retries as google-genai defines them --------------------------------------------
