@@ -12,6 +12,7 @@ import threading
 import time
 import types as pytypes
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
@@ -509,18 +510,28 @@ def test_two_prompt_variants_share_one_upload_of_the_same_video(tmp_path):
     video.write_bytes(b"\x00\x01" * 3000)
     copy.parent.mkdir()
     copy.write_bytes(video.read_bytes())  # same content elsewhere: the same upload too
-    files = FakeFiles(upload_s=0.3)
+    inside = []  # the calls inside GeminiBackend._upload
+
+    class Held(FakeFiles):
+        def upload(self, *, file, config):  # held until all three calls are in: they overlap
+            deadline = time.monotonic() + 5
+            while len(inside) < 3 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            return super().upload(file=file, config=config)
+
+    files = Held()
     models = FakeModels()
     backend = offline_backend(files=files, models=models, concurrency=4, media={"inline_max_mb": 0.001})
+    upload = backend._upload
+    backend._upload = lambda path, mime: inside.append(path) or upload(path, mime)
     requests = [
         Request("D001", "v1: Are they friends?", media={"video": video}),
         Request("D001", "v2: Do they know each other?", media={"video": video}),
         Request("D001", "v3: Strangers or friends?", media={"video": copy}),
     ]
-    started = time.monotonic()
     replies = backend.generate(requests)
-    assert time.monotonic() - started < 0.6  # the three calls ran at once: two waited for the one upload
-    assert all(reply.ok for reply in replies)
+    assert all(reply.ok for reply in replies) and len(inside) == 3
+    # three calls at once, one upload: the other two waited for it
     assert files.uploads == [(str(video), "video/mp4")] or files.uploads == [(str(copy), "video/mp4")]
     uris = {contents[0].file_data.file_uri for _, contents, _ in models.calls}
     assert uris == {"https://files/files/up1"} and len(models.calls) == 3
@@ -555,6 +566,32 @@ def test_a_stuck_upload_that_recovers_on_retry_is_used_and_deleted_at_close(tmp_
     backend = offline_backend(files=files, media={"inline_max_mb": 0.001, "processing_timeout_s": 0.05})
     (reply,) = backend.generate([Request("d1", "q", media={"video": video})])
     assert reply.ok and reply.attempts == 2 and files.deleted == ["files/up1"]
+    backend.close()
+    assert files.deleted == ["files/up1", "files/up2"]
+
+
+def test_an_upload_about_to_expire_is_made_again(tmp_path, monkeypatch):
+    video = tmp_path / "v.mp4"
+    video.write_bytes(b"\0" * 4000)
+
+    class Expiring(FakeFiles):
+        def get(self, *, name):  # the first upload expires in 2 h, later ones in 48 h
+            file = super().get(name=name)
+            left = timedelta(hours=2) if name == "files/up1" else timedelta(hours=48)
+            return file.model_copy(update={"expiration_time": datetime.now(UTC) + left})
+
+    files = Expiring()
+    backend = offline_backend(files=files, media={"inline_max_mb": 0.001})
+    first = backend.contents(Request("d1", "v1", media={"video": video}))[0].file_data.file_uri
+    monkeypatch.setattr(gemini, "UPLOAD_RENEW_BEFORE", timedelta(hours=3))  # as if an hour went by
+    second = backend.contents(Request("d1", "v2", media={"video": video}))[0].file_data.file_uri
+    third = backend.contents(Request("d1", "v3", media={"video": video}))[0].file_data.file_uri
+    assert (first, second, third) == (
+        "https://files/files/up1",
+        "https://files/files/up2",
+        "https://files/files/up2",
+    )
+    assert files.deleted == ["files/up1"]
     backend.close()
     assert files.deleted == ["files/up1", "files/up2"]
 

@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import ffmpeg
@@ -115,6 +116,7 @@ REMUX = {".mkv": ".mp4", ".m4a": ".aac"}
 # the base64 media and the (escaped) texts. Measured at well under 1 KB; this keeps a margin.
 ENVELOPE_BYTES = 16 * 1024
 FILES_API_MAX_BYTES = 2_000_000_000  # "2 GB per file" (Files API)
+UPLOAD_RENEW_BEFORE = timedelta(hours=1)  # an upload this close to its expiry is made again
 
 # Output tokens left for thinking when the entry sets no max_output_tokens and no positive
 # thinking_budget: the largest budget any Gemini 2.5 model takes (2.5 Pro: 32768), so the
@@ -155,7 +157,7 @@ class RetryableError(RuntimeError):
     """A failure before the model answered that a later attempt may not meet (an upload)."""
 
 
-def model_version(model: str) -> tuple[int, int] | None:
+def gemini_version(model: str) -> tuple[int, int] | None:
     """(major, minor) of a Gemini model id ('gemini-2.5-flash' -> (2, 5)); None for others."""
     match = _VERSION.search(model)
     return (int(match.group(1)), int(match.group(2) or 0)) if match else None
@@ -163,14 +165,14 @@ def model_version(model: str) -> tuple[int, int] | None:
 
 def thinks_by_default(model: str) -> bool:
     """Whether the model thinks unless told not to: Gemini 2.5 and later, or a *thinking* id."""
-    version = model_version(model)
+    version = gemini_version(model)
     return "thinking" in model or (version is not None and version >= (2, 5))
 
 
 def check_entry(entry: Mapping, position: int | None = None) -> list[str]:
     """Gemini rules the schema cannot say, for a validated entry: warnings; RegistryError if broken."""
     where = _where(entry, position)
-    model, version = str(entry["model"]), model_version(str(entry["model"]))
+    model, version = str(entry["model"]), gemini_version(str(entry["model"]))
     budget, level = entry.get("thinking_budget"), entry.get("thinking_level")
     limit = entry.get("max_output_tokens")
     key = "thinking_budget" if budget is not None else "thinking_level"
@@ -353,6 +355,14 @@ class _OncePerKey:
         self.done: dict = {}
         self._pending: dict[object, Future] = {}
         self._lock = threading.Lock()
+
+    def forget(self, key, value) -> bool:
+        """Drop `key` if it still holds `value` (another thread may have renewed it); whether it did."""
+        with self._lock:
+            if self.done.get(key) is not value:
+                return False
+            del self.done[key]
+            return True
 
     def get(self, key, make: Callable[[], object]):
         with self._lock:
@@ -578,7 +588,14 @@ class GeminiBackend:
             raise media_io.MediaError(
                 f"{path}: {path.stat().st_size} bytes, over the Files API's 2 GB per file"
             )
-        return self._uploads.get((self._digest(path), mime), lambda: self._upload_active(path, mime))
+        key = (self._digest(path), mime)
+        file = self._uploads.get(key, lambda: self._upload_active(path, mime))
+        expires = getattr(file, "expiration_time", None)  # uploads live 48 h; a long run outlives them
+        if expires is not None and expires - datetime.now(UTC) < UPLOAD_RENEW_BEFORE:
+            if self._uploads.forget(key, file):
+                self._delete(file)
+            file = self._uploads.get(key, lambda: self._upload_active(path, mime))
+        return file
 
     def _upload_active(self, path: Path, mime: str):
         """Upload and wait until ACTIVE; an upload that does not get there is deleted, never left behind."""
