@@ -492,6 +492,16 @@ def test_mkv_is_remuxed_to_mp4_without_reencoding(tmp_path):
     assert not remuxed.exists()
 
 
+def test_m4a_is_remuxed_to_aac(tmp_path):
+    m4a = tmp_path / "talk.m4a"
+    ffmpeg("-i", DEMO_VIDEO, "-vn", "-c:a", "copy", str(m4a))
+    (part, _) = offline_backend().contents(Request("d1", "Listen.", media={"audio": m4a}))
+    assert part.inline_data.mime_type == "audio/aac"
+    sent = tmp_path / "sent.aac"
+    sent.write_bytes(part.inline_data.data)
+    assert probe(sent)["has_audio"] and not probe(sent)["has_video"]
+
+
 def test_mkv_whose_streams_mp4_cannot_hold_is_refused_with_the_reason(tmp_path):
     mkv = tmp_path / "pcm.mkv"
     ffmpeg("-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-c:a", "pcm_s16le", str(mkv))

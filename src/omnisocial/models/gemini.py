@@ -5,8 +5,9 @@ sent, media base64-encoded, stays within `media.inline_max_mb` (Gemini's 20 MB r
 limit); larger requests upload their media through the Files API. An upload is shared by
 every request for the same content (keyed by sha256: concurrent callers wait for the first
 upload), an upload still PROCESSING after `media.processing_timeout_s` is deleted and the
-call retried, and every upload is deleted on `close`. Matroska (.mkv) is not on Gemini's
-list: it is remuxed to MP4 (streams copied, not re-encoded), or refused with the reason.
+call retried, one within an hour of its 48 h expiry made again, and every upload is
+deleted on `close`. Matroska (.mkv) and .m4a are not on Gemini's list: they are remuxed to
+MP4 / AAC (streams copied, not re-encoded), or refused with the reason.
 
 Thinking models (Gemini 2.5, 3) spend output tokens on thinking before the answer, so the
 output limit sent is the answer's `generation.max_new_tokens` plus room for thinking unless
@@ -569,16 +570,18 @@ class GeminiBackend:
             folder = Path(self._workdir.name)
         out = folder / f"{self._digest(path)[:16]}{suffix}"
         source = ffmpeg.input(str(path), nostdin=None, v="error")
-        streams = [source["v?"], source["a?"]] if suffix == ".mp4" else [source["a:0"]]
-        options = {"c": "copy", "movflags": "+faststart"} if suffix == ".mp4" else {"c": "copy", "f": "adts"}
+        if suffix == ".mp4":
+            streams, options = [source["v?"], source["a?"]], {"c": "copy", "movflags": "+faststart"}
+            hint = "ffmpeg -i IN -c:v libx264 -c:a aac OUT.mp4"
+        else:  # .aac: the AAC stream of an .m4a as ADTS
+            streams, options, hint = [source["a:0"]], {"c": "copy", "f": "adts"}, "ffmpeg -i IN OUT.wav"
         try:
             media_io._run(ffmpeg.output(*streams, str(out), **options).overwrite_output(), path)
         except media_io.MediaError as exc:
             out.unlink(missing_ok=True)
             raise media_io.MediaError(
                 f"{path}: Gemini does not take {path.suffix.lower()} and its streams do not fit {suffix} "
-                "without re-encoding; convert it (e.g. ffmpeg -i IN -c:v libx264 -c:a aac OUT.mp4). "
-                + str(exc).removeprefix(f"{path}: ")
+                f"without re-encoding; convert it (e.g. {hint}). " + str(exc).removeprefix(f"{path}: ")
             ) from None
         return out
 
@@ -590,8 +593,7 @@ class GeminiBackend:
             )
         key = (self._digest(path), mime)
         file = self._uploads.get(key, lambda: self._upload_active(path, mime))
-        expires = getattr(file, "expiration_time", None)  # uploads live 48 h; a long run outlives them
-        if expires is not None and expires - datetime.now(UTC) < UPLOAD_RENEW_BEFORE:
+        if _expiring(file):
             if self._uploads.forget(key, file):
                 self._delete(file)
             file = self._uploads.get(key, lambda: self._upload_active(path, mime))
@@ -679,6 +681,16 @@ class GeminiBackend:
             except Exception as exc:
                 return map_exception(exc)
         return reply_outcome(response, config.max_output_tokens, self.entry["model"])
+
+
+def _expiring(file) -> bool:
+    """Whether an upload expires within UPLOAD_RENEW_BEFORE (uploads live 48 h; a long run outlives them)."""
+    expires = getattr(file, "expiration_time", None)
+    if expires is None:
+        return False
+    if expires.tzinfo is None:
+        expires = expires.replace(tzinfo=UTC)
+    return expires - datetime.now(UTC) < UPLOAD_RENEW_BEFORE
 
 
 def _state(file) -> str:
