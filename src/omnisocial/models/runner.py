@@ -56,6 +56,7 @@ RECORD_FIELDS = (
     "attempts",
     "run_attempt",
     "finish_reason",
+    "audio_path",
     "latency_s",
     "timestamp",
 )
@@ -337,7 +338,8 @@ def run_inference(
             "ok": reply.error is None,
             "attempts": int(getattr(reply, "attempts", 1)),
             "run_attempt": runs[key],
-            "finish_reason": getattr(reply, "finish_reason", ""),
+            "finish_reason": getattr(reply, "finish_reason", "") or "",
+            "audio_path": getattr(reply, "audio_path", "") or "",
             "latency_s": round(float(reply.latency_s), 6),
             "timestamp": now_iso(),
         }

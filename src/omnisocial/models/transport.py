@@ -33,10 +33,9 @@ _BODY_CHARS = 1 << 16
 
 @dataclass(frozen=True)
 class CallReply(Reply):
-    """A `Reply` that also says how many attempts the call took and why generation stopped."""
+    """A `Reply` that also says how many attempts the call took."""
 
     attempts: int = 1
-    finish_reason: str = ""
 
 
 class Redactor:
@@ -162,7 +161,12 @@ class RetryPolicy:
 
 @dataclass(frozen=True)
 class Attempt:
-    """The outcome of one try: text on success, else an error and whether to try again."""
+    """The outcome of one try: text on success, else an error and whether to try again.
+
+    `finish_reason` and `model_version` are kept on failures too (a reply cut by the token
+    limit is a failure that still says "length"); the final `CallReply` carries the last
+    attempt's.
+    """
 
     text: str | None = None
     model_version: str = ""
@@ -170,6 +174,47 @@ class Attempt:
     error: str | None = None
     retryable: bool = False
     retry_after: float | None = None
+
+
+def reply_attempt(
+    text: str | None,
+    finish_reason: str,
+    model_version: str = "",
+    *,
+    truncated: bool = False,
+    blocked: bool = False,
+) -> Attempt:
+    """A reply the service returned -> a successful `Attempt`, or a failure keeping its finish reason.
+
+    The backend says what its service's finish reason means (`truncated`: cut by the output
+    token limit, e.g. OpenAI "length", Gemini MAX_TOKENS; `blocked`: refused by a safety
+    filter, e.g. "content_filter", SAFETY). Neither is retried: the same request at the same
+    limit and temperature 0 is cut or blocked again, so a retry only spends tokens; raise the
+    limit (which changes the cache key) or change the input. An empty reply that was neither
+    cut nor blocked (a reasoning model that returned no content) is retried, since nothing
+    in the request forces it.
+    """
+    reason = finish_reason or "unknown"
+    if truncated:
+        return Attempt(
+            error=f"reply cut by the output token limit (finish_reason {reason}); raise the entry's limit",
+            finish_reason=finish_reason,
+            model_version=model_version,
+        )
+    if blocked:
+        return Attempt(
+            error=f"reply blocked (finish_reason {reason})",
+            finish_reason=finish_reason,
+            model_version=model_version,
+        )
+    if text is None or not str(text).strip():
+        return Attempt(
+            error=f"empty reply (finish_reason {reason})",
+            retryable=True,
+            finish_reason=finish_reason,
+            model_version=model_version,
+        )
+    return Attempt(text=str(text), finish_reason=finish_reason, model_version=model_version)
 
 
 def call_with_retries(
@@ -216,7 +261,14 @@ def call_with_retries(
         plural = "s" if tries != 1 else ""
         message = f"{reason} (gave up after {tries} attempt{plural})"
         logger.warning("%s: %s", label, message)
-        return CallReply(text=None, error=message, latency_s=latency, attempts=tries)
+        return CallReply(
+            text=None,
+            error=message,
+            latency_s=latency,
+            model_version=outcome.model_version,
+            finish_reason=outcome.finish_reason,
+            attempts=tries,
+        )
 
 
 class Gate:
