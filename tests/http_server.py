@@ -46,6 +46,7 @@ class Action:
     headers: dict = field(default_factory=dict)
     model: str = "fake-model-2026-01-01"
     system_fingerprint: str | None = "fp_test123"
+    finish_reason: str | None = None  # ok: None = the normal stop ("stop" / "STOP"); e.g. "length"
 
     @classmethod
     def ok(cls, content: str | None = None, delay_s: float = 0.0, **kwargs) -> Action:
@@ -263,7 +264,11 @@ class FakeChatServer:
             "created": 1767225600,
             "model": action.model,
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": action.finish_reason or "stop",
+                }
             ],
             "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
         }
@@ -277,7 +282,7 @@ class FakeChatServer:
             "candidates": [
                 {
                     "content": {"role": "model", "parts": [{"text": content}]},
-                    "finishReason": "STOP",
+                    "finishReason": action.finish_reason or "STOP",
                     "index": 0,
                 }
             ],
