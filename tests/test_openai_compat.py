@@ -9,10 +9,13 @@ import time
 
 import pytest
 from http_server import Action, FakeChatServer
+from openai_sdk_types import sdk_problems
 
 from omnisocial.models.base import Request
 from omnisocial.models.openai_compat import OpenAICompatBackend
-from omnisocial.models.runner import run_inference
+from omnisocial.models.parsing import FAMILIARITY_SCHEMA
+from omnisocial.models.runner import FailurePolicy, InferenceAborted, run_inference
+from omnisocial.models.strict_schema import strict_problems
 from omnisocial.models.transport import REDACTED, RetryPolicy, parse_retry_after
 
 FAKE_KEY = "sk-omnitest-KEEPOUT-7f3a9c1e5b"
@@ -82,18 +85,18 @@ def test_text_request_body_and_reply(server):
     assert server.auth == [""]  # keyless local server: no Authorization header at all
 
 
-def test_schema_request_asks_for_json(server):
-    schema = {"type": "object"}
+def test_schema_request_asks_for_strict_json(server):
     with OpenAICompatBackend(
         entry(server, json_mode="json_schema", max_tokens_field="max_completion_tokens")
     ) as b:
-        b.generate([Request("d01", "q", settings={"response_schema": schema, "max_new_tokens": 9})])
+        b.generate([Request("d01", "q", settings={"response_schema": FAMILIARITY_SCHEMA, "max_new_tokens": 9})])
     body = server.bodies[0]
-    assert body["response_format"] == {
-        "type": "json_schema",
-        "json_schema": {"name": "answer", "schema": schema},
-    }
+    sent = body["response_format"]["json_schema"]
+    assert body["response_format"]["type"] == "json_schema" and sent["strict"] is True
+    assert sent["name"] == "answer" and strict_problems(sent["schema"]) == []
+    assert sent["schema"]["required"] == ["relationship_label", "confidence", "rationale"]
     assert body["max_completion_tokens"] == 9 and "max_tokens" not in body
+    assert sdk_problems(body) == []
 
 
 def test_audio_goes_as_input_audio_wav(server, clip):
@@ -123,10 +126,13 @@ def test_video_as_sampled_jpeg_frames_plus_audio_track(server, clip):
 
 
 def test_video_url_mode_for_servers_that_take_video(server, clip):
-    with OpenAICompatBackend(entry(server, media={"video_mode": "video_url"})) as backend:
-        backend.generate([Request("d01", "Watch.", media={"video": clip["video"]})])
+    media = {"video_mode": "video_url", "video_audio": "none"}
+    with OpenAICompatBackend(entry(server, media=media)) as backend:
+        (reply,) = backend.generate([Request("d01", "Watch.", media={"video": clip["video"]})])
+    assert reply.audio_path == "none"
     parts = server.bodies[0]["messages"][-1]["content"]
     assert [part["type"] for part in parts] == ["video_url", "text"]
+    assert "mm_processor_kwargs" not in server.bodies[0]
     url = parts[0]["video_url"]["url"]
     assert url.startswith("data:video/mp4;base64,")
     assert base64.b64decode(url.split(",", 1)[1]) == clip["video"].read_bytes()

@@ -89,6 +89,12 @@ def validate_entry(entry: Mapping, position: int | None = None) -> dict:
         raise RegistryError(f"{where}: {key or '<entry>'}: {error.message}")
     filled = copy.deepcopy(raw)
     _DefaultingValidator(entry_schema()).validate(filled)
+    if filled["backend"] == "openai":
+        from omnisocial.models.capabilities import check_openai_entry
+
+        problems = check_openai_entry(filled, raw, where)
+        if problems:
+            raise RegistryError("; ".join(problems))
     return filled
 
 
