@@ -25,6 +25,22 @@ def _strip(tp):
     return tp
 
 
+def _required(tp, hints: dict) -> list[str]:
+    """Required keys, read from the annotations: the SDK's modules use postponed annotations,
+    so `__required_keys__` misses the `Required[...]` ones on Python 3.11."""
+    marks = {typing.Required, typing_extensions.Required}
+    optional = {typing.NotRequired, typing_extensions.NotRequired}
+    total = getattr(tp, "__total__", True)
+    out = []
+    for key, hint in hints.items():
+        origin = typing.get_origin(hint)
+        if origin is typing.Annotated:
+            origin = typing.get_origin(typing.get_args(hint)[0])
+        if origin in marks or (total and origin not in optional):
+            out.append(key)
+    return out
+
+
 def problems(value, tp=BODY_TYPE, where: str = "body") -> list[str]:
     tp = _strip(tp)
     origin = typing.get_origin(tp)
@@ -44,7 +60,7 @@ def problems(value, tp=BODY_TYPE, where: str = "body") -> list[str]:
             return [f"{where}: expected an object for {tp.__name__}"]
         hints = typing_extensions.get_type_hints(tp, include_extras=True)
         out = [f"{where}.{key}: not a field of {tp.__name__}" for key in value if key not in hints]
-        out += [f"{where}.{key}: required by {tp.__name__}" for key in tp.__required_keys__ if key not in value]
+        out += [f"{where}.{key}: required by {tp.__name__}" for key in _required(tp, hints) if key not in value]
         for key, item in value.items():
             if key in hints:
                 out += problems(item, hints[key], f"{where}.{key}")
