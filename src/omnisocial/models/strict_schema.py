@@ -32,7 +32,7 @@ _BY_TYPE = {
 FORMATS = {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
 MAX_DEPTH = 10  # nesting levels of objects
 _INLINE_FLAGS = re.compile(r"\(\?[a-zA-Z]")
-_CASELESS_GROUP = re.compile(r"\(\?i:([^()\\\[\]]*)\)")
+_CASELESS_GROUP = re.compile(r"\(\?i:([^()]*)\)")
 
 
 def _caseless(match: re.Match) -> str:
@@ -59,6 +59,8 @@ def strict_schema(schema: dict) -> dict:
                 out[key] = {name: convert(sub, False) for name, sub in value.items()}
             elif key == "pattern" and isinstance(value, str):
                 out[key] = _CASELESS_GROUP.sub(_caseless, value)
+                if _INLINE_FLAGS.search(out[key]):
+                    raise ValueError(f"pattern {value!r}: inline flags other than (?i:words) cannot be converted")
             else:
                 out[key] = convert(value, False)
         if out.get("type") == "object" or "properties" in out:
