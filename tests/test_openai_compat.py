@@ -533,3 +533,53 @@ def test_timeout_bounds_the_whole_attempt_not_each_read(server):
     with OpenAICompatBackend(entry(server, timeout_s=2.0, max_retries=0)) as backend:
         (reply,) = backend.generate([Request("d02", "q")])
     assert reply.ok, reply.error
+
+
+# --- the vLLM video entry's audio path, in the responses table and the summary -----------
+
+
+def test_vllm_omni_video_entry_records_its_audio_path_in_the_responses_table(server, clip, tmp_path):
+    import shutil
+
+    from test_familiarity import make_design, write_stimuli
+
+    from omnisocial.familiarity import inference
+    from omnisocial.familiarity.contracts import RESPONSES
+    from omnisocial.summary import finish_reasons_section, read_optional
+
+    design = make_design(sites=("s1",))  # D001..D004
+    manifest = write_stimuli(tmp_path, design)
+    videos = tmp_path / "media" / "video"
+    for dyad in ("D001", "D002", "D003"):
+        shutil.copy(clip["video"], videos / f"{dyad}.mp4")
+    subprocess.run(
+        ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10:duration=1",
+         "-c:v", "mpeg4", str(videos / "D004.mp4")],
+        check=True,
+    )  # fmt: skip  (D004: a video without an audio track)
+    entry = {"name": "qwen-omni", "backend": "openai", "model": "Qwen/Qwen2.5-Omni-7B", "base_url": server.url,
+             "modalities": ["video"], "media": {"video_mode": "video_url"}, "json_mode": "json_schema",
+             "concurrency": 1}  # fmt: skip
+    # one call at a time, in design order: the third reply is cut by the token limit
+    server.enqueue(Action.ok(), Action.ok(), Action.ok(content='{"relationship_', finish_reason="length"))
+    _, responses = inference.infer_model(
+        entry, manifest, design, tmp_path, ["video"], ["v1"], tmp_path / "cache.jsonl", progress=False
+    )
+    rows = responses.set_index("item_id")
+    assert rows["audio_path"].to_dict() == {"D001": "in_video", "D002": "in_video", "D003": "in_video",
+                                            "D004": "no_track"}  # fmt: skip
+    assert [body.get("mm_processor_kwargs") for body in server.bodies] == [{"use_audio_in_video": True}] * 3 + [None]
+    assert all(sdk_problems(body) == [] for body in server.bodies)
+    assert rows.loc["D003", "status"] == "failed" and rows.loc["D003", "finish_reason"] == "length"
+    assert rows.loc["D001", "status"] == "answered" and rows.loc["D001", "finish_reason"] == "stop"
+
+    # the tables as written and read back by the report: one count per finish reason per model
+    RESPONSES.write(tmp_path / "responses" / "qwen-omni.csv", responses)
+    baseline = responses.assign(name="chance", model="chance@v1", finish_reason="", audio_path="", status="answered")
+    RESPONSES.write(tmp_path / "responses" / "chance.csv", baseline)
+    paths = [tmp_path / "responses" / "qwen-omni.csv", tmp_path / "responses" / "chance.csv", tmp_path / "gone.csv"]
+    table = finish_reasons_section(read_optional(paths)).set_index("model")
+    assert table.loc["qwen-omni"].to_dict() == {
+        "calls": 4, "failed": 1, "length": 1, "stop": 3, "(not given)": 0, "audio paths": "in_video 3, no_track 1"
+    }  # fmt: skip
+    assert table.loc["chance", "(not given)"] == 4 and table.loc["chance", "audio paths"] == ""
