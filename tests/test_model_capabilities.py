@@ -161,3 +161,34 @@ def test_strict_checker_rules():
     assert strict_problems(strict_schema(nested)) == []
     with pytest.raises(ValueError, match=r"not literal words"):
         strict_schema({"type": "string", "pattern": r"(?i:[a-z]+)"})
+
+
+# --- the examples in config and README are entries the real services accept ----------------
+
+
+def _examples() -> list[tuple[str, dict]]:
+    import yaml
+
+    root = __import__("pathlib").Path(__file__).resolve().parents[1]
+    demo = (root / "config" / "demo.yaml").read_text()
+    block = re.search(r"# Model registry:.*?\nmodels:", demo, re.S).group(0)
+    entries = re.findall(r"#   - (\{.*?\})\n(?!#      )", block + "\n", re.S)
+    found = [("config/demo.yaml", yaml.safe_load(re.sub(r"\n#\s+", " ", e))) for e in entries]
+    readme = (root / "README.md").read_text()
+    for code in re.findall(r"```yaml\n(.*?)```", readme, re.S):
+        data = yaml.safe_load(code)
+        if isinstance(data, dict) and isinstance(data.get("models"), list):
+            found += [("README.md", entry) for entry in data["models"]]
+    return found
+
+
+def test_the_config_and_readme_api_examples_validate_against_known_families():
+    examples = _examples()
+    apis = [entry for _, entry in examples if entry["backend"] == "openai"]
+    assert len(apis) >= 6 and {"gpt-4o", "gpt-audio", "qwen3-omni-vllm"} <= {e["name"] for e in apis}
+    for where, entry in examples:
+        valid = validate_entry(entry)  # raises naming the key for a request the service refuses
+        if valid["name"] == "gpt-4o":
+            assert "audio" not in valid["modalities"], where
+        if valid["name"] == "qwen3-omni-vllm":
+            assert valid["media"]["video_audio"] == "in_video", where
