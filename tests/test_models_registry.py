@@ -106,9 +106,13 @@ def test_importing_registry_imports_no_backend():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     loaded = json.loads(out)
-    assert loaded == ["omnisocial.models.base", "omnisocial.models.entries", "omnisocial.models.registry"], (
-        loaded
-    )
+    # capabilities: what known API families accept (stdlib only), read when an entry is validated
+    assert loaded == [
+        "omnisocial.models.base",
+        "omnisocial.models.capabilities",
+        "omnisocial.models.entries",
+        "omnisocial.models.registry",
+    ], loaded
 
 
 @pytest.mark.parametrize(

@@ -583,3 +583,23 @@ def test_vllm_omni_video_entry_records_its_audio_path_in_the_responses_table(ser
         "calls": 4, "failed": 1, "length": 1, "stop": 3, "(not given)": 0, "audio paths": "in_video 3, no_track 1"
     }  # fmt: skip
     assert table.loc["chance", "(not given)"] == 4 and table.loc["chance", "audio paths"] == ""
+
+
+def test_a_gzip_encoded_reply_is_read_once():
+    """api.openai.com compresses its bodies; the streamed body is decoded exactly once."""
+    import gzip
+    import json
+
+    payload = {"model": "gpt-4o-2024-08-06", "choices": [{"index": 0, "finish_reason": "stop",
+               "message": {"role": "assistant", "content": "FAMILIAR"}}]}  # fmt: skip
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        data = gzip.compress(json.dumps(payload).encode())
+        return httpx.Response(200, headers={"content-encoding": "gzip", "content-type": "application/json"},
+                              content=data)  # fmt: skip
+
+    config = {"name": "g", "backend": "openai", "model": "gpt-4o", "base_url": "https://api.openai.com/v1"}
+    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+        backend = OpenAICompatBackend(config, client=client)
+        (reply,) = backend.generate([Request("d01", "q")])
+    assert reply.ok and reply.text == "FAMILIAR" and reply.finish_reason == "stop", reply.error

@@ -332,7 +332,12 @@ class OpenAICompatBackend:
                 )
             except httpx.TransportError as exc:
                 return Attempt(error=f"connection error: {type(exc).__name__}: {exc}", retryable=True)
-        return parse_response(httpx.Response(response.status_code, headers=response.headers, content=content))
+        # iter_bytes decoded any gzip/br already: the new Response must not decode it again
+        headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _DECODED_HEADERS]
+        return parse_response(httpx.Response(response.status_code, headers=headers, content=content))
+
+
+_DECODED_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
 
 
 def _error_code(data) -> str:
