@@ -13,14 +13,19 @@ import types
 import typing
 
 import typing_extensions
-
 from openai.types.chat import completion_create_params
 
 BODY_TYPE = completion_create_params.CompletionCreateParamsNonStreaming
 
 
 def _strip(tp):
-    while typing.get_origin(tp) in (typing.Required, typing.NotRequired, typing.Annotated, typing_extensions.Required, typing_extensions.NotRequired):
+    while typing.get_origin(tp) in (
+        typing.Required,
+        typing.NotRequired,
+        typing.Annotated,
+        typing_extensions.Required,
+        typing_extensions.NotRequired,
+    ):
         tp = typing.get_args(tp)[0]
     return tp
 
@@ -60,7 +65,9 @@ def problems(value, tp=BODY_TYPE, where: str = "body") -> list[str]:
             return [f"{where}: expected an object for {tp.__name__}"]
         hints = typing_extensions.get_type_hints(tp, include_extras=True)
         out = [f"{where}.{key}: not a field of {tp.__name__}" for key in value if key not in hints]
-        out += [f"{where}.{key}: required by {tp.__name__}" for key in _required(tp, hints) if key not in value]
+        out += [
+            f"{where}.{key}: required by {tp.__name__}" for key in _required(tp, hints) if key not in value
+        ]
         for key, item in value.items():
             if key in hints:
                 out += problems(item, hints[key], f"{where}.{key}")
@@ -77,7 +84,11 @@ def problems(value, tp=BODY_TYPE, where: str = "body") -> list[str]:
     if tp is bool:
         return [] if isinstance(value, bool) else [f"{where}: expected a boolean"]
     if tp is int:
-        return [] if isinstance(value, int) and not isinstance(value, bool) else [f"{where}: expected an integer"]
+        return (
+            []
+            if isinstance(value, int) and not isinstance(value, bool)
+            else [f"{where}: expected an integer"]
+        )
     if tp is float:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         return [] if ok else [f"{where}: expected a number"]

@@ -17,8 +17,14 @@ VLLM = "http://127.0.0.1:8000/v1"
 
 
 def openai_entry(model: str, base_url: str = OPENAI, **overrides) -> dict:
-    return {"name": re.sub(r"[^A-Za-z0-9._+-]", "_", model), "backend": "openai", "model": model, "base_url": base_url,
-            "api_key_env": "OPENAI_API_KEY", **overrides}  # fmt: skip
+    return {
+        "name": re.sub(r"[^A-Za-z0-9._+-]", "_", model),
+        "backend": "openai",
+        "model": model,
+        "base_url": base_url,
+        "api_key_env": "OPENAI_API_KEY",
+        **overrides,
+    }
 
 
 # --- which parts a family takes -----------------------------------------------------------
@@ -26,11 +32,15 @@ def openai_entry(model: str, base_url: str = OPENAI, **overrides) -> dict:
 
 @pytest.mark.parametrize("model", ["gpt-4o", "gpt-4o-2024-08-06", "gpt-4.1-mini", "gpt-5", "o3", "GPT-4o"])
 def test_chat_and_reasoning_models_refuse_input_audio(model):
-    with pytest.raises(RegistryError, match=r"modalities: .*refuse input_audio parts, which modalities: audio"):
+    with pytest.raises(
+        RegistryError, match=r"modalities: .*refuse input_audio parts, which modalities: audio"
+    ):
         validate_entry(openai_entry(model, modalities=["text", "audio"]))
 
 
-@pytest.mark.parametrize("model", ["gpt-4o-audio-preview", "gpt-4o-mini-audio-preview-2024-12-17", "gpt-audio"])
+@pytest.mark.parametrize(
+    "model", ["gpt-4o-audio-preview", "gpt-4o-mini-audio-preview-2024-12-17", "gpt-audio"]
+)
 def test_audio_models_take_audio_and_refuse_frames(model):
     entry = validate_entry(openai_entry(model, modalities=["text", "audio"]))
     assert entry["max_tokens_field"] == "max_completion_tokens"
@@ -42,28 +52,56 @@ def test_no_openai_model_takes_frames_with_their_audio():
     """A gpt-4o video entry must say video_audio: none; separate_part is refused by name."""
     with pytest.raises(RegistryError, match=r"media\.video_audio: choose .*take frames or audio, never both"):
         validate_entry(openai_entry("gpt-4o", modalities=["video"]))
-    with pytest.raises(RegistryError, match=r"refuse input_audio parts, which media\.video_audio: separate_part"):
+    with pytest.raises(
+        RegistryError, match=r"refuse input_audio parts, which media\.video_audio: separate_part"
+    ):
         validate_entry(openai_entry("gpt-4o", modalities=["video"], media={"video_audio": "separate_part"}))
-    entry = validate_entry(openai_entry("gpt-4o", modalities=["text", "video"], media={"video_audio": "none"}))
+    entry = validate_entry(
+        openai_entry("gpt-4o", modalities=["text", "video"], media={"video_audio": "none"})
+    )
     assert entry["media"]["video_audio"] == "none"
     with pytest.raises(RegistryError, match=r"refuse video_url parts"):
-        validate_entry(openai_entry("gpt-4o", modalities=["video"],
-                                    media={"video_mode": "video_url", "video_audio": "none"}))  # fmt: skip
+        validate_entry(
+            openai_entry(
+                "gpt-4o", modalities=["video"], media={"video_mode": "video_url", "video_audio": "none"}
+            )
+        )
 
 
 def test_vllm_video_url_entry_must_name_its_audio_path_unless_omni():
-    omni = validate_entry(openai_entry("Qwen/Qwen2.5-Omni-7B", VLLM, api_key_env=None, modalities=["video"],
-                                       media={"video_mode": "video_url"}))  # fmt: skip
+    omni = validate_entry(
+        openai_entry(
+            "Qwen/Qwen2.5-Omni-7B",
+            VLLM,
+            api_key_env=None,
+            modalities=["video"],
+            media={"video_mode": "video_url"},
+        )
+    )
     assert omni["media"]["video_audio"] == "in_video" and omni["max_tokens_field"] == "max_tokens"
     with pytest.raises(RegistryError, match=r"media\.video_audio: choose .*not a known omni family"):
-        validate_entry(openai_entry("llava-hf/LLaVA-NeXT-Video-7B-hf", VLLM, modalities=["video"],
-                                    media={"video_mode": "video_url"}))  # fmt: skip
+        validate_entry(
+            openai_entry(
+                "llava-hf/LLaVA-NeXT-Video-7B-hf",
+                VLLM,
+                modalities=["video"],
+                media={"video_mode": "video_url"},
+            )
+        )
     with pytest.raises(RegistryError, match=r"in_video needs media\.video_mode video_url"):
-        validate_entry(openai_entry("some/model", VLLM, modalities=["video"], media={"video_audio": "in_video"}))
+        validate_entry(
+            openai_entry("some/model", VLLM, modalities=["video"], media={"video_audio": "in_video"})
+        )
     with pytest.raises(RegistryError, match=r"use_audio_in_video contradicts media\.video_audio none"):
-        validate_entry(openai_entry("Qwen/Qwen2.5-Omni-7B", VLLM, modalities=["video"],
-                                    media={"video_mode": "video_url", "video_audio": "none"},
-                                    extra_body={"mm_processor_kwargs": {"use_audio_in_video": True}}))  # fmt: skip
+        validate_entry(
+            openai_entry(
+                "Qwen/Qwen2.5-Omni-7B",
+                VLLM,
+                modalities=["video"],
+                media={"video_mode": "video_url", "video_audio": "none"},
+                extra_body={"mm_processor_kwargs": {"use_audio_in_video": True}},
+            )
+        )
 
 
 def test_unknown_models_pass_with_one_warning(caplog):
@@ -116,9 +154,17 @@ def test_a_reasoning_request_keeps_room_for_the_answer():
 
 
 def test_other_servers_keep_max_tokens_and_openai_gets_the_modern_field():
-    assert validate_entry(openai_entry("llama3.1:8b", "http://localhost:11434/v1"))["max_tokens_field"] == "max_tokens"
-    assert validate_entry(openai_entry("ft:custom-model", OPENAI))["max_tokens_field"] == "max_completion_tokens"
-    assert validate_entry(openai_entry("gpt-4o", OPENAI, max_tokens_field="max_tokens"))["max_tokens_field"] == "max_tokens"
+    assert (
+        validate_entry(openai_entry("llama3.1:8b", "http://localhost:11434/v1"))["max_tokens_field"]
+        == "max_tokens"
+    )
+    assert (
+        validate_entry(openai_entry("ft:custom-model", OPENAI))["max_tokens_field"] == "max_completion_tokens"
+    )
+    assert (
+        validate_entry(openai_entry("gpt-4o", OPENAI, max_tokens_field="max_tokens"))["max_tokens_field"]
+        == "max_tokens"
+    )
 
 
 # --- the strict-mode subset ----------------------------------------------------------------
@@ -126,8 +172,13 @@ def test_other_servers_keep_max_tokens_and_openai_gets_the_modern_field():
 
 def test_the_familiarity_schema_as_written_is_not_strict():
     problems = "\n".join(strict_problems(FAMILIARITY_SCHEMA))
-    for expected in ("keyword '$schema'", "keyword 'title'", "inline flag group", "additionalProperties must be false",
-                     "every property must be required; not: confidence, rationale"):  # fmt: skip
+    for expected in (
+        "keyword '$schema'",
+        "keyword 'title'",
+        "inline flag group",
+        "additionalProperties must be false",
+        "every property must be required; not: confidence, rationale",
+    ):
         assert expected in problems
 
 
@@ -144,8 +195,12 @@ def test_strict_schema_is_strict_and_accepts_the_same_labels():
 
 
 def test_strict_checker_rules():
-    ok = {"type": "object", "properties": {"a": {"type": ["string", "null"]}}, "required": ["a"],
-          "additionalProperties": False}  # fmt: skip
+    ok = {
+        "type": "object",
+        "properties": {"a": {"type": ["string", "null"]}},
+        "required": ["a"],
+        "additionalProperties": False,
+    }
     assert strict_problems(ok) == []
     assert strict_problems({"anyOf": [ok]}) == ["root: must be an object schema (not anyOf)"]
     bad = {**ok, "properties": {"a": {"type": "string", "minLength": 2, "format": "colour"}}}

@@ -91,7 +91,9 @@ def test_schema_request_asks_for_strict_json(server):
     with OpenAICompatBackend(
         entry(server, json_mode="json_schema", max_tokens_field="max_completion_tokens")
     ) as b:
-        b.generate([Request("d01", "q", settings={"response_schema": FAMILIARITY_SCHEMA, "max_new_tokens": 9})])
+        b.generate(
+            [Request("d01", "q", settings={"response_schema": FAMILIARITY_SCHEMA, "max_new_tokens": 9})]
+        )
     body = server.bodies[0]
     sent = body["response_format"]["json_schema"]
     assert body["response_format"]["type"] == "json_schema" and sent["strict"] is True
@@ -294,10 +296,21 @@ def frames(tmp_path_factory):
     for n in range(2):
         path = folder / f"still{n}.jpg"
         subprocess.run(
-            ["ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", f"testsrc=size=64x48:rate=1:duration=1",
-             "-frames:v", "1", str(path)],
+            [
+                "ffmpeg",
+                "-nostdin",
+                "-v",
+                "error",
+                "-f",
+                "lavfi",
+                "-i",
+                "testsrc=size=64x48:rate=1:duration=1",
+                "-frames:v",
+                "1",
+                str(path),
+            ],
             check=True,
-        )  # fmt: skip
+        )
         paths[f"image:{n:03d}"] = path
     return paths
 
@@ -316,12 +329,16 @@ BODY_CASES = {
         ["input_audio", "text"],
     ),
     "video/frames, OpenAI (no audio)": (
-        {"model": "gpt-4o", "base_url": OPENAI, "modalities": ["video"],
-         "media": {"video_audio": "none", "max_frames": 2}},
+        {
+            "model": "gpt-4o",
+            "base_url": OPENAI,
+            "modalities": ["video"],
+            "media": {"video_audio": "none", "max_frames": 2},
+        },
         ("video",),
         "json_schema",
         ["image_url", "image_url", "text"],
-    ),  # fmt: skip
+    ),
     "video/frames + track (vLLM)": (
         {"model": "Qwen/Qwen2.5-Omni-7B", "modalities": ["video"], "media": {"max_frames": 2}},
         ("video",),
@@ -335,14 +352,21 @@ BODY_CASES = {
         ["video_url", "text"],
     ),
     "video/video_url + separate_part (vLLM)": (
-        {"model": "Qwen/Qwen3-Omni-30B-A3B-Instruct", "modalities": ["video"],
-         "media": {"video_mode": "video_url", "video_audio": "separate_part"}},
+        {
+            "model": "Qwen/Qwen3-Omni-30B-A3B-Instruct",
+            "modalities": ["video"],
+            "media": {"video_mode": "video_url", "video_audio": "separate_part"},
+        },
         ("video",),
         "json_object",
         ["video_url", "input_audio", "text"],
-    ),  # fmt: skip
-    "images": ({"model": "gpt-5-mini", "base_url": OPENAI}, ("image:000", "image:001"), "off",
-               ["image_url", "image_url", "text"]),  # fmt: skip
+    ),
+    "images": (
+        {"model": "gpt-5-mini", "base_url": OPENAI},
+        ("image:000", "image:001"),
+        "off",
+        ["image_url", "image_url", "text"],
+    ),
 }
 
 
@@ -360,8 +384,13 @@ def test_every_body_is_one_the_sdk_request_types_accept(case, clip, frames, monk
     }
     files = {**clip, **frames}
     media = {kind: files[kind] for kind in kinds}
-    request = Request("d01", "Familiar or strangers?", system="Answer in JSON.", media=media,
-                      settings={"response_schema": FAMILIARITY_SCHEMA})  # fmt: skip
+    request = Request(
+        "d01",
+        "Familiar or strangers?",
+        system="Answer in JSON.",
+        media=media,
+        settings={"response_schema": FAMILIARITY_SCHEMA},
+    )
     with OpenAICompatBackend(config) as backend:
         body = backend.body(request)
     assert sdk_problems(body) == []
@@ -413,8 +442,12 @@ def _cut_responder(body, number):
 
 def test_length_reply_is_a_failure_counted_by_the_policy_and_not_retried(server, tmp_path):
     server.responder = _cut_responder
-    requests = [Request("d01", "fine"), Request("d02", "cut"), Request("d03", "reasoned away"),
-                Request("d04", "filtered")]  # fmt: skip
+    requests = [
+        Request("d01", "fine"),
+        Request("d02", "cut"),
+        Request("d03", "reasoned away"),
+        Request("d04", "filtered"),
+    ]
     cache = tmp_path / "cache.jsonl"
     policy = FailurePolicy(max_failed_share=0.75, probe=False)
     with OpenAICompatBackend(entry(server)) as backend:
@@ -428,7 +461,11 @@ def test_length_reply_is_a_failure_counted_by_the_policy_and_not_retried(server,
         assert row["finish_reason"] == reason and f"finish_reason {reason}" in row["error"]
     assert "cut by the output token limit" in rows.loc["d02", "error"]
     assert "blocked" in rows.loc["d04", "error"]
-    assert rows.loc["d01", "model_version"] == rows.loc["d02", "model_version"] == "fake-model-2026-01-01+fp_test123"
+    assert (
+        rows.loc["d01", "model_version"]
+        == rows.loc["d02", "model_version"]
+        == "fake-model-2026-01-01+fp_test123"
+    )
 
     # the failure policy counts them: 3 of 4 failed is over a 2 % budget
     with (
@@ -456,7 +493,9 @@ def test_empty_reply_that_was_not_cut_is_retried(server):
 
 
 def _status(status: int, body: str = "busy", **headers) -> Action:
-    return Action("status", status=status, body=body, headers={k.replace("_", "-"): v for k, v in headers.items()})
+    return Action(
+        "status", status=status, body=body, headers={k.replace("_", "-"): v for k, v in headers.items()}
+    )
 
 
 def test_retry_after_ms_is_honoured_and_preferred_over_retry_after(server):
@@ -493,8 +532,13 @@ def test_x_should_retry_false_on_insufficient_quota_is_obeyed(server):
 
 def test_insufficient_quota_body_without_header_is_not_retried():
     """A proxy may drop the header; the body's code alone stops the retries."""
-    quota = {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota",
-                       "code": "insufficient_quota"}}  # fmt: skip
+    quota = {
+        "error": {
+            "message": "You exceeded your current quota",
+            "type": "insufficient_quota",
+            "code": "insufficient_quota",
+        }
+    }
     attempt = parse_response(httpx.Response(429, json=quota))
     assert not attempt.retryable and "insufficient_quota: not retried" in attempt.error
     assert parse_response(httpx.Response(429, json={"error": {"code": "rate_limit_exceeded"}})).retryable
@@ -553,35 +597,71 @@ def test_vllm_omni_video_entry_records_its_audio_path_in_the_responses_table(ser
     for dyad in ("D001", "D002", "D003"):
         shutil.copy(clip["video"], videos / f"{dyad}.mp4")
     subprocess.run(
-        ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10:duration=1",
-         "-c:v", "mpeg4", str(videos / "D004.mp4")],
+        [
+            "ffmpeg",
+            "-nostdin",
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=size=160x120:rate=10:duration=1",
+            "-c:v",
+            "mpeg4",
+            str(videos / "D004.mp4"),
+        ],
         check=True,
-    )  # fmt: skip  (D004: a video without an audio track)
-    entry = {"name": "qwen-omni", "backend": "openai", "model": "Qwen/Qwen2.5-Omni-7B", "base_url": server.url,
-             "modalities": ["video"], "media": {"video_mode": "video_url"}, "json_mode": "json_schema",
-             "concurrency": 1}  # fmt: skip
+    )  # D004: a video without an audio track
+    entry = {
+        "name": "qwen-omni",
+        "backend": "openai",
+        "model": "Qwen/Qwen2.5-Omni-7B",
+        "base_url": server.url,
+        "modalities": ["video"],
+        "media": {"video_mode": "video_url"},
+        "json_mode": "json_schema",
+        "concurrency": 1,
+    }
     # one call at a time, in design order: the third reply is cut by the token limit
     server.enqueue(Action.ok(), Action.ok(), Action.ok(content='{"relationship_', finish_reason="length"))
     _, responses = inference.infer_model(
         entry, manifest, design, tmp_path, ["video"], ["v1"], tmp_path / "cache.jsonl", progress=False
     )
     rows = responses.set_index("item_id")
-    assert rows["audio_path"].to_dict() == {"D001": "in_video", "D002": "in_video", "D003": "in_video",
-                                            "D004": "no_track"}  # fmt: skip
-    assert [body.get("mm_processor_kwargs") for body in server.bodies] == [{"use_audio_in_video": True}] * 3 + [None]
+    assert rows["audio_path"].to_dict() == {
+        "D001": "in_video",
+        "D002": "in_video",
+        "D003": "in_video",
+        "D004": "no_track",
+    }
+    assert [body.get("mm_processor_kwargs") for body in server.bodies] == [
+        {"use_audio_in_video": True}
+    ] * 3 + [None]
     assert all(sdk_problems(body) == [] for body in server.bodies)
     assert rows.loc["D003", "status"] == "failed" and rows.loc["D003", "finish_reason"] == "length"
     assert rows.loc["D001", "status"] == "answered" and rows.loc["D001", "finish_reason"] == "stop"
 
     # the tables as written and read back by the report: one count per finish reason per model
     RESPONSES.write(tmp_path / "responses" / "qwen-omni.csv", responses)
-    baseline = responses.assign(name="chance", model="chance@v1", finish_reason="", audio_path="", status="answered")
+    baseline = responses.assign(
+        name="chance", model="chance@v1", finish_reason="", audio_path="", status="answered"
+    )
     RESPONSES.write(tmp_path / "responses" / "chance.csv", baseline)
-    paths = [tmp_path / "responses" / "qwen-omni.csv", tmp_path / "responses" / "chance.csv", tmp_path / "gone.csv"]
+    paths = [
+        tmp_path / "responses" / "qwen-omni.csv",
+        tmp_path / "responses" / "chance.csv",
+        tmp_path / "gone.csv",
+    ]
     table = finish_reasons_section(read_optional(paths)).set_index("model")
     assert table.loc["qwen-omni"].to_dict() == {
-        "calls": 4, "failed": 1, "length": 1, "stop": 3, "(not given)": 0, "audio paths": "in_video 3, no_track 1"
-    }  # fmt: skip
+        "calls": 4,
+        "failed": 1,
+        "length": 1,
+        "stop": 3,
+        "(not given)": 0,
+        "audio paths": "in_video 3, no_track 1",
+    }
     assert table.loc["chance", "(not given)"] == 4 and table.loc["chance", "audio paths"] == ""
 
 
@@ -590,13 +670,18 @@ def test_a_gzip_encoded_reply_is_read_once():
     import gzip
     import json
 
-    payload = {"model": "gpt-4o-2024-08-06", "choices": [{"index": 0, "finish_reason": "stop",
-               "message": {"role": "assistant", "content": "FAMILIAR"}}]}  # fmt: skip
+    payload = {
+        "model": "gpt-4o-2024-08-06",
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "FAMILIAR"}}
+        ],
+    }
 
     def handler(request: httpx.Request) -> httpx.Response:
         data = gzip.compress(json.dumps(payload).encode())
-        return httpx.Response(200, headers={"content-encoding": "gzip", "content-type": "application/json"},
-                              content=data)  # fmt: skip
+        return httpx.Response(
+            200, headers={"content-encoding": "gzip", "content-type": "application/json"}, content=data
+        )
 
     config = {"name": "g", "backend": "openai", "model": "gpt-4o", "base_url": "https://api.openai.com/v1"}
     with httpx.Client(transport=httpx.MockTransport(handler)) as client:

@@ -5,7 +5,8 @@
 - `build_summary(...)` turns the result tables of a run into the sections of the summary
   page: which inputs were real or simulated, the filter funnel, the models with their
   coverage (answered / asked; a model with no answers is listed with 0 / n, never dropped),
-  the finish reasons of every model's calls (failed ones included), a headline results table and the convergence status of every Bayesian fit.
+  the finish reasons of every model's calls (failed ones included), a headline results
+  table and the convergence status of every Bayesian fit.
 - `write_summary(sections, folder)` writes `summary.md`, `summary.html` and one CSV per
   section (`summary_<section>.csv`).
 

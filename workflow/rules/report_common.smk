@@ -225,9 +225,7 @@ SUMMARY_SECTIONS = [
     "finish_reasons",
     "headline",
     "convergence",
-] + (
-    ["social", "streaming"] if SOCIAL["enabled"] else []
-)
+] + (["social", "streaming"] if SOCIAL["enabled"] else [])
 
 
 def report_outputs():

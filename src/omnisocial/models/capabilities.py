@@ -61,8 +61,15 @@ FAMILIES = (
         {"text", "input_audio"},
     ),
     _family("OpenAI gpt-5-chat", r"^gpt-5(\.\d+)?-chat([-.].*)?$", {"text", "image_url"}),
-    _family("OpenAI text-only reasoning", r"^(o1-mini|o1-preview|o3-mini)([-.].*)?$", {"text"}, reasoning=True),
-    _family("OpenAI reasoning", r"^(o1|o3|o4-mini|o3-pro|o1-pro|gpt-5)([-.].*)?$", {"text", "image_url"}, reasoning=True),
+    _family(
+        "OpenAI text-only reasoning", r"^(o1-mini|o1-preview|o3-mini)([-.].*)?$", {"text"}, reasoning=True
+    ),
+    _family(
+        "OpenAI reasoning",
+        r"^(o1|o3|o4-mini|o3-pro|o1-pro|gpt-5)([-.].*)?$",
+        {"text", "image_url"},
+        reasoning=True,
+    ),
     _family("OpenAI chat", r"^(gpt-4o|gpt-4o-mini|gpt-4\.1)([-.].*)?$", {"text", "image_url"}),
     _family(
         "Qwen omni (vLLM)",
@@ -108,7 +115,9 @@ def parts_needed(entry: Mapping) -> dict[str, str]:
         needed["input_audio"] = "modalities: audio"
     if "video" in modalities:
         mode = media.get("video_mode", "frames")
-        needed["image_url" if mode == "frames" else "video_url"] = f"modalities: video (media.video_mode {mode})"
+        needed["image_url" if mode == "frames" else "video_url"] = (
+            f"modalities: video (media.video_mode {mode})"
+        )
         if media.get("video_audio") == "separate_part":
             needed["input_audio"] = "media.video_audio: separate_part (the video's audio track)"
     return needed

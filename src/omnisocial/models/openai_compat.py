@@ -52,6 +52,7 @@ from omnisocial.models import media_io
 from omnisocial.models.base import Reply, Request
 from omnisocial.models.capabilities import is_reasoning
 from omnisocial.models.entries import RegistryError, config_hash, generation_settings, validate_entry
+from omnisocial.models.strict_schema import strict_schema
 from omnisocial.models.transport import (
     Attempt,
     CallReply,
@@ -66,7 +67,6 @@ from omnisocial.models.transport import (
     should_retry,
     snippet,
 )
-from omnisocial.models.strict_schema import strict_schema
 
 logger = logging.getLogger(__name__)
 
@@ -245,7 +245,8 @@ class OpenAICompatBackend:
                 quality=cfg["jpeg_quality"],
             )
             parts = [
-                {"type": "image_url", "image_url": {"url": _data_url("image/jpeg", frame)}} for frame in frames
+                {"type": "image_url", "image_url": {"url": _data_url("image/jpeg", frame)}}
+                for frame in frames
             ]
         if choice == "none":
             return parts, "none"

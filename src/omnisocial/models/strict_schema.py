@@ -60,7 +60,9 @@ def strict_schema(schema: dict) -> dict:
             elif key == "pattern" and isinstance(value, str):
                 out[key] = _CASELESS_GROUP.sub(_caseless, value)
                 if _INLINE_FLAGS.search(out[key]):
-                    raise ValueError(f"pattern {value!r}: inline flags other than (?i:words) cannot be converted")
+                    raise ValueError(
+                        f"pattern {value!r}: inline flags other than (?i:words) cannot be converted"
+                    )
             else:
                 out[key] = convert(value, False)
         if out.get("type") == "object" or "properties" in out:
@@ -98,7 +100,9 @@ def strict_problems(schema: dict) -> list[str]:
             problems.append(f"{where}: no type")
         for key in node:
             if key not in allowed:
-                problems.append(f"{where}: keyword {key!r} is not supported for type {'/'.join(kinds) or '-'}")
+                problems.append(
+                    f"{where}: keyword {key!r} is not supported for type {'/'.join(kinds) or '-'}"
+                )
         if "object" in kinds:
             if depth > MAX_DEPTH:
                 problems.append(f"{where}: objects nested deeper than {MAX_DEPTH} levels")
@@ -119,7 +123,9 @@ def strict_problems(schema: dict) -> list[str]:
         pattern = node.get("pattern")
         if isinstance(pattern, str):
             if _INLINE_FLAGS.search(pattern):
-                problems.append(f"{where}: pattern {pattern!r} has an inline flag group (?...); grammars refuse it")
+                problems.append(
+                    f"{where}: pattern {pattern!r} has an inline flag group (?...); grammars refuse it"
+                )
             try:
                 re.compile(pattern)
             except re.error as exc:
