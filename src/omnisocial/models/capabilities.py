@@ -96,13 +96,10 @@ def is_openai_host(base_url: str | None) -> bool:
 def default_video_audio(entry: Mapping) -> str | None:
     """The audio path of a video entry that names none: None when it must say."""
     media = entry.get("media") or {}
-    if media.get("video_mode", "frames") == "frames":
-        family = family_of(entry.get("model", ""))
-        # OpenAI takes frames or audio, never both: the default would be refused.
-        if family is not None and family.openai:
-            return None
-        return "separate_part"
     family = family_of(entry.get("model", ""))
+    if media.get("video_mode", "frames") == "frames":
+        # OpenAI takes frames or audio, never both: the usual default would be refused.
+        return None if family is not None and family.openai else "separate_part"
     return "in_video" if family is not None and family.audio_in_video else None
 
 
