@@ -194,6 +194,32 @@ def test_strict_schema_is_strict_and_accepts_the_same_labels():
     assert FAMILIARITY_SCHEMA["$schema"]  # the parser's schema is left as it is
 
 
+def test_grammar_engines_compile_the_strict_schema_and_hold_answers_to_it():
+    """llguidance (vLLM guidance backend, llama.cpp LLGuidance) and outlines-core (vLLM outlines
+    backend) compile the schema as sent; the grammar takes every spelling of a label the parser
+    takes, and no answer with a field missing or added."""
+    import json
+
+    import llguidance
+    from outlines_core import json_schema
+
+    strict = json.dumps(strict_schema(FAMILIARITY_SCHEMA))
+    assert llguidance.LLMatcher.validate_grammar(llguidance.grammar_from("json_schema", strict)) == ""
+    broken = json.dumps({"type": "object", "properties": {"a": {"type": "string", "pattern": "(?<=x)a"}}})
+    assert "look-around" in llguidance.LLMatcher.validate_grammar(llguidance.grammar_from("json_schema", broken))
+    grammar = re.compile(json_schema.build_regex_from_schema(strict))
+
+    def takes(answer: dict) -> bool:
+        return grammar.fullmatch(json.dumps(answer, separators=(",", ":"))) is not None
+
+    full = {"relationship_label": "FAMILIAR", "confidence": 0.75, "rationale": "They joke."}
+    for label in ("FAMILIAR", "familiar", "Stranger", " stranger "):
+        assert takes({**full, "relationship_label": label}), label
+    assert not takes({**full, "relationship_label": "friends"})
+    assert not takes({k: v for k, v in full.items() if k != "confidence"})
+    assert not takes({**full, "extra": 1})
+
+
 def test_strict_checker_rules():
     ok = {
         "type": "object",

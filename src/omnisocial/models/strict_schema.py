@@ -10,7 +10,9 @@ llama.cpp's grammar converter take the same subset, but not inline regex flags s
 `(?i:...)` (xgrammar refuses the group). `strict_schema` turns an answer schema into that
 subset without changing what it accepts, except that optional properties become required
 (strict mode has no optional fields; the prompt asks for all of them anyway);
-`strict_problems` is the checker the tests hold every sent schema to.
+`strict_problems` is the checker the tests hold every sent schema to; the tests also
+compile the sent schema with llguidance and outlines-core (vLLM's guidance and outlines
+backends).
 """
 
 from __future__ import annotations
