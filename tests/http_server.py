@@ -38,7 +38,7 @@ FAMILIAR_JSON = '{"relationship_label": "FAMILIAR", "confidence": 0.75, "rationa
 class Action:
     """What the server does with one request."""
 
-    kind: str = "ok"  # ok | status | hang | garbage
+    kind: str = "ok"  # ok | status | hang | garbage | drip
     delay_s: float = 0.0
     status: int = 200
     content: str | None = None  # ok: the assistant text (default: a valid familiarity answer)
@@ -68,6 +68,11 @@ class Action:
     @classmethod
     def garbage(cls) -> Action:
         return cls("garbage")
+
+    @classmethod
+    def drip(cls, seconds: float) -> Action:
+        """A valid reply whose body trickles in over `seconds` (each byte well within a read timeout)."""
+        return cls("drip", delay_s=seconds)
 
 
 def _prompt_of(body: dict) -> str:
@@ -209,12 +214,23 @@ class FakeChatServer:
         try:
             action = self._next_action(body, number)
             gemini = ":generateContent" in handler.path
-            if action.delay_s:
+            if action.delay_s and action.kind != "drip":
                 time.sleep(action.delay_s)
             if action.kind == "hang":  # the client gave up long ago; drop the connection
                 handler.close_connection = True
                 return
-            if action.kind == "garbage":
+            if action.kind == "drip":
+                data = json.dumps(self._openai_ok(action, FAMILIAR_JSON, number)).encode()
+                handler.send_response(200)
+                handler.send_header("Content-Type", "application/json")
+                handler.send_header("Content-Length", str(len(data)))
+                handler.end_headers()
+                step = max(1, len(data) // 20)
+                for start in range(0, len(data), step):
+                    handler.wfile.write(data[start : start + step])
+                    handler.wfile.flush()
+                    time.sleep(action.delay_s / 20)
+            elif action.kind == "garbage":
                 self._send(
                     handler, 200, b"<html>502 upstream \x00\xff garbage", {"Content-Type": "text/html"}
                 )

@@ -106,9 +106,13 @@ def test_importing_registry_imports_no_backend():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     loaded = json.loads(out)
-    assert loaded == ["omnisocial.models.base", "omnisocial.models.entries", "omnisocial.models.registry"], (
-        loaded
-    )
+    # capabilities: what known API families accept (stdlib only), read when an entry is validated
+    assert loaded == [
+        "omnisocial.models.base",
+        "omnisocial.models.capabilities",
+        "omnisocial.models.entries",
+        "omnisocial.models.registry",
+    ], loaded
 
 
 @pytest.mark.parametrize(
@@ -156,3 +160,24 @@ def test_backend_reads_key_only_from_environment(monkeypatch):
     monkeypatch.delenv("OMNI_TEST_ABSENT_KEY", raising=False)
     with pytest.raises(RegistryError, match="environment variable OMNI_TEST_ABSENT_KEY is not set"):
         build_backend({**OPENAI, "api_key_env": "OMNI_TEST_ABSENT_KEY"})
+
+
+def test_a_backend_modules_family_rules_run_at_validation(monkeypatch, caplog):
+    """gemini.check_entry (when the module has one) fails a broken entry at startup, naming the key."""
+    from omnisocial.models import gemini
+
+    entry = {"name": "g", "backend": "gemini", "model": "gemini-2.5-flash", "api_key_env": "GEMINI_API_KEY"}
+    seen = []
+
+    def check_entry(valid, position):
+        seen.append((valid["model"], position))
+        if valid["model"].startswith("gemini-1"):
+            raise RegistryError(f"model entry {valid['name']!r} (models[{position}]): model: too old")
+        return [f"model entry {valid['name']!r}: a warning"]
+
+    monkeypatch.setattr(gemini, "check_entry", check_entry, raising=False)
+    caplog.set_level("WARNING")
+    load_entries([entry])
+    assert seen == [("gemini-2.5-flash", 0)] and "a warning" in caplog.text
+    with pytest.raises(RegistryError, match=r"models\[0\]\): model: too old"):
+        load_entries([{**entry, "model": "gemini-1.5-pro"}])

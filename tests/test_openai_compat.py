@@ -7,12 +7,17 @@ import logging
 import subprocess
 import time
 
+import httpx
+import pandas as pd
 import pytest
 from http_server import Action, FakeChatServer
+from openai_sdk_types import sdk_problems
 
 from omnisocial.models.base import Request
-from omnisocial.models.openai_compat import OpenAICompatBackend
-from omnisocial.models.runner import run_inference
+from omnisocial.models.openai_compat import OpenAICompatBackend, parse_response
+from omnisocial.models.parsing import FAMILIARITY_SCHEMA
+from omnisocial.models.runner import FailurePolicy, InferenceAborted, run_inference
+from omnisocial.models.strict_schema import strict_problems
 from omnisocial.models.transport import REDACTED, RetryPolicy, parse_retry_after
 
 FAKE_KEY = "sk-omnitest-KEEPOUT-7f3a9c1e5b"
@@ -82,18 +87,20 @@ def test_text_request_body_and_reply(server):
     assert server.auth == [""]  # keyless local server: no Authorization header at all
 
 
-def test_schema_request_asks_for_json(server):
-    schema = {"type": "object"}
+def test_schema_request_asks_for_strict_json(server):
     with OpenAICompatBackend(
         entry(server, json_mode="json_schema", max_tokens_field="max_completion_tokens")
     ) as b:
-        b.generate([Request("d01", "q", settings={"response_schema": schema, "max_new_tokens": 9})])
+        b.generate(
+            [Request("d01", "q", settings={"response_schema": FAMILIARITY_SCHEMA, "max_new_tokens": 9})]
+        )
     body = server.bodies[0]
-    assert body["response_format"] == {
-        "type": "json_schema",
-        "json_schema": {"name": "answer", "schema": schema},
-    }
+    sent = body["response_format"]["json_schema"]
+    assert body["response_format"]["type"] == "json_schema" and sent["strict"] is True
+    assert sent["name"] == "answer" and strict_problems(sent["schema"]) == []
+    assert sent["schema"]["required"] == ["relationship_label", "confidence", "rationale"]
     assert body["max_completion_tokens"] == 9 and "max_tokens" not in body
+    assert sdk_problems(body) == []
 
 
 def test_audio_goes_as_input_audio_wav(server, clip):
@@ -123,10 +130,13 @@ def test_video_as_sampled_jpeg_frames_plus_audio_track(server, clip):
 
 
 def test_video_url_mode_for_servers_that_take_video(server, clip):
-    with OpenAICompatBackend(entry(server, media={"video_mode": "video_url"})) as backend:
-        backend.generate([Request("d01", "Watch.", media={"video": clip["video"]})])
+    media = {"video_mode": "video_url", "video_audio": "none"}
+    with OpenAICompatBackend(entry(server, media=media)) as backend:
+        (reply,) = backend.generate([Request("d01", "Watch.", media={"video": clip["video"]})])
+    assert reply.audio_path == "none"
     parts = server.bodies[0]["messages"][-1]["content"]
     assert [part["type"] for part in parts] == ["video_url", "text"]
+    assert "mm_processor_kwargs" not in server.bodies[0]
     url = parts[0]["video_url"]["url"]
     assert url.startswith("data:video/mp4;base64,")
     assert base64.b64decode(url.split(",", 1)[1]) == clip["video"].read_bytes()
@@ -273,3 +283,408 @@ def test_api_key_is_sent_only_in_the_header_and_redacted_everywhere(server, tmp_
     assert FAKE_KEY not in caplog.text and REDACTED in caplog.text
     assert FAKE_KEY.encode() not in cache.read_bytes()
     assert FAKE_KEY[-10:] not in cache.read_text() + caplog.text
+
+
+# --- every body the backend builds is one the SDK's request types accept ----------------
+
+
+@pytest.fixture(scope="module")
+def frames(tmp_path_factory):
+    """Two JPEG stills (keys image:000, image:001: one request with several images)."""
+    folder = tmp_path_factory.mktemp("stills")
+    paths = {}
+    for n in range(2):
+        path = folder / f"still{n}.jpg"
+        subprocess.run(
+            [
+                "ffmpeg",
+                "-nostdin",
+                "-v",
+                "error",
+                "-f",
+                "lavfi",
+                "-i",
+                "testsrc=size=64x48:rate=1:duration=1",
+                "-frames:v",
+                "1",
+                str(path),
+            ],
+            check=True,
+        )
+        paths[f"image:{n:03d}"] = path
+    return paths
+
+
+OPENAI = "https://api.openai.com/v1"
+BODY_CASES = {
+    # name: (entry overrides, media kinds, json_mode, expected content part types)
+    "text/off": ({"model": "gpt-4.1-mini", "base_url": OPENAI}, (), "off", None),
+    "text/json_object": ({"model": "gpt-4o", "base_url": OPENAI}, (), "json_object", None),
+    "text/json_schema": ({"model": "gpt-4o", "base_url": OPENAI}, (), "json_schema", None),
+    "text/reasoning": ({"model": "o4-mini", "base_url": OPENAI}, (), "json_schema", None),
+    "audio/gpt-audio": (
+        {"model": "gpt-4o-audio-preview", "base_url": OPENAI, "modalities": ["audio"]},
+        ("audio",),
+        "json_object",
+        ["input_audio", "text"],
+    ),
+    "video/frames, OpenAI (no audio)": (
+        {
+            "model": "gpt-4o",
+            "base_url": OPENAI,
+            "modalities": ["video"],
+            "media": {"video_audio": "none", "max_frames": 2},
+        },
+        ("video",),
+        "json_schema",
+        ["image_url", "image_url", "text"],
+    ),
+    "video/frames + track (vLLM)": (
+        {"model": "Qwen/Qwen2.5-Omni-7B", "modalities": ["video"], "media": {"max_frames": 2}},
+        ("video",),
+        "json_schema",
+        ["image_url", "image_url", "input_audio", "text"],
+    ),
+    "video/video_url in_video (vLLM)": (
+        {"model": "Qwen/Qwen2.5-Omni-7B", "modalities": ["video"], "media": {"video_mode": "video_url"}},
+        ("video",),
+        "json_schema",
+        ["video_url", "text"],
+    ),
+    "video/video_url + separate_part (vLLM)": (
+        {
+            "model": "Qwen/Qwen3-Omni-30B-A3B-Instruct",
+            "modalities": ["video"],
+            "media": {"video_mode": "video_url", "video_audio": "separate_part"},
+        },
+        ("video",),
+        "json_object",
+        ["video_url", "input_audio", "text"],
+    ),
+    "images": (
+        {"model": "gpt-5-mini", "base_url": OPENAI},
+        ("image:000", "image:001"),
+        "off",
+        ["image_url", "image_url", "text"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BODY_CASES))
+def test_every_body_is_one_the_sdk_request_types_accept(case, clip, frames, monkeypatch):
+    overrides, kinds, json_mode, part_types = BODY_CASES[case]
+    monkeypatch.setenv("OMNI_TEST_API_KEY", FAKE_KEY)
+    config = {
+        "name": "m",
+        "backend": "openai",
+        "base_url": "http://127.0.0.1:9/v1",
+        "api_key_env": "OMNI_TEST_API_KEY",
+        "json_mode": json_mode,
+        **overrides,
+    }
+    files = {**clip, **frames}
+    media = {kind: files[kind] for kind in kinds}
+    request = Request(
+        "d01",
+        "Familiar or strangers?",
+        system="Answer in JSON.",
+        media=media,
+        settings={"response_schema": FAMILIARITY_SCHEMA},
+    )
+    with OpenAICompatBackend(config) as backend:
+        body = backend.body(request)
+    assert sdk_problems(body) == []
+    content = body["messages"][-1]["content"]
+    if part_types is None:
+        assert isinstance(content, str)
+    else:
+        assert [part["type"] for part in content] == part_types
+    if json_mode == "json_schema":
+        assert body["response_format"]["json_schema"]["strict"] is True
+        assert strict_problems(body["response_format"]["json_schema"]["schema"]) == []
+    if config["base_url"] == OPENAI:  # the modern field, the only one reasoning models take
+        assert "max_completion_tokens" in body and "max_tokens" not in body
+    else:
+        assert "max_tokens" in body
+    if overrides["model"] == "o4-mini":
+        assert "temperature" not in body and "top_p" not in body
+        assert body["max_completion_tokens"] == 25_000
+    if "in_video" in case:
+        assert body["mm_processor_kwargs"] == {"use_audio_in_video": True}
+    else:
+        assert "mm_processor_kwargs" not in body
+
+
+def test_sdk_check_catches_what_the_api_refuses():
+    """The checker itself: an unknown field, a wrong audio format and a missing key fail it."""
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "q"}], "max_tokens_typo": 5}
+    assert sdk_problems(body) == ["body.max_tokens_typo: not a field of CompletionCreateParamsNonStreaming"]
+    ogg = {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "ogg"}}
+    assert sdk_problems({"model": "gpt-4o", "messages": [{"role": "user", "content": [ogg]}]})
+    assert sdk_problems({"messages": [{"role": "user", "content": "q"}]}) == [
+        "body.model: required by CompletionCreateParamsNonStreaming"
+    ]
+
+
+# --- a reply cut by the limit, blocked or empty is a failure with its finish reason ------
+
+
+def _cut_responder(body, number):
+    prompt = body["messages"][-1]["content"]
+    if prompt == "cut":
+        return Action.ok(content='{"relationship_label": "FAMI', finish_reason="length")
+    if prompt == "reasoned away":  # a reasoning model that spent the limit thinking
+        return Action.ok(content="", finish_reason="length")
+    if prompt == "filtered":
+        return Action.ok(content="", finish_reason="content_filter")
+    return None
+
+
+def test_length_reply_is_a_failure_counted_by_the_policy_and_not_retried(server, tmp_path):
+    server.responder = _cut_responder
+    requests = [
+        Request("d01", "fine"),
+        Request("d02", "cut"),
+        Request("d03", "reasoned away"),
+        Request("d04", "filtered"),
+    ]
+    cache = tmp_path / "cache.jsonl"
+    policy = FailurePolicy(max_failed_share=0.75, probe=False)
+    with OpenAICompatBackend(entry(server)) as backend:
+        frame = run_inference(backend, requests, cache, progress=False, policy=policy)
+    assert server.requests == 4  # one attempt each: the same limit would cut the reply again
+    rows = frame.set_index("item_id")
+    assert rows.loc["d01", "ok"] and rows.loc["d01", "finish_reason"] == "stop"
+    for item, reason in (("d02", "length"), ("d03", "length"), ("d04", "content_filter")):
+        row = rows.loc[item]
+        assert not row["ok"] and pd.isna(row["text"]) and row["attempts"] == 1
+        assert row["finish_reason"] == reason and f"finish_reason {reason}" in row["error"]
+    assert "cut by the output token limit" in rows.loc["d02", "error"]
+    assert "blocked" in rows.loc["d04", "error"]
+    assert (
+        rows.loc["d01", "model_version"]
+        == rows.loc["d02", "model_version"]
+        == "fake-model-2026-01-01+fp_test123"
+    )
+
+    # the failure policy counts them: 3 of 4 failed is over a 2 % budget
+    with (
+        OpenAICompatBackend(entry(server)) as backend,
+        pytest.raises(InferenceAborted, match=r"3 of 4 requests failed: reply cut by the output token limit"),
+    ):
+        run_inference(backend, requests, cache, progress=False, policy=FailurePolicy(probe=False))
+    assert server.requests == 7  # the rerun made exactly the three failed calls again
+
+
+def test_empty_reply_that_was_not_cut_is_retried(server):
+    server.enqueue(Action.ok(content="", finish_reason="stop"), Action.ok(content=None))
+    with OpenAICompatBackend(entry(server)) as backend:
+        (reply,) = backend.generate([Request("d01", "q")])
+    assert reply.ok and reply.attempts == 2 and reply.finish_reason == "stop"
+
+    server.default = Action.ok(content="   ", finish_reason="stop")
+    with OpenAICompatBackend(entry(server, max_retries=1)) as backend:
+        (reply,) = backend.generate([Request("d02", "q")])
+    assert not reply.ok and reply.attempts == 2 and reply.finish_reason == "stop"
+    assert reply.error.startswith("empty reply (finish_reason stop)")
+
+
+# --- retries as the official client defines them ----------------------------------------
+
+
+def _status(status: int, body: str = "busy", **headers) -> Action:
+    return Action(
+        "status", status=status, body=body, headers={k.replace("_", "-"): v for k, v in headers.items()}
+    )
+
+
+def test_retry_after_ms_is_honoured_and_preferred_over_retry_after(server):
+    server.enqueue(_status(429, retry_after_ms="600"))
+    with OpenAICompatBackend(entry(server, backoff_base_s=0.0)) as backend:
+        (reply,) = backend.generate([Request("d01", "q")])
+    assert reply.ok and reply.attempts == 2
+    assert server.arrivals[1] - server.arrivals[0] >= 0.6
+
+    # retry-after-ms wins: read as 30 s, Retry-After would exceed max_wait_s and fail now
+    server.enqueue(_status(503, retry_after_ms="50", retry_after="30"))
+    with OpenAICompatBackend(entry(server, backoff_base_s=0.0, max_wait_s=5)) as backend:
+        (reply,) = backend.generate([Request("d02", "q")])
+    assert reply.ok and reply.attempts == 2
+    assert server.arrivals[3] - server.arrivals[2] < 5
+
+
+def test_x_should_retry_false_on_insufficient_quota_is_obeyed(server):
+    """OpenAI's 429 insufficient_quota says x-should-retry: false: one attempt, not four."""
+    quota = (
+        '{"error": {"message": "You exceeded your current quota", "type": "insufficient_quota", '
+        '"code": "insufficient_quota"}}'
+    )
+    server.enqueue(_status(429, quota, x_should_retry="false", retry_after="1"))
+    with OpenAICompatBackend(entry(server, max_retries=3)) as backend:
+        (reply,) = backend.generate([Request("d01", "q")])
+    assert reply.attempts == 1 and server.requests == 1 and reply.error.startswith("HTTP 429")
+
+    server.enqueue(_status(429, "rate limited"))  # a plain 429 is a rate limit: retried
+    with OpenAICompatBackend(entry(server, max_retries=3)) as backend:
+        (reply,) = backend.generate([Request("d02", "q")])
+    assert reply.ok and reply.attempts == 2
+
+
+def test_insufficient_quota_body_without_header_is_not_retried():
+    """A proxy may drop the header; the body's code alone stops the retries."""
+    quota = {
+        "error": {
+            "message": "You exceeded your current quota",
+            "type": "insufficient_quota",
+            "code": "insufficient_quota",
+        }
+    }
+    attempt = parse_response(httpx.Response(429, json=quota))
+    assert not attempt.retryable and "insufficient_quota: not retried" in attempt.error
+    assert parse_response(httpx.Response(429, json={"error": {"code": "rate_limit_exceeded"}})).retryable
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "retried"),
+    [
+        (408, {}, True),
+        (409, {}, True),  # lock timeout: the official client retries it
+        (429, {}, True),
+        (500, {}, True),
+        (503, {"x_should_retry": "false"}, False),
+        (400, {"x_should_retry": "true"}, True),  # the server's word wins both ways
+        (400, {}, False),
+        (404, {}, False),
+    ],
+)
+def test_which_statuses_are_retried(server, status, headers, retried):
+    server.enqueue(_status(status, **headers))
+    with OpenAICompatBackend(entry(server, max_retries=1)) as backend:
+        (reply,) = backend.generate([Request("d01", "q")])
+    assert reply.ok is retried and server.requests == (2 if retried else 1)
+
+
+def test_timeout_bounds_the_whole_attempt_not_each_read(server):
+    """A body trickled over 3 s never trips a 1 s read timeout; the 1 s attempt deadline does."""
+    server.default = Action.drip(3.0)
+    started = time.monotonic()
+    with OpenAICompatBackend(entry(server, timeout_s=1.0, max_retries=0)) as backend:
+        (reply,) = backend.generate([Request("d01", "q")])
+    elapsed = time.monotonic() - started
+    assert not reply.ok and reply.error.startswith("timeout after 1 s") and elapsed < 2.0
+
+    server.default = Action.drip(0.4)  # the same trickle inside the deadline is a reply
+    with OpenAICompatBackend(entry(server, timeout_s=2.0, max_retries=0)) as backend:
+        (reply,) = backend.generate([Request("d02", "q")])
+    assert reply.ok, reply.error
+
+
+# --- the vLLM video entry's audio path, in the responses table and the summary -----------
+
+
+def test_vllm_omni_video_entry_records_its_audio_path_in_the_responses_table(server, clip, tmp_path):
+    import shutil
+
+    from test_familiarity import make_design, write_stimuli
+
+    from omnisocial.familiarity import inference
+    from omnisocial.familiarity.contracts import RESPONSES
+    from omnisocial.summary import finish_reasons_section, read_optional
+
+    design = make_design(sites=("s1",))  # D001..D004
+    manifest = write_stimuli(tmp_path, design)
+    videos = tmp_path / "media" / "video"
+    for dyad in ("D001", "D002", "D003"):
+        shutil.copy(clip["video"], videos / f"{dyad}.mp4")
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-nostdin",
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=size=160x120:rate=10:duration=1",
+            "-c:v",
+            "mpeg4",
+            str(videos / "D004.mp4"),
+        ],
+        check=True,
+    )  # D004: a video without an audio track
+    entry = {
+        "name": "qwen-omni",
+        "backend": "openai",
+        "model": "Qwen/Qwen2.5-Omni-7B",
+        "base_url": server.url,
+        "modalities": ["video"],
+        "media": {"video_mode": "video_url"},
+        "json_mode": "json_schema",
+        "concurrency": 1,
+    }
+    # one call at a time, in design order: the third reply is cut by the token limit
+    server.enqueue(Action.ok(), Action.ok(), Action.ok(content='{"relationship_', finish_reason="length"))
+    _, responses = inference.infer_model(
+        entry, manifest, design, tmp_path, ["video"], ["v1"], tmp_path / "cache.jsonl", progress=False
+    )
+    rows = responses.set_index("item_id")
+    assert rows["audio_path"].to_dict() == {
+        "D001": "in_video",
+        "D002": "in_video",
+        "D003": "in_video",
+        "D004": "no_track",
+    }
+    assert [body.get("mm_processor_kwargs") for body in server.bodies] == [
+        {"use_audio_in_video": True}
+    ] * 3 + [None]
+    assert all(sdk_problems(body) == [] for body in server.bodies)
+    assert rows.loc["D003", "status"] == "failed" and rows.loc["D003", "finish_reason"] == "length"
+    assert rows.loc["D001", "status"] == "answered" and rows.loc["D001", "finish_reason"] == "stop"
+
+    # the tables as written and read back by the report: one count per finish reason per model
+    RESPONSES.write(tmp_path / "responses" / "qwen-omni.csv", responses)
+    baseline = responses.assign(
+        name="chance", model="chance@v1", finish_reason="", audio_path="", status="answered"
+    )
+    RESPONSES.write(tmp_path / "responses" / "chance.csv", baseline)
+    paths = [
+        tmp_path / "responses" / "qwen-omni.csv",
+        tmp_path / "responses" / "chance.csv",
+        tmp_path / "gone.csv",
+    ]
+    table = finish_reasons_section(read_optional(paths)).set_index("model")
+    assert table.loc["qwen-omni"].to_dict() == {
+        "calls": 4,
+        "failed": 1,
+        "length": 1,
+        "stop": 3,
+        "(not given)": 0,
+        "audio paths": "in_video 3, no_track 1",
+    }
+    assert table.loc["chance", "(not given)"] == 4 and table.loc["chance", "audio paths"] == ""
+
+
+def test_a_gzip_encoded_reply_is_read_once():
+    """api.openai.com compresses its bodies; the streamed body is decoded exactly once."""
+    import gzip
+    import json
+
+    payload = {
+        "model": "gpt-4o-2024-08-06",
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "FAMILIAR"}}
+        ],
+    }
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        data = gzip.compress(json.dumps(payload).encode())
+        return httpx.Response(
+            200, headers={"content-encoding": "gzip", "content-type": "application/json"}, content=data
+        )
+
+    config = {"name": "g", "backend": "openai", "model": "gpt-4o", "base_url": "https://api.openai.com/v1"}
+    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+        backend = OpenAICompatBackend(config, client=client)
+        (reply,) = backend.generate([Request("d01", "q")])
+    assert reply.ok and reply.text == "FAMILIAR" and reply.finish_reason == "stop", reply.error

@@ -46,7 +46,7 @@ def _judge(name: str, url: str) -> dict:
         "base_url": url,
         "modalities": ["text", "video"],
         "max_retries": 0,
-        "media": {"video_audio": False, "max_frames": 4},
+        "media": {"video_audio": "none", "max_frames": 4},
     }
 
 

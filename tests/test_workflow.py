@@ -249,6 +249,15 @@ def test_summary_page_and_table_renderings(study):
     text = (summary / "summary.md").read_text()
     assert "## Filter funnel" in text and "## Convergence of every Bayesian fit" in text
     assert "SIMULATED DATA" in text
+    # every registry model's calls, counted by finish reason (baselines give none)
+    reasons = pd.read_csv(summary / "summary_finish_reasons.csv").set_index("model")
+    responses = pd.concat(pd.read_csv(path) for path in (results(study) / "responses").glob("*.csv"))
+    counts = responses.groupby("name").size()
+    for name in reasons.index:
+        assert reasons.loc[name, "calls"] == counts[name], name
+    for name in ("chance", "behavioural"):
+        assert reasons.loc[name, "(not given)"] == reasons.loc[name, "calls"] > 0, name
+    assert "## Finish reasons per model (failed calls included)" in text
     for name in ("metrics", "mcnemar", "tost", "glmm_summary", "rasch_correlations"):
         for suffix in ("html", "md", "tex"):
             assert (results(study) / "analysis" / f"{name}.{suffix}").is_file(), (name, suffix)

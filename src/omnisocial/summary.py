@@ -5,7 +5,8 @@
 - `build_summary(...)` turns the result tables of a run into the sections of the summary
   page: which inputs were real or simulated, the filter funnel, the models with their
   coverage (answered / asked; a model with no answers is listed with 0 / n, never dropped),
-  a headline results table and the convergence status of every Bayesian fit.
+  the finish reasons of every model's calls (failed ones included), a headline results
+  table and the convergence status of every Bayesian fit.
 - `write_summary(sections, folder)` writes `summary.md`, `summary.html` and one CSV per
   section (`summary_<section>.csv`).
 
@@ -211,6 +212,42 @@ def coverage_section(metrics: pd.DataFrame | None) -> pd.DataFrame:
     return pd.DataFrame(list(rows.values()), columns=["model", *order]).fillna("not asked")
 
 
+def finish_reasons_section(responses: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per model: its calls, how many failed, and a count per finish reason.
+
+    Read from the models' RESPONSES tables. A reply cut by the token limit or blocked is a
+    failure that keeps its finish reason (length / MAX_TOKENS / SAFETY ...), so a model that
+    spends its limit on reasoning shows here rather than as unparsed answers; "(not given)"
+    counts calls with no finish reason: no reply came (HTTP error, timeout) or the backend
+    reports none (local models, offline baselines). `audio paths` counts how
+    the stimuli's audio reached the model (video entries: in_video, separate_part, none,
+    no_track).
+    """
+    columns = ["model", "calls", "failed"]
+    if responses is None or responses.empty or "finish_reason" not in responses.columns:
+        return pd.DataFrame(columns=columns)
+    frame = responses.assign(
+        finish_reason=responses["finish_reason"].fillna("").astype(str).replace("", "(not given)"),
+        audio_path=responses.get("audio_path", pd.Series("", index=responses.index)).fillna("").astype(str),
+        failed=responses["status"].astype(str).eq("failed"),
+    )
+    counts = pd.crosstab(frame["name"], frame["finish_reason"])
+    reasons = sorted(counts.columns, key=lambda r: (r == "(not given)", r.lower()))
+    rows = []
+    for name, group in frame.groupby("name", sort=True):
+        paths = group.loc[group["audio_path"] != "", "audio_path"].value_counts()
+        rows.append(
+            {
+                "model": name,
+                "calls": len(group),
+                "failed": int(group["failed"].sum()),
+                **{reason: int(counts.loc[name, reason]) for reason in reasons},
+                "audio paths": ", ".join(f"{path} {n}" for path, n in sorted(paths.items())),
+            }
+        )
+    return pd.DataFrame(rows, columns=[*columns, *reasons, "audio paths"])
+
+
 def _interval(row) -> str:
     if pd.isna(row.accuracy):
         return "no answers"
@@ -298,6 +335,7 @@ SECTION_TITLES = {
     "inputs": "Inputs: real or simulated",
     "funnel": "Filter funnel",
     "coverage": "Models and coverage (answered / asked)",
+    "finish_reasons": "Finish reasons per model (failed calls included)",
     "headline": "Headline: familiarity accuracy by modality",
     "convergence": "Convergence of every Bayesian fit",
     "social": "Who / when / how profile",
@@ -312,14 +350,15 @@ def build_summary(
 ) -> dict[str, pd.DataFrame]:
     """The summary's sections (name -> table) from the run's tables (missing ones as None).
 
-    tables: filter_report, design, metrics, glmm_summary, rasch_fits, social_profile,
-    streaming_metrics.
+    tables: filter_report, design, metrics, responses (the models' RESPONSES, concatenated),
+    glmm_summary, rasch_fits, social_profile, streaming_metrics.
     """
     get = tables.get
     sections = {
         "inputs": inputs_section(config),
         "funnel": funnel_section(get("filter_report"), get("design")),
         "coverage": coverage_section(get("metrics")),
+        "finish_reasons": finish_reasons_section(get("responses")),
         "headline": headline_section(get("metrics"), variant),
         "convergence": convergence_section(get("glmm_summary"), get("rasch_fits")),
     }
@@ -383,7 +422,11 @@ def write_summary(sections: Mapping[str, pd.DataFrame], folder) -> list[Path]:
 
 
 def read_optional(path) -> pd.DataFrame | None:
-    """A CSV, or None when the path is empty or missing."""
+    """A CSV, or None when the path is empty or missing; a list of paths: the CSVs that
+    exist, concatenated (None when none does)."""
+    if isinstance(path, (list, tuple)):
+        frames = [frame for frame in map(read_optional, path) if frame is not None]
+        return pd.concat(frames, ignore_index=True) if frames else None
     if not path or not Path(path).is_file():
         return None
     return pd.read_csv(path)

@@ -207,6 +207,8 @@ def summary_inputs(wildcards=None):
         **filter_report_input(),
         "design": out("design", "design.csv"),
         "metrics": out("analysis", "metrics.csv"),
+        # every model's responses: the finish reasons (and audio paths) of its calls
+        "responses": [out("responses", f"{name}.csv") for name in FAM_MODELS],
         "glmm_summary": out("analysis", "glmm_summary.csv"),
         "rasch_fits": out("analysis", "rasch_fits.csv"),
     }
@@ -216,9 +218,14 @@ def summary_inputs(wildcards=None):
     return inputs
 
 
-SUMMARY_SECTIONS = ["inputs", "funnel", "coverage", "headline", "convergence"] + (
-    ["social", "streaming"] if SOCIAL["enabled"] else []
-)
+SUMMARY_SECTIONS = [
+    "inputs",
+    "funnel",
+    "coverage",
+    "finish_reasons",
+    "headline",
+    "convergence",
+] + (["social", "streaming"] if SOCIAL["enabled"] else [])
 
 
 def report_outputs():

@@ -4,12 +4,13 @@ Tables that hold human responses carry a `source` column saying where they came 
 survey exports, or `ratings.SIMULATED_LABEL` for the demo's simulated rater panel. Model rows
 say `MODEL_SOURCE`. The figures read that column and flag simulated data in their subtitles.
 
-This module imports only `omnisocial.tables`, so the inference env need not carry the
-statistics stack.
+This module imports only `omnisocial.tables` (and the stdlib-only `omnisocial.models.base`),
+so the inference env need not carry the statistics stack.
 """
 
 from __future__ import annotations
 
+from omnisocial.models.base import AUDIO_PATHS
 from omnisocial.tables import METRICS, RELATIONSHIPS, TRIALS, Column, Contract
 
 MODALITIES = ("text", "audio", "video")
@@ -62,6 +63,17 @@ RESPONSES = Contract(
         Column("parse_error", doc="why no label was read, or what was ignored"),
         Column("error", doc="why the call failed (empty when it returned text)"),
         Column("attempts", "int", doc="calls made for this record (retries included)"),
+        Column(
+            "finish_reason",
+            doc="why generation stopped, as the service said (stop, length, MAX_TOKENS, SAFETY, ...), "
+            "failed calls included; empty when no reply came",
+        ),
+        Column(
+            "audio_path",
+            allowed=AUDIO_PATHS,
+            doc="how the stimulus' audio reached the model: separate_part, in_video, none (not sent), "
+            "no_track (the video has none); empty for text or a backend that does not say",
+        ),
     ),
     key=("model", "modality", "item_id"),
 )

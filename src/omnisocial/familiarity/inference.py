@@ -236,6 +236,8 @@ def tables_from_results(
                 "parse_error": parsed["parse_error"],
                 "error": error,
                 "attempts": int(record.get("attempts") or 0),
+                "finish_reason": _text(record.get("finish_reason")),
+                "audio_path": _text(record.get("audio_path")),
             }
         )
     responses = RESPONSES.validate(pd.DataFrame(rows, columns=RESPONSES.names)) if rows else RESPONSES.empty()

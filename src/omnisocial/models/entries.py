@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import importlib
 import json
+import logging
 from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import resources
@@ -19,7 +21,15 @@ from typing import Any
 import jsonschema
 from jsonschema import Draft202012Validator
 
+logger = logging.getLogger(__name__)
+
 SCHEMA_RESOURCE = "model_entry.schema.json"
+
+# Backends whose module holds model-family rules the schema cannot say, as
+# `check_entry(validated entry, position) -> warnings` (RegistryError naming the key when
+# broken), run at validation so a bad entry fails at startup. API backends only: importing
+# them is cheap (no torch). openai's rules live in `models.capabilities`.
+ENTRY_CHECKS = {"gemini": "omnisocial.models.gemini"}
 
 # Request.settings keys a backend understands; anything else is a typo and fails the call.
 SETTING_KEYS = ("temperature", "max_new_tokens", "seed", "top_p", "response_schema")
@@ -89,6 +99,17 @@ def validate_entry(entry: Mapping, position: int | None = None) -> dict:
         raise RegistryError(f"{where}: {key or '<entry>'}: {error.message}")
     filled = copy.deepcopy(raw)
     _DefaultingValidator(entry_schema()).validate(filled)
+    if filled["backend"] == "openai":
+        from omnisocial.models.capabilities import check_openai_entry
+
+        problems = check_openai_entry(filled, raw, where)
+        if problems:
+            raise RegistryError("; ".join(problems))
+    elif filled["backend"] in ENTRY_CHECKS:
+        check = getattr(importlib.import_module(ENTRY_CHECKS[filled["backend"]]), "check_entry", None)
+        if check is not None:  # optional: a backend module without family rules has none
+            for warning in check(filled, position):
+                logger.warning("%s", warning)
     return filled
 
 

@@ -3,10 +3,32 @@
 A request becomes one user message: the media parts first, then the prompt text.
 - audio: an `input_audio` part (base64 WAV, format 'wav');
 - video, `media.video_mode: frames`: JPEG frames sampled with ffmpeg at `media.fps`
-  as `image_url` data URLs, plus the audio track as `input_audio`;
+  as `image_url` data URLs;
 - video, `media.video_mode: video_url`: one `video_url` part (servers that take video, e.g. vLLM);
+- a video's audio (`media.video_audio`): `separate_part` = the track as its own
+  `input_audio` part; `in_video` = inside the video_url part, with vLLM's
+  `mm_processor_kwargs.use_audio_in_video` (the default for Qwen2.5/Qwen3-Omni); `none`.
+  Each reply says which path the call used (`Reply.audio_path`; `no_track` when the video
+  has no audio track), and the responses tables keep it;
 - image (or several: keys `image:000`, `image:001`, ... in order): one `image_url` part each.
 Text-only requests send the prompt as a plain string (what every server accepts).
+Which parts a known model family accepts is checked when the entry is validated
+(`models.capabilities`), as are reasoning models' settings (no temperature or top_p,
+`max_completion_tokens`). `json_schema` mode sends the answer schema in the strict-mode
+subset (`models.strict_schema`) with `strict: true`.
+
+A reply is an answer only when it has text and was not cut: `finish_reason: length` or
+`content_filter`, or empty content (reasoning models that spent the limit on reasoning),
+are failures that keep their finish reason (`transport.reply_attempt`).
+
+Retries follow the official OpenAI client's rules (`_should_retry`,
+`_calculate_retry_timeout` in openai-python's `_base_client.py`): `x-should-retry`
+true/false from the server wins; else 408, 409, 429 and 5xx are retried; the wait honours
+`retry-after-ms`, then `retry-after`. A 429 `insufficient_quota` is not retried (the quota
+does not come back within a run). `timeout_s` bounds each attempt as a whole: connect,
+wait and body. The hand-written client is kept (not the SDK) so the project's policy,
+redaction, concurrency gate and the vLLM extensions (`video_url`, `mm_processor_kwargs`)
+stay in one place; every body it builds is checked against the SDK's request types in tests.
 
 The API key (from the environment variable the entry names) goes in the Authorization
 header and nowhere else; every error message and log line is redacted. Calls are bounded
@@ -16,8 +38,11 @@ to `concurrency` in flight per backend, whichever threads they come from.
 from __future__ import annotations
 
 import base64
+import dataclasses
+import json
 import logging
 import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -25,7 +50,9 @@ import httpx
 
 from omnisocial.models import media_io
 from omnisocial.models.base import Reply, Request
+from omnisocial.models.capabilities import is_reasoning
 from omnisocial.models.entries import RegistryError, config_hash, generation_settings, validate_entry
+from omnisocial.models.strict_schema import strict_schema
 from omnisocial.models.transport import (
     Attempt,
     CallReply,
@@ -34,9 +61,10 @@ from omnisocial.models.transport import (
     RetryPolicy,
     body_text,
     call_with_retries,
-    is_retryable_status,
     map_bounded,
-    parse_retry_after,
+    reply_attempt,
+    retry_after_from_headers,
+    should_retry,
     snippet,
 )
 
@@ -99,6 +127,7 @@ class OpenAICompatBackend:
         self._gate = Gate(self.concurrency)
         self._sleep = sleep
         self._rng = rng
+        self._reasoning = is_reasoning(self.entry)
 
     # --- Backend protocol -----------------------------------------------------------------
 
@@ -111,8 +140,20 @@ class OpenAICompatBackend:
         return f"openai:{self.entry['model']}#{config_hash(self.entry, OUTPUT_KEYS)}"
 
     def settings_for(self, request: Request) -> dict:
-        """The decoding settings a call for `request` uses (entry generation + request overrides)."""
-        return generation_settings(self.entry, request.settings)
+        """The decoding settings a call for `request` uses (entry generation + request overrides).
+
+        Reasoning models take no temperature or top_p (a request's are dropped: the model
+        cannot honour them), and a request's output limit never goes below the entry's,
+        since their reasoning tokens count against it (a judge's 32 tokens would leave
+        nothing for the answer).
+        """
+        settings = generation_settings(self.entry, request.settings)
+        if self._reasoning:
+            settings["temperature"] = None
+            settings["top_p"] = None
+            floor = int(self.entry["generation"]["max_new_tokens"])
+            settings["max_new_tokens"] = max(int(settings["max_new_tokens"]), floor)
+        return settings
 
     def generate(self, requests: list[Request]) -> list[Reply]:
         return map_bounded(self._generate_one, list(requests), self.concurrency)
@@ -150,12 +191,18 @@ class OpenAICompatBackend:
 
     def content_parts(self, request: Request) -> str | list[dict]:
         """The user message content for `request` (media parts first, then the prompt)."""
+        return self._content(request)[0]
+
+    def _content(self, request: Request) -> tuple[str | list[dict], str]:
+        """(user message content, audio path: a `base.AUDIO_PATHS` value)."""
         media_cfg = self.entry["media"]
         parts: list[dict] = []
+        audio_path = ""
         for modality, path in request.media.items():
             path = Path(path)
             if modality == "audio":
                 parts.append(_audio_part(media_io.audio_wav(path, media_cfg["audio_sample_rate"])))
+                audio_path = "separate_part"
             elif modality == "image" or modality.startswith("image:"):  # image:NNN = one of several frames
                 parts.append(
                     {
@@ -164,73 +211,93 @@ class OpenAICompatBackend:
                     }
                 )
             elif modality == "video":
-                parts.extend(self._video_parts(path))
+                video_parts, audio_path = self._video_parts(path)
+                parts.extend(video_parts)
             else:
                 raise ValueError(f"unsupported media kind {modality!r}")
         if not parts:
-            return request.prompt
+            return request.prompt, audio_path
         parts.append({"type": "text", "text": request.prompt})
-        return parts
+        return parts, audio_path
 
-    def _video_parts(self, path: Path) -> list[dict]:
+    def _video_parts(self, path: Path) -> tuple[list[dict], str]:
         cfg = self.entry["media"]
+        choice = cfg["video_audio"]
+        if choice is None:  # the entry's modalities leave out video, so validation let it pass
+            raise RegistryError(
+                f"model entry {self.name!r}: media.video_audio: a video request needs the entry to "
+                "say how its audio is sent (in_video, separate_part or none)"
+            )
+        if not path.is_file():
+            raise media_io.MediaError(f"{path}: no such file")
         if cfg["video_mode"] == "video_url":
-            if not path.is_file():
-                raise media_io.MediaError(f"{path}: no such file")
             if cfg["video_url_scheme"] == "file":
                 url = path.resolve().as_uri()
             else:
                 url = _data_url(media_io.mime_type(path), path.read_bytes())
-            return [{"type": "video_url", "video_url": {"url": url}}]
-        frames = media_io.sample_frames(
-            path,
-            fps=cfg["fps"],
-            max_frames=cfg["max_frames"],
-            width=cfg["frame_width"],
-            quality=cfg["jpeg_quality"],
-        )
-        parts = [
-            {"type": "image_url", "image_url": {"url": _data_url("image/jpeg", frame)}} for frame in frames
-        ]
-        if cfg["video_audio"]:
-            track = media_io.video_audio_track(path, cfg["audio_sample_rate"])
-            if track is not None:
-                parts.append(_audio_part(track))
-        return parts
+            parts = [{"type": "video_url", "video_url": {"url": url}}]
+        else:
+            frames = media_io.sample_frames(
+                path,
+                fps=cfg["fps"],
+                max_frames=cfg["max_frames"],
+                width=cfg["frame_width"],
+                quality=cfg["jpeg_quality"],
+            )
+            parts = [
+                {"type": "image_url", "image_url": {"url": _data_url("image/jpeg", frame)}}
+                for frame in frames
+            ]
+        if choice == "none":
+            return parts, "none"
+        if choice == "in_video":
+            return parts, "in_video" if media_io.probe(path)["has_audio"] else "no_track"
+        track = media_io.video_audio_track(path, cfg["audio_sample_rate"])
+        if track is None:
+            return parts, "no_track"
+        return [*parts, _audio_part(track)], "separate_part"
 
     def body(self, request: Request) -> dict:
         """The chat-completions JSON body for `request`."""
-        settings = generation_settings(self.entry, request.settings)
+        return self._build(request)[0]
+
+    def _build(self, request: Request) -> tuple[dict, str]:
+        """(chat-completions body, audio path) for `request`."""
+        settings = self.settings_for(request)
+        content, audio_path = self._content(request)
         messages = []
         if request.system:
+            # reasoning models take the system turn as `developer` (OpenAI maps it for them)
             messages.append({"role": "system", "content": request.system})
-        messages.append({"role": "user", "content": self.content_parts(request)})
-        body = {
-            "model": self.entry["model"],
-            "messages": messages,
-            "temperature": settings["temperature"],
-            "top_p": settings["top_p"],
-            "seed": settings["seed"],
-            self.entry["max_tokens_field"]: settings["max_new_tokens"],
-            "stream": False,
-        }
+        messages.append({"role": "user", "content": content})
+        body = {"model": self.entry["model"], "messages": messages}
+        for key in ("temperature", "top_p"):  # None: not sent, the model's own default
+            if settings.get(key) is not None:
+                body[key] = settings[key]
+        body["seed"] = settings["seed"]
+        body[self.entry["max_tokens_field"]] = settings["max_new_tokens"]
+        body["stream"] = False
         schema = settings.get("response_schema")
         if schema is not None and self.entry["json_mode"] == "json_object":
             body["response_format"] = {"type": "json_object"}
         elif schema is not None and self.entry["json_mode"] == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": "answer", "schema": schema},
+                "json_schema": {"name": "answer", "schema": strict_schema(schema), "strict": True},
             }
-        body.update(self.entry["extra_body"])
-        return body
+        extra = json.loads(json.dumps(self.entry["extra_body"]))  # a deep copy, never the entry's
+        if audio_path == "in_video":
+            kwargs = extra.setdefault("mm_processor_kwargs", {})
+            kwargs["use_audio_in_video"] = True
+        body.update(extra)
+        return body, audio_path
 
     # --- calling --------------------------------------------------------------------------
 
     def _generate_one(self, request: Request) -> Reply:
         label = f"{self.name} item {request.item_id}"
         try:
-            body = self.body(request)
+            body, audio_path = self._build(request)
         except (media_io.MediaError, RegistryError, OSError, ValueError) as exc:
             message = self.redact(f"request not built: {exc}")
             logger.warning("%s: %s", label, message)
@@ -240,35 +307,67 @@ class OpenAICompatBackend:
             kwargs["sleep"] = self._sleep
         if self._rng is not None:
             kwargs["rng"] = self._rng
-        return call_with_retries(lambda: self._attempt(body), self.policy, self.redact, label, **kwargs)
+        reply = call_with_retries(lambda: self._attempt(body), self.policy, self.redact, label, **kwargs)
+        return dataclasses.replace(reply, audio_path=audio_path)
 
     def _attempt(self, body: dict) -> Attempt:
+        seconds = float(self.entry["timeout_s"])
         with self._gate:
+            deadline = time.monotonic() + seconds
             try:
-                response = self._client.post(
-                    self.url, json=body, headers=self._headers, timeout=self._timeout
-                )
+                # Streamed so the deadline bounds the whole attempt: httpx's timeouts bound
+                # each connect and read, and a server that trickles its body never trips them.
+                with self._client.stream(
+                    "POST", self.url, json=body, headers=self._headers, timeout=self._timeout
+                ) as response:
+                    chunks = []
+                    for chunk in response.iter_bytes():
+                        chunks.append(chunk)
+                        if time.monotonic() > deadline:
+                            raise httpx.ReadTimeout(f"body still arriving after {seconds:g} s")
+                    content = b"".join(chunks)
             except httpx.TimeoutException as exc:
                 return Attempt(
-                    error=f"timeout after {self.entry['timeout_s']:g} s ({type(exc).__name__})",
+                    error=f"timeout after {seconds:g} s ({type(exc).__name__})",
                     retryable=True,
                 )
             except httpx.TransportError as exc:
                 return Attempt(error=f"connection error: {type(exc).__name__}: {exc}", retryable=True)
-        return parse_response(response)
+        # iter_bytes decoded any gzip/br already: the new Response must not decode it again
+        headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _DECODED_HEADERS]
+        return parse_response(httpx.Response(response.status_code, headers=headers, content=content))
+
+
+_DECODED_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
+
+
+def _error_code(data) -> str:
+    """The `error.code` (or `error.type`) of an OpenAI error body; '' when there is none."""
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        return ""
+    return str(error.get("code") or error.get("type") or "")
+
+
+# A 429 with one of these codes is a billing state, not a rate: retrying cannot help.
+NOT_RETRIED_CODES = ("insufficient_quota", "billing_hard_limit_reached")
 
 
 def parse_response(response: httpx.Response) -> Attempt:
     """One HTTP response -> an `Attempt` (text and model version, or an error and whether to retry)."""
     status = response.status_code
-    if is_retryable_status(status):
-        return Attempt(
-            error=f"HTTP {status}: {body_text(response.text)}",
-            retryable=True,
-            retry_after=parse_retry_after(response.headers.get("retry-after")),
-        )
     if status >= 400:
-        return Attempt(error=f"HTTP {status}: {body_text(response.text)}", retryable=False)
+        try:
+            code = _error_code(response.json())
+        except ValueError:
+            code = ""
+        retryable = should_retry(status, response.headers) and code not in NOT_RETRIED_CODES
+        suffix = f" ({code}: not retried)" if code in NOT_RETRIED_CODES else ""
+        return Attempt(
+            error=f"HTTP {status}: {body_text(response.text)}{suffix}",
+            retryable=retryable,
+            retry_after=retry_after_from_headers(response.headers) if retryable else None,
+        )
     try:
         data = response.json()
     except ValueError:
@@ -286,11 +385,12 @@ def parse_response(response: httpx.Response) -> Attempt:
     content = message.get("content")
     if isinstance(content, list):  # some servers return content parts
         content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    if content is None:
+    if content is None:  # a structured-outputs refusal is the model's answer, scored as a non-answer
         content = message.get("refusal") or ""
     version = str(data.get("model") or "")
     if data.get("system_fingerprint"):
         version = f"{version}+{data['system_fingerprint']}"
-    return Attempt(
-        text=str(content), model_version=version, finish_reason=str(choices[0].get("finish_reason") or "")
+    finish = str(choices[0].get("finish_reason") or "")
+    return reply_attempt(
+        str(content), finish, version, truncated=finish == "length", blocked=finish == "content_filter"
     )

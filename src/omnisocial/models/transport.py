@@ -1,8 +1,9 @@
 """What remote backends share: retries with backoff, secret redaction, bounded concurrency.
 
 A remote call is a sequence of attempts. An attempt that fails transiently (timeout,
-connection error, HTTP 408/429/5xx, a garbled body) is retried after an exponential
-backoff with full jitter, never sooner than the server's Retry-After; after
+connection error, HTTP 408/409/429/5xx unless the server says `x-should-retry: false`, a
+garbled body) is retried after an exponential backoff with full jitter, never sooner than
+the server's `retry-after-ms` / `Retry-After`; after
 `max_retries` retries, or on a permanent failure (HTTP 4xx), the call becomes a
 `Reply` with `error` set and no text. Every error message and log line goes through a
 `Redactor` first, so an API key a server echoes back never reaches a log or a results file.
@@ -129,7 +130,33 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
 
 
 def is_retryable_status(status: int) -> bool:
-    return status in (408, 429) or 500 <= status <= 599
+    """408 (request timeout), 409 (lock timeout), 429 (rate limit), 5xx: as the OpenAI client retries."""
+    return status in (408, 409, 429) or 500 <= status <= 599
+
+
+def retry_after_from_headers(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait as the server asks: `retry-after-ms` first, then `retry-after`
+    (seconds or an HTTP date), as the official OpenAI client reads them; None when neither."""
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds is not None:
+        try:
+            value = float(milliseconds)
+        except ValueError:
+            value = float("nan")
+        if value == value:  # NaN: a bad header, fall through to retry-after
+            return max(0.0, value / 1000.0)
+    return parse_retry_after(headers.get("retry-after"))
+
+
+def should_retry(status: int, headers: Mapping[str, str]) -> bool:
+    """Whether an HTTP error is worth retrying: `x-should-retry: true/false` from the server
+    wins (OpenAI sends false for a 429 insufficient_quota), else `is_retryable_status`."""
+    header = (headers.get("x-should-retry") or "").strip().lower()
+    if header == "true":
+        return True
+    if header == "false":
+        return False
+    return is_retryable_status(status)
 
 
 @dataclass(frozen=True)
