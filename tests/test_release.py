@@ -130,7 +130,15 @@ def test_release_formats_import_alike(tmp_path):
         files = make_release(tmp_path / fmt, fmt)
         design, manifest, report = import_design(files["metadata"], DESIGN_MAPPING)
         predictions, pred_report = import_predictions(files["predictions"], PREDICTIONS_MAPPING, design)
-        tables[fmt] = (design, manifest.drop(columns="path"), predictions, pred_report.drop(columns=["file"]))
+        tables[fmt] = (
+            design,
+            manifest.drop(columns="path"),
+            predictions,
+            pred_report.drop(columns=["file", "example"]),
+        )
+        # where the first unknown dyad is: the CSV's line, the JSONL / parquet record (1-based)
+        where = pred_report.set_index("reason").loc["unknown_dyad", "example"]
+        assert where.startswith("row 50: " if fmt == "csv" else "record 49: "), where
         assert len(design) == 8 and set(design["relationship"]) == {"familiar", "stranger"}
         assert design["interaction_id"].tolist() == design["dyad_id"].tolist()
         assert (manifest["modality"] == "text").all() and len(manifest) == 8
@@ -180,8 +188,9 @@ def test_mixing_real_and_simulated_inputs_stops_naming_the_keys():
     check_study({**config, "allow_simulated": True})
     with pytest.raises(ConfigError, match="corpus.root: required"):
         check_study(validate_config({}))
+    release = {"mapping": {"dyad_id": "pair", "relationship": "rel"}}
     with pytest.raises(ConfigError, match="release.metadata: required"):
-        check_study(validate_config({"study": {"design_source": "release"}}))
+        check_study(validate_config({"study": {"design_source": "release"}, "release": release}))
     load_config(ROOT / "config" / "demo.yaml")  # all demo: fine
 
 
