@@ -477,6 +477,77 @@ def test_seamless_example_plans_no_demo_job(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+def real_study_config(tmp_path: Path) -> dict:
+    """A real study (corpus.source seamless, ratings.source exports) on a small local corpus in the
+    Seamless layout, with no survey export yet: the researcher's first run."""
+    from omnisocial.familiarity.corpus.demo import generate_demo_corpus
+
+    demo = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
+    corpus = tmp_path / "corpus" / "seamless"
+    generate_demo_corpus(
+        corpus, {**demo.pop("demo"), "sites": ["V00"], "candidates_per_cell": 1, "failures": []}
+    )
+    return {
+        **demo,
+        "corpus": {
+            "source": "seamless",
+            "root": str(corpus),
+            "label": "naturalistic",
+            "gender_table": str(corpus / "participant_genders.csv"),
+            "missing_transcript": "exclude",
+        },
+        "sampling": {**demo["sampling"], "n_per_cell": 1},
+        "social": {"enabled": False},
+        "models": [{"name": "chance", "backend": "baseline", "model": "chance", "modalities": ["text"]}],
+        "ratings": {
+            "source": "exports",
+            "n_blocks": 2,
+            "blocks_per_rater": 1,
+            "raters_per_modality": {"text": 3, "audio": 3, "video": 3},
+        },  # no ratings.exports yet
+    }
+
+
+@pytest.mark.slow
+def test_real_study_runs_to_the_survey_lists_before_any_export(tmp_path):
+    """corpus -> filters -> design -> stimuli and survey lists with no export; asking for more
+    names the key to fill; the exports added, only the ratings and what follows are planned."""
+    config = real_study_config(tmp_path)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    planned = planned_jobs(tmp_path, "survey_materials")
+    assert {"ingest_corpus", "apply_filters", "sample_design", "render_stimuli", "rating_design"} <= planned
+    assert not planned & {*DEMO_RULES, "import_ratings", "infer_model", "score_familiarity"}
+    snakemake(tmp_path, "--cores", "2", "survey_materials")
+    results = tmp_path / "results" / "familiarity"
+    design = pd.read_csv(results / "design" / "design.csv")
+    assert len(design) == 4  # 1 site x 2 relationships x 2 gender mixes
+    manifest = pd.read_csv(results / "stimuli" / "manifest.csv")
+    assert set(manifest["modality"]) == {"text", "audio", "video"}
+    for modality in MODALITIES:
+        lists = sorted((results / "ratings" / "surveys" / modality).glob("*.csv"))
+        assert len(lists) == 3, modality  # one survey list per planned rater
+        assert set(pd.concat(map(pd.read_csv, lists))["dyad_id"]) <= set(design["dyad_id"])
+    assert not (results / "ratings" / "trials.csv").exists()
+    # the whole study needs the ratings: the error names the key, before any job
+    result = snakemake(tmp_path, "-n", check=False)
+    said = result.stdout + result.stderr
+    assert result.returncode != 0 and "ratings.exports names no survey export" in said, said[-3000:]
+    assert "ratings.exports.<modality>" in said and "survey_materials" in said
+    # the exports collected: the rest is planned, the survey lists and stimuli are kept
+    exports = {}
+    for modality in MODALITIES:
+        exports[modality] = str(tmp_path / "surveys" / f"{modality}_export.csv")
+        Path(exports[modality]).parent.mkdir(exist_ok=True)
+        Path(exports[modality]).write_text(
+            f"ResponseId,stimulus,answer\nR1,{design['dyad_id'][0]},familiar\n"
+        )
+    config["ratings"]["exports"] = exports
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    planned = planned_jobs(tmp_path)
+    assert {"import_ratings", "score_familiarity", "glmm", "rasch"} <= planned
+    assert not planned & {"ingest_corpus", "sample_design", "render_stimuli", "rating_design"}, planned
+
+
 def release_config(files: dict[str, Path], folder: Path) -> dict:
     per_modality = {
         m: {"rater_id": "rater_id", "dyad_id": "dyad_id", "response": "response",
