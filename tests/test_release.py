@@ -259,6 +259,7 @@ def test_prediction_mappings_over_shards_in_every_format(tmp_path):
     got = {}
     for fmt in FORMATS:
         shards = write_shards(released, tmp_path / fmt, fmt)
+        (tmp_path / fmt / "_SUCCESS").write_text("")  # a writer's marker, not a shard
         path = {"csv": str(tmp_path / "csv" / "part-*.csv"), "jsonl": [str(p) for p in shards]}.get(
             fmt, str(tmp_path / fmt)
         )
@@ -589,9 +590,11 @@ def test_release_rebuilds_the_study_without_inference(tmp_path):
     for fmt in FORMATS:
         workdir = tmp_path / fmt
         files = make_release(workdir / "release", fmt)
-        (workdir / "config.yaml").write_text(
-            yaml.safe_dump(release_config(files, workdir / "release"), sort_keys=False)
-        )
+        config = release_config(files, workdir / "release")
+        if fmt == "parquet":  # the predictions as a folder of shards (resolved at startup)
+            write_shards(pd.read_parquet(files["predictions"]), workdir / "release" / "shards", "parquet", 2)
+            config["release"]["predictions"]["path"] = str(workdir / "release" / "shards")
+        (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
         if fmt == "csv":
             planned = planned_jobs(workdir)
             assert {
@@ -630,6 +633,23 @@ def test_release_rebuilds_the_study_without_inference(tmp_path):
         for name in ("metrics", "per_rater_sdt", "glmm_summary", "rasch_difficulty", "tost"):
             table = pd.read_csv(results / "analysis" / f"{name}.csv", keep_default_na=False)
             assert not table["source"].str.contains("simulated", case=False).any(), name
+        # where each number came from: released predictions say so, the registry model is inferred
+        sources = metrics[metrics["rater_type"] == "model"].groupby("model")["source"].unique()
+        assert {m: list(v) for m, v in sources.items()} == {
+            "chance@v1": ["model inference"],
+            "release:alpha": ["release"],
+            "release:beta": ["release"],
+        }
+        fits = pd.read_csv(results / "analysis" / "rasch_fits.csv", keep_default_na=False)
+        text_models = fits[(fits["rater_type"] == "model") & (fits["modality"] == "text")]
+        assert text_models["source"].tolist() == ["model inference; release"]
+        inputs = pd.read_csv(results / "summary" / "summary_inputs.csv", keep_default_na=False)
+        inputs = inputs.set_index("input")["detail"]
+        assert "corpus" not in inputs.index
+        assert inputs["released predictions"].startswith(
+            "2 released prediction sets (models; 6 model x modality)"
+        )
+        assert str(files["predictions"]) in inputs["released predictions"]
         for name in ("accuracy", "sdt", "crowds", "difficulty", "glmm", "calibration", "power"):
             assert (results / "figures" / f"{name}.png").stat().st_size > 0
         assert not (workdir / "data").exists()  # no demo corpus, no social demo

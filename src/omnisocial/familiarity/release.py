@@ -302,11 +302,16 @@ def import_design(
 
 def _expand(path: str, where: str) -> list[str]:
     """The files of one path: itself, a glob's matches or a folder's table files, sorted."""
-    if glob.has_magic(path):
+    if Path(path).is_file():  # a file is itself, even when its name holds glob characters
+        files = [path]
+    elif glob.has_magic(path):
         files = sorted(p for p in glob.glob(path, recursive=True) if Path(p).is_file())
     elif Path(path).is_dir():
+        # table files only; hidden and _-prefixed ones (_SUCCESS, .crc: writers' bookkeeping) left out
         files = sorted(
-            str(p) for p in Path(path).iterdir() if p.is_file() and p.suffix.lower() in TABLE_FORMATS
+            str(p)
+            for p in Path(path).iterdir()
+            if p.is_file() and p.suffix.lower() in TABLE_FORMATS and not p.name.startswith((".", "_"))
         )
     else:
         files = [path]  # a plain file: Snakemake says so when it does not exist

@@ -86,7 +86,8 @@ def transcript_inputs(wildcards=None):
 
 def survey_outputs():
     """What a study needs before its ratings are collected (target survey_materials): the
-    design with its filter or release import report, the stimuli and every rater's survey list."""
+    design with its filter or release import report, the stimuli and every rater's survey list.
+    """
     if FROM_RELEASE:
         first = [out("release", "design_import_report.csv")]
     else:
