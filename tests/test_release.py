@@ -221,6 +221,9 @@ def fb_predictions(seed: int = 5) -> pd.DataFrame:
     rows[5]["answer"] = None  # a skipped trial: a non-answer
     rows[6]["confidence"] = None  # no confidence given
     rows.append({**rows[1]})  # the same prediction again (lands in another shard): a duplicate
+    rows.append(
+        {**rows[7], "answer": "strangers" if rows[7]["answer"] == "friends" else "friends"}
+    )  # a conflict
     rows.append({**rows[2], "sample": "video/fb_0099.mp4"})  # a dyad the design lacks
     rows.append({**rows[2], "sample": "frames/fb_0002.png"})  # a path no dyad_pattern matches
     rows.append({**rows[2], "model": None, "reasoning": None})  # no model name
@@ -272,6 +275,7 @@ def test_prediction_mappings_over_shards_in_every_format(tmp_path):
             "missing_model": 1,
             "unknown_dyad": 2,
             "duplicate": 1,
+            "conflict": 1,
             "invalid_modality": 0,
             "invalid_label": 0,
             "invalid_confidence": 1,

@@ -44,8 +44,9 @@ A missing column raises ValueError naming the file and the mapping key. Every ro
 accounted for in an import report (`RELEASE_REPORT`, one row per file and reason; a row is
 "row N" of a CSV / TSV, the line number, and "record N", 1-based, of JSON, JSONL and parquet):
 design rows are imported, duplicate (the first is kept), missing_dyad_id or invalid_label;
-prediction rows are imported, missing_model, unknown_dyad, duplicate (the first in file order
-is kept), invalid_modality, invalid_label or invalid_confidence. Invalid design rows stop the
+prediction rows are imported, missing_model, unknown_dyad, duplicate or conflict (the first in
+file order is kept; a conflict answers otherwise), invalid_modality, invalid_label or
+invalid_confidence. Invalid design rows stop the
 import (the design is the truth); invalid prediction rows are counted and left out.
 """
 
@@ -120,6 +121,7 @@ PREDICTION_REASONS = (
     "missing_model",
     "unknown_dyad",
     "duplicate",
+    "conflict",
     "invalid_modality",
     "invalid_label",
     "invalid_confidence",
@@ -376,7 +378,7 @@ def _dyad_ids(item: pd.Series, patterns: Sequence[str], design_ids, case_insensi
 
 
 def _import_file(file: Mapping, spec: dict, truth: Mapping[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(the file's prediction rows with their reason, its RELEASE_REPORT rows)."""
+    """(the file's prediction rows with their reason, the file as read) of one `prediction_files` entry."""
     source = file["path"]
     raw = read_table_strings(source)
     keys = [key for key in ("model", "modality", "item_id", "label", "confidence") if not file.get(key)]
@@ -443,7 +445,9 @@ def import_predictions(
     `path` is what `prediction_files` takes (a path, a glob, a folder, a list) or what it returns.
     `truth` comes from the design; every row is imported or counted under one reason, the
     first of a repeated (model, modality, item) in file order is kept (within and across
-    files). A confidence outside its scale or not a number is `invalid_confidence`.
+    files): a repeat with the same answer is a `duplicate`, one with another label or
+    confidence a `conflict`. A confidence outside its scale or not a number is
+    `invalid_confidence`.
     """
     spec = _merged(mapping, PREDICTIONS_MAPPING, "release.predictions.mapping")
     files = prediction_files(str(path) if isinstance(path, os.PathLike) else path, spec)  # idempotent
@@ -452,9 +456,17 @@ def import_predictions(
     if not parts:
         return PREDICTIONS.empty(), RELEASE_REPORT.empty()
     rows = pd.concat([part for _, part, _ in parts], keys=range(len(parts)), names=["file", "row"])
-    valid = rows["reason"] == "imported"
-    repeated = rows.loc[valid, ["model", "modality", "item_id"]].duplicated(keep="first")
-    rows.loc[repeated[repeated].index, "reason"] = "duplicate"
+    # a repeated (model, modality, item): the first is kept; a repeat that answers otherwise (label
+    # or confidence) is a conflict, not a harmless copy
+    key = ["model", "modality", "item_id"]
+    valid = rows[rows["reason"] == "imported"]
+    repeated = valid.duplicated(key, keep="first")
+    kept = valid[~repeated].set_index(key).loc[pd.MultiIndex.from_frame(valid.loc[repeated, key])]
+    again = valid[repeated]
+    differs = (again["label"].to_numpy() != kept["label"].to_numpy()) | ~np.isclose(
+        again["confidence"].to_numpy(float), kept["confidence"].to_numpy(float), equal_nan=True
+    )
+    rows.loc[again.index, "reason"] = np.where(differs, "conflict", "duplicate")
     report = pd.concat(
         [
             _report("predictions", source, rows.loc[position, "reason"], raw, PREDICTION_REASONS)
