@@ -56,6 +56,7 @@ localrules:
     social_all,
     socialomni_all,
     duplexeval_all,
+    survey_materials,
     render_table,
     report_summary,
 
@@ -66,6 +67,13 @@ rule all:
         final_outputs(),
         social_outputs(),
         report_outputs(),
+
+
+# A real study's first run, before any rating is collected: `snakemake survey_materials`
+# (the design, stimuli and survey lists; needs no ratings.exports).
+rule survey_materials:
+    input:
+        survey_outputs(),
 
 
 onsuccess:

@@ -495,6 +495,29 @@ def test_rater_tests_tables(tiny_study):
     assert empty.empty
 
 
+def test_released_predictions_say_source_release(tiny_study):
+    """A release's predictions (by their file) are `source: release` in every table, not "model inference"."""
+    frames, trials, design, _ = tiny_study
+    rng = np.random.default_rng(9)
+    released = pd.concat(
+        [model_rows(design, "release:gpt", m, rng, p_right=0.7) for m in ("text", "audio")], ignore_index=True
+    )
+    files = {f"predictions/{i}.csv": frame for i, frame in enumerate(frames)}
+    files["results/release/predictions.csv"] = released
+    sources = analysis.released_sources(files, ["results/release/predictions.csv"])
+    assert sources == {"release:gpt": "release"}
+    tables = analysis.score_familiarity(list(files.values()), trials, design, PARAMS, sources)
+    for name in ("metrics", "nonanswer_accuracy"):
+        table = tables[name].set_index("model")
+        assert (table.loc[["release:gpt"], "source"] == "release").all(), name
+        assert (table.loc[["omni@v1", "lm@v1"], "source"] == MODEL_SOURCE).all(), name
+    tests = analysis.rater_tests(list(files.values()), trials, design, None, PARAMS, sources)["mcnemar"]
+    pairs = tests[tests["comparison"] == "modality_pair"].set_index("model_a")["source"]
+    assert pairs.loc[["release:gpt"]].tolist() == ["release"]  # text vs audio
+    assert (pairs.loc[["omni@v1"]] == MODEL_SOURCE).all()
+    assert analysis.joined_sources(["release", MODEL_SOURCE, "release"]) == "model inference; release"
+
+
 def test_best_model_does_not_win_by_refusing():
     design = make_design(sites=("s1",))
     truth = design["relationship"]

@@ -105,3 +105,53 @@ def test_render_table_writes_html_markdown_latex(tmp_path):
     assert "<table" in html.read_text() and "SIMULATED DATA" in html.read_text()
     assert "0.123" in md.read_text() and "| model" in md.read_text()
     assert "\\begin{tabular}" in tex.read_text() and "a\\_b" in tex.read_text()
+
+
+def test_inputs_name_the_release_and_no_corpus_it_never_read():
+    released = pd.DataFrame(
+        {
+            "model": ["release:o3-high"] * 3 + ["release:gpt-4o"] * 2,
+            "modality": ["text", "audio", "video", "text", "audio"],
+            "item_id": ["fb_0000"] * 5,
+        }
+    )
+    shards = [f"/data/fb/preds/part-{k:05d}.parquet" for k in range(7)]
+    report = pd.DataFrame(
+        {"file": [f for f in shards for _ in range(2)], "reason": ["imported", "duplicate"] * 7}
+    )
+    config = {
+        "study": {"design_source": "release"},
+        "corpus": {"source": "seamless", "root": ""},  # the schema default: never read here
+        "release": {
+            "name": "FriendBench validation",
+            "root": "/data/fb",
+            "metadata": "/data/fb/metadata.jsonl",
+            "predictions": {"path": "/data/fb/preds"},
+        },
+        "ratings": {"source": "exports"},
+        "models": [],
+    }
+    inputs = summary.inputs_section(config, released, report).set_index("input")
+    assert "corpus" not in inputs.index
+    assert inputs.loc["design and stimuli", "detail"] == (
+        "release FriendBench validation: metadata /data/fb/metadata.jsonl, root /data/fb"
+    )
+    detail = inputs.loc["released predictions", "detail"]
+    assert detail.startswith("2 released prediction sets (models; 5 model x modality) of release FriendBench")
+    assert "from 7 file(s): /data/fb/preds/part-00000.parquet" in detail and "and 2 more" in detail
+    assert inputs.loc["models", "status"] == "none (a released design has no corpus)"
+    # a pipeline design beside released predictions lists its corpus and the release's predictions
+    pipeline = {
+        **config,
+        "study": {"design_source": "pipeline"},
+        "corpus": {"source": "seamless", "root": "/c"},
+    }
+    sections = summary.build_summary(pipeline, {"release_predictions": released, "release_report": report})
+    rows = sections["inputs"].set_index("input")
+    assert "design and stimuli" not in rows.index and rows.loc["corpus", "status"] == "real"
+    assert rows.loc["released predictions", "status"] == "real (released data set)"
+    before = summary.inputs_section(pipeline).set_index("input")  # not imported yet
+    assert (
+        before.loc["released predictions", "detail"]
+        == "release.predictions.path: /data/fb/preds (not imported yet)"
+    )

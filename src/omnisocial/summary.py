@@ -116,17 +116,63 @@ def render_table(table: pd.DataFrame, stem, title: str = "") -> list[Path]:
 # --- the summary page -------------------------------------------------------------------
 
 
-def inputs_section(config: Mapping) -> pd.DataFrame:
-    """Which inputs were real and which simulated, from the run's config."""
+def _listed(names, shown: int = 5) -> str:
+    names = list(names)
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(map(str, names[:shown])) + more
+
+
+def release_rows(
+    config: Mapping, released: pd.DataFrame | None = None, report: pd.DataFrame | None = None
+) -> list[dict]:
+    """The release's rows of the inputs: its design (when the study's design is the release's) and
+    its predictions (the files they were read from and the number of released prediction sets)."""
+    release = config.get("release") or {}
+    name = release.get("name") or release.get("metadata") or "the release"
+    rows = []
+    if (config.get("study") or {}).get("design_source") == "release":
+        rows.append(
+            {
+                "input": "design and stimuli",
+                "status": "real (released data set)",
+                "detail": f"release {name}: metadata {release.get('metadata')}, "
+                f"root {release.get('root') or '-'}",
+            }
+        )
+    path = (release.get("predictions") or {}).get("path")
+    if path:
+        if released is None or report is None:
+            detail = f"release.predictions.path: {path} (not imported yet)"
+        else:
+            files = list(dict.fromkeys(report["file"].astype(str)))
+            sets = released[["model", "modality"]].drop_duplicates()
+            detail = (
+                f"{released['model'].nunique()} released prediction sets (models; "
+                f"{len(sets)} model x modality) of release {name}, "
+                f"from {len(files)} file(s): {_listed(files)}"
+            )
+        rows.append({"input": "released predictions", "status": "real (released data set)", "detail": detail})
+    return rows
+
+
+def inputs_section(
+    config: Mapping, released: pd.DataFrame | None = None, release_report: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Which inputs were real and which simulated, from the run's config; a released design lists
+    the release, not a corpus the run never read (`release_rows`)."""
     corpus = config.get("corpus", {})
     ratings = config.get("ratings", {})
     social = config.get("social", {})
+    from_release = (config.get("study") or {}).get("design_source") == "release"
+    corpus_row = {
+        "input": "corpus",
+        "status": "simulated (demo corpus)" if corpus.get("source") == "demo" else "real",
+        "detail": f"corpus.source: {corpus.get('source')}, root {corpus.get('root')}",
+    }
+    baselines = "none (a released design has no corpus)" if from_release else "offline baselines"
     rows = [
-        {
-            "input": "corpus",
-            "status": "simulated (demo corpus)" if corpus.get("source") == "demo" else "real",
-            "detail": f"corpus.source: {corpus.get('source')}, root {corpus.get('root')}",
-        },
+        *([] if from_release else [corpus_row]),
+        *release_rows(config, released, release_report),
         {
             "input": "human ratings",
             "status": "simulated (demo rater panel)" if ratings.get("source") == "simulated" else "real",
@@ -134,7 +180,11 @@ def inputs_section(config: Mapping) -> pd.DataFrame:
         },
         {
             "input": "models",
-            "status": "offline baselines only" if not config.get("models") else "registry models + baselines",
+            "status": (
+                ("registry models" if from_release else "registry models + baselines")
+                if config.get("models")
+                else baselines
+            ),
             "detail": "models: "
             + (
                 ", ".join(
@@ -351,11 +401,12 @@ def build_summary(
     """The summary's sections (name -> table) from the run's tables (missing ones as None).
 
     tables: filter_report, design, metrics, responses (the models' RESPONSES, concatenated),
-    glmm_summary, rasch_fits, social_profile, streaming_metrics.
+    glmm_summary, rasch_fits, social_profile, streaming_metrics, release_predictions and
+    release_report (the released predictions and their import report).
     """
     get = tables.get
     sections = {
-        "inputs": inputs_section(config),
+        "inputs": inputs_section(config, get("release_predictions"), get("release_report")),
         "funnel": funnel_section(get("filter_report"), get("design")),
         "coverage": coverage_section(get("metrics")),
         "finish_reasons": finish_reasons_section(get("responses")),

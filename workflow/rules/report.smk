@@ -50,7 +50,7 @@ rule report_summary:
     params:
         config={
             key: config[key]
-            for key in ("corpus", "ratings", "models", "social")
+            for key in ("study", "corpus", "release", "ratings", "models", "social")
             if key in config
         },
         variant=config["inference"]["prompt_variants"][0],

@@ -212,6 +212,9 @@ def summary_inputs(wildcards=None):
         "glmm_summary": out("analysis", "glmm_summary.csv"),
         "rasch_fits": out("analysis", "rasch_fits.csv"),
     }
+    if RELEASE_PREDICTION_FILES:
+        inputs["release_predictions"] = out("release", "predictions.csv")
+        inputs["release_report"] = out("release", "predictions_import_report.csv")
     if SOCIAL["enabled"]:
         inputs["social_profile"] = sout("metrics", "social_profile.csv")
         inputs["streaming_metrics"] = sout("metrics", "streaming_metrics.csv")

@@ -2,7 +2,9 @@
 
 Tables that hold human responses carry a `source` column saying where they came from: the
 survey exports, or `ratings.SIMULATED_LABEL` for the demo's simulated rater panel. Model rows
-say `MODEL_SOURCE`. The figures read that column and flag simulated data in their subtitles.
+say `MODEL_SOURCE`, those of a release's predictions (rule import_release_predictions)
+`RELEASE_SOURCE`; a row over several models joins their sources ("model inference; release").
+The figures read that column and flag simulated data in their subtitles.
 
 This module imports only `omnisocial.tables` (and the stdlib-only `omnisocial.models.base`),
 so the inference env need not carry the statistics stack.
@@ -16,10 +18,13 @@ from omnisocial.tables import METRICS, RELATIONSHIPS, TRIALS, Column, Contract
 MODALITIES = ("text", "audio", "video")
 
 MODEL_SOURCE = "model inference"
+RELEASE_SOURCE = "release"  # predictions read from a released data set, not inferred here
 SURVEY_SOURCE = "survey exports"
 RATER_TYPES = ("model", "human", "crowd")
 STATUSES = ("answered", "unparsed", "failed")
-SOURCE = Column("source", doc="where the responses came from (simulated panel, survey exports, models)")
+SOURCE = Column(
+    "source", doc="where the responses came from (simulated panel, survey exports, model inference, release)"
+)
 
 
 def variant_name(name: str, variant: str) -> str:

@@ -4,45 +4,65 @@ With `study.design_source: release` the workflow builds no corpus: rule import_r
 release's dyad table and writes the same DESIGN and STIMULI_MANIFEST tables the pipeline writes
 (so models, ratings, statistics and figures run unchanged); rule import_release_predictions
 turns released model predictions into a PREDICTIONS table that sits beside the registry
-models' files. Human ratings go through the survey import (`ratings.source: exports`,
-`ratings.mapping`, see `familiarity.ratings.importing`); a release that holds every modality
-in one file is read once per modality with `require: {<modality column>: [<value>]}`.
+models' files (their rows say `source: release` in every analysis table, `contracts.RELEASE_SOURCE`).
+Human ratings go through the survey import (`ratings.source: exports`, `ratings.mapping`, see
+`familiarity.ratings.importing`); a release that holds every modality in one file is read once
+per modality with `require: {<modality column>: [<value>]}`.
 
 Files are read alike whatever their format (`omnisocial.io.read_table_strings`: CSV, TSV, JSON,
-JSON lines, parquet). Column names come from a mapping in config; no FriendBench column name
-is assumed beyond the defaults below, which any mapping key overrides:
+JSON lines, parquet). Column names come from a mapping in config, and no column is read unless
+the mapping names it (a metadata column that happens to be called `position` is not the clip
+position): every column key defaults to "" (not in the release). The schema
+(`workflow/schemas/config.schema.yaml`) checks the mappings' keys and types at startup.
 
-- `DESIGN_MAPPING` (release.mapping): `dyad_id` and `relationship` are required columns;
+- `DESIGN_MAPPING` (release.mapping): `dyad_id` and `relationship` must be named;
   `relationship_values` maps the release's labels onto familiar / stranger (trimmed,
   case-insensitive); `site`, `gender_mix`, `interaction_id`, `participant_a`,
   `participant_b`, `position`, `clip_start`, `clip_end`, `n_turns` and the stimulus columns
-  `text`, `audio`, `video` (paths relative to `release.root`) are optional: a key set to ""
-  or naming a column the file lacks is "not in the release" (an empty site / gender_mix,
-  interaction_id = dyad_id, no stimulus), except that a key the config names explicitly must
-  exist. A stimulus file that is named but missing is an error naming the dyad.
-- `PREDICTIONS_MAPPING` (release.predictions.mapping): `model`, `modality`, `item_id` and
-  `label` are required columns, `confidence` optional; `label_values` and `modality_values`
-  map the release's spellings; `empty_values` are codes of a non-answer (empty label);
-  `model_prefix` is put before every model name (e.g. "release:") so released and registry
-  models never share a name.
+  `text`, `audio`, `video` (paths relative to `release.root`) are optional: unnamed is "not in
+  the release" (an empty site / gender_mix, interaction_id = dyad_id, no stimulus). A stimulus
+  file that is named but missing is an error naming the dyad.
+- `PREDICTIONS_MAPPING` (release.predictions.mapping): `item_id` and `label` must be named,
+  `model` and `modality` too unless every file gives them as constants (`prediction_files`);
+  `model` may be a list of columns joined by `model_separator` (e.g. [model, reasoning] ->
+  "o3-high"; empty parts are left out); `confidence` is optional, read on `confidence_scale`
+  probability (0..1) or percent (0..100), as the confidence in the given label or, with
+  `confidence_of: familiar`, as P(familiar), converted to the confidence in the given label
+  (1 - p for a stranger answer); `dyad_pattern` (one or a list, e.g. "video/{dyad_id}.mp4")
+  says how an id is written; `case_insensitive_ids` matches ids to the design's whatever their
+  case (the design's spelling is kept); `label_values` and `modality_values` map the
+  release's spellings; `empty_values` are codes of a non-answer (empty label); `model_prefix`
+  is put before every model name (e.g. "release:") so released and registry models never
+  share a name.
 
-A missing required column raises ValueError naming the file and the mapping key. Every row is
-accounted for in an import report (`RELEASE_REPORT`): design rows are imported, duplicate (the
-first is kept), missing_dyad_id or invalid_label; prediction rows are imported, unknown_dyad,
-duplicate, invalid_modality, invalid_label or invalid_confidence. Invalid design rows stop the
+Released predictions may be several files (`prediction_files`): a path, a glob, a folder of
+table files (parquet shards), or a list of these, where an entry may also be
+{path, model, modality} giving the whole file's model and / or modality (one file per model or
+per modality).
+
+A missing column raises ValueError naming the file and the mapping key. Every row is
+accounted for in an import report (`RELEASE_REPORT`, one row per file and reason; a row is
+"row N" of a CSV / TSV, the line number, and "record N", 1-based, of JSON, JSONL and parquet):
+design rows are imported, duplicate (the first is kept), missing_dyad_id or invalid_label;
+prediction rows are imported, missing_model, unknown_dyad, duplicate or conflict (the first in
+file order is kept; a conflict answers otherwise), invalid_modality, invalid_label or
+invalid_confidence. Invalid design rows stop the
 import (the design is the truth); invalid prediction rows are counted and left out.
 """
 
 from __future__ import annotations
 
+import glob
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from omnisocial.io import read_table_strings, sha256_file
+from omnisocial.familiarity.ratings.importing import _pattern_regex
+from omnisocial.io import TABLE_FORMATS, read_table_strings, sha256_file
 from omnisocial.stats.sdt import NON_ANSWER, truth_map
 from omnisocial.tables import DESIGN, PREDICTIONS, RELATIONSHIPS, STIMULI_MANIFEST, Column, Contract
 
@@ -50,51 +70,63 @@ MODALITIES = ("text", "audio", "video")
 # the stimulus variant each modality's file stands for (models.inference.MEDIA_VARIANTS)
 STIMULUS_VARIANTS = {"text": "transcript", "audio": "mix", "video": "side_by_side"}
 
+DESIGN_COLUMNS = (
+    "dyad_id",
+    "relationship",
+    "site",
+    "gender_mix",
+    "interaction_id",
+    "participant_a",
+    "participant_b",
+    "position",
+    "clip_start",
+    "clip_end",
+    "n_turns",
+    "text",
+    "audio",
+    "video",
+)
 DESIGN_MAPPING = {
-    "dyad_id": "dyad_id",
-    "relationship": "relationship",
+    **dict.fromkeys(DESIGN_COLUMNS, ""),
     "relationship_values": {
         "familiar": ["familiar", "friends", "friend"],
         "stranger": ["stranger", "strangers"],
     },
-    "site": "site",
-    "gender_mix": "gender_mix",
-    "interaction_id": "interaction_id",
-    "participant_a": "participant_a",
-    "participant_b": "participant_b",
-    "position": "position",
-    "clip_start": "clip_start",
-    "clip_end": "clip_end",
-    "n_turns": "n_turns",
-    "text": "text",
-    "audio": "audio",
-    "video": "video",
 }
 DESIGN_REQUIRED = ("dyad_id", "relationship")
 
 PREDICTIONS_MAPPING = {
-    "model": "model",
-    "modality": "modality",
-    "item_id": "item_id",
-    "label": "label",
-    "confidence": "confidence",
+    "model": "",
+    "model_separator": "-",
+    "modality": "",
+    "item_id": "",
+    "label": "",
+    "confidence": "",
+    "confidence_scale": "probability",
+    "confidence_of": "label",
+    "dyad_pattern": "{dyad_id}",
+    "case_insensitive_ids": False,
     "label_values": {"familiar": ["familiar"], "stranger": ["stranger"]},
     "modality_values": {"text": ["text"], "audio": ["audio"], "video": ["video"]},
     "empty_values": [],
     "model_prefix": "",
 }
-PREDICTIONS_REQUIRED = ("model", "modality", "item_id", "label")
+PREDICTIONS_REQUIRED = ("item_id", "label")
+CONFIDENCE_SCALES = {"probability": 1.0, "percent": 100.0}
 
 TABLES = ("design", "predictions")
-REASONS = (
+DESIGN_REASONS = ("imported", "missing_dyad_id", "duplicate", "invalid_label")
+PREDICTION_REASONS = (
     "imported",
-    "missing_dyad_id",
+    "missing_model",
     "unknown_dyad",
     "duplicate",
+    "conflict",
     "invalid_modality",
     "invalid_label",
     "invalid_confidence",
 )
+REASONS = tuple(dict.fromkeys((*DESIGN_REASONS, *PREDICTION_REASONS)))
 RELEASE_REPORT = Contract(
     "release_import_report",
     (
@@ -102,9 +134,9 @@ RELEASE_REPORT = Contract(
         Column("file"),
         Column("reason", allowed=REASONS),
         Column("n", "int", doc="rows with this outcome"),
-        Column("example", doc="the first such row: file row and its values"),
+        Column("example", doc="the first such row: row (CSV, TSV) or record number and its values"),
     ),
-    key=("table", "reason"),
+    key=("table", "file", "reason"),
 )
 
 
@@ -120,9 +152,12 @@ def _merged(mapping: Mapping | None, defaults: Mapping, what: str) -> dict:
     return {**defaults, **given}
 
 
-def _lookup(values: Mapping, labels: tuple[str, ...], what: str) -> dict[str, str]:
-    if set(values) != set(labels):
-        raise ValueError(f"{what} needs exactly the keys {labels}, got {sorted(values)}")
+def _lookup(values: Mapping, labels: tuple[str, ...], what: str, exact: bool = True) -> dict[str, str]:
+    """{normalised spelling: label}; `exact`: values must name every label (else a subset)."""
+    if (set(values) != set(labels)) if exact else not (values and set(values) <= set(labels)):
+        raise ValueError(
+            f"{what} needs {'exactly' if exact else 'some of'} the keys {labels}, got {sorted(values)}"
+        )
     lookup: dict[str, str] = {}
     for label, spellings in values.items():
         for spelling in [spellings] if isinstance(spellings, str) else spellings:
@@ -133,29 +168,47 @@ def _lookup(values: Mapping, labels: tuple[str, ...], what: str) -> dict[str, st
     return lookup
 
 
-def _columns(raw: pd.DataFrame, spec: dict, given: Mapping, keys, required, source: str, what: str) -> dict:
-    """{mapping key: column} of the keys present; a required or explicitly named absent column raises."""
+def _names(value) -> list[str]:
+    """The column(s) a mapping key names: "" -> none, a string -> one, a list -> each."""
+    if isinstance(value, str):
+        return [value] if value else []
+    return [str(v) for v in value or []]
+
+
+def _columns(raw: pd.DataFrame, spec: dict, keys, required, source: str, what: str) -> dict[str, list[str]]:
+    """{mapping key: its column(s)} of the named keys; an unnamed required key or an absent column raises."""
     found = {}
     for key in keys:
-        column = spec[key]
-        if column and column in raw.columns:
-            found[key] = column
-        elif key in required or (column and key in given):
+        names = _names(spec[key])
+        if not names:
+            if key in required:
+                raise ValueError(f"{source}: {what}.{key} names no column (it is required)")
+            continue
+        missing = [name for name in names if name not in raw.columns]
+        if missing:
             raise ValueError(
-                f"{source}: no column {column!r} for {what}.{key}; "
+                f"{source}: no column {missing[0]!r} for {what}.{key}; "
                 f"the file has {', '.join(map(repr, raw.columns[:20]))}"
             )
+        found[key] = names
     return found
 
 
-def _report(table: str, source: str, reason: pd.Series, raw: pd.DataFrame) -> pd.DataFrame:
+def _where(source: str, position: int) -> str:
+    """A row's place as a reader finds it: the line of a CSV / TSV (header = line 1), else the record."""
+    kind = TABLE_FORMATS.get(Path(source).suffix.lower(), "csv")
+    return f"row {position + 2}" if kind in ("csv", "tsv") else f"record {position + 1}"
+
+
+def _report(table: str, source: str, reason: pd.Series, raw: pd.DataFrame, reasons) -> pd.DataFrame:
     rows = []
-    for name in REASONS:
+    for name in reasons:
         hits = np.flatnonzero((reason == name).to_numpy())
         example = ""
         if len(hits):
             first = raw.iloc[int(hits[0])]
-            example = f"row {int(hits[0]) + 2}: " + ", ".join(f"{k}={v!r}" for k, v in first.items())[:300]
+            values = ", ".join(f"{k}={v!r}" for k, v in first.items())
+            example = f"{_where(source, int(hits[0]))}: {values}"[:300]
         rows.append({"table": table, "file": source, "reason": name, "n": len(hits), "example": example})
     return RELEASE_REPORT.validate(pd.DataFrame(rows))
 
@@ -175,8 +228,12 @@ def import_design(
     source = str(metadata)
     spec = _merged(mapping, DESIGN_MAPPING, "release.mapping")
     raw = read_table_strings(metadata)
-    keys = [k for k in DESIGN_MAPPING if k != "relationship_values"]
-    cols = _columns(raw, spec, dict(mapping or {}), keys, DESIGN_REQUIRED, source, "release.mapping")
+    cols = {
+        key: names[0]
+        for key, names in _columns(
+            raw, spec, DESIGN_COLUMNS, DESIGN_REQUIRED, source, "release.mapping"
+        ).items()
+    }
     lookup = _lookup(spec["relationship_values"], RELATIONSHIPS, "release.mapping.relationship_values")
 
     dyad = raw[cols["dyad_id"]].str.strip()
@@ -187,7 +244,7 @@ def import_design(
     )
     valid = reason == "imported"
     reason[(dyad.duplicated(keep="first") & valid).to_numpy()] = "duplicate"
-    report = _report("design", source, reason, raw)
+    report = _report("design", source, reason, raw, DESIGN_REASONS)
     bad = report[(report["reason"] != "imported") & (report["n"] > 0)]
     if len(bad):
         lines = "; ".join(f"{r.n} {r.reason} (e.g. {r.example})" for r in bad.itertuples())
@@ -242,58 +299,191 @@ def import_design(
     return design, manifest, report
 
 
-def import_predictions(
-    path: str | os.PathLike, mapping: Mapping | None, design: pd.DataFrame
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(PREDICTIONS, RELEASE_REPORT rows of the predictions) from released model predictions.
+# --- released predictions ---------------------------------------------------------------------
 
-    `truth` comes from the design; every row is imported or counted under one reason, the
-    first of a repeated (model, modality, item) is kept. A confidence outside 0..1 or not a
-    number is `invalid_confidence`.
+
+def _expand(path: str, where: str) -> list[str]:
+    """The files of one path: itself, a glob's matches or a folder's table files, sorted."""
+    if Path(path).is_file():  # a file is itself, even when its name holds glob characters
+        files = [path]
+    elif glob.has_magic(path):
+        files = sorted(p for p in glob.glob(path, recursive=True) if Path(p).is_file())
+    elif Path(path).is_dir():
+        # table files only; hidden and _-prefixed ones (_SUCCESS, .crc: writers' bookkeeping) left out
+        files = sorted(
+            str(p)
+            for p in Path(path).iterdir()
+            if p.is_file() and p.suffix.lower() in TABLE_FORMATS and not p.name.startswith((".", "_"))
+        )
+    else:
+        files = [path]  # a plain file: Snakemake says so when it does not exist
+    if not files:
+        raise ValueError(
+            f"{where}: {path!r} matches no file (a glob or a folder of CSV, TSV, JSON, JSONL or parquet)"
+        )
+    return files
+
+
+def prediction_files(path, mapping: Mapping | None = None) -> list[dict]:
+    """release.predictions.path as [{path, model, modality}], one entry per file, in order.
+
+    `path` is "" (none), a path, a glob or a folder of table files (parquet shards), or a list of
+    these, where an entry may be {path, model, modality}: that model and / or modality for the
+    whole file (its column is then not read). Raises ValueError naming the key when a glob or
+    folder matches nothing, a file is listed twice, or a file has neither a `model` (`modality`)
+    constant nor a mapped column.
     """
-    source = str(path)
+    entries = path if isinstance(path, list) else ([path] if path else [])
     spec = _merged(mapping, PREDICTIONS_MAPPING, "release.predictions.mapping")
-    raw = read_table_strings(path)
-    keys = [*PREDICTIONS_REQUIRED, "confidence"]
-    cols = _columns(
-        raw, spec, dict(mapping or {}), keys, PREDICTIONS_REQUIRED, source, "release.predictions.mapping"
-    )
-    labels = _lookup(spec["label_values"], RELATIONSHIPS, "release.predictions.mapping.label_values")
-    modalities = _lookup(spec["modality_values"], MODALITIES, "release.predictions.mapping.modality_values")
-    empty = {_norm(v) for v in spec["empty_values"]} | {""}
-    truth = truth_map(design)
+    files: list[dict] = []
+    for position, entry in enumerate(entries):
+        where = "release.predictions.path" + (f"[{position}]" if isinstance(path, list) else "")
+        given = dict(entry) if isinstance(entry, Mapping) else {"path": str(entry)}
+        for file in _expand(str(given["path"]), where):
+            files.append(
+                {
+                    "path": file,
+                    "model": str(given.get("model", "")),
+                    "modality": str(given.get("modality", "")),
+                }
+            )
+            for key in ("model", "modality"):
+                if not files[-1][key] and not _names(spec[key]):
+                    raise ValueError(
+                        f"{where}: {file} has no {key}: name its column (release.predictions.mapping.{key}) "
+                        f"or give the file's {key} ({{path: ..., {key}: ...}})"
+                    )
+    seen = [f["path"] for f in files]
+    twice = sorted({p for p in seen if seen.count(p) > 1})
+    if twice:
+        raise ValueError(f"release.predictions.path: {', '.join(twice)} listed more than once")
+    return files
 
-    model = spec["model_prefix"] + raw[cols["model"]].str.strip()
-    item = raw[cols["item_id"]].str.strip()
-    modality = raw[cols["modality"]].map(_norm).map(modalities)
-    value = raw[cols["label"]].map(_norm)
+
+def _dyad_ids(item: pd.Series, patterns: Sequence[str], design_ids, case_insensitive: bool) -> pd.Series:
+    """The design's dyad id of each raw id through the first `dyad_pattern` it matches; "" for none."""
+    known = {_norm(d) if case_insensitive else d: d for d in design_ids}
+    if case_insensitive and len(known) < len(set(design_ids)):
+        raise ValueError(
+            "release.predictions.mapping.case_insensitive_ids: the design has ids that differ only in case"
+        )
+    found = pd.Series("", index=item.index, dtype=object)
+    for pattern in patterns:
+        regex = _pattern_regex(pattern)
+        extracted = item.str.extract(f"^(?:{regex.pattern})$", flags=re.IGNORECASE if case_insensitive else 0)
+        extracted = extracted["dyad_id"].fillna("")
+        key = extracted.map(_norm) if case_insensitive else extracted
+        found = found.where(found != "", key.map(known).fillna(""))
+    return found
+
+
+def _import_file(file: Mapping, spec: dict, truth: Mapping[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the file's prediction rows with their reason, the file as read) of one `prediction_files` entry."""
+    source = file["path"]
+    raw = read_table_strings(source)
+    keys = [key for key in ("model", "modality", "item_id", "label", "confidence") if not file.get(key)]
+    cols = _columns(raw, spec, keys, PREDICTIONS_REQUIRED, source, "release.predictions.mapping")
+    labels = _lookup(spec["label_values"], RELATIONSHIPS, "release.predictions.mapping.label_values")
+    modalities = _lookup(
+        spec["modality_values"], MODALITIES, "release.predictions.mapping.modality_values", exact=False
+    )
+    empty = {_norm(v) for v in spec["empty_values"]} | {""}
+
+    def text(key: str) -> pd.Series:
+        return raw[cols[key][0]].str.strip()
+
+    if file.get("model"):
+        name = pd.Series(file["model"], index=raw.index, dtype=object)
+    else:  # one column, or several joined (model + reasoning effort -> one model), empty parts left out
+        parts = zip(*(raw[column].str.strip() for column in cols["model"]), strict=True)
+        name = pd.Series(
+            [spec["model_separator"].join(p for p in row if p) for row in parts], index=raw.index
+        )
+    model = (spec["model_prefix"] + name).where(name != "", "")
+    patterns = _names(spec["dyad_pattern"])
+    item = _dyad_ids(text("item_id"), patterns, truth, bool(spec["case_insensitive_ids"]))
+    modality = (
+        pd.Series(file["modality"], index=raw.index)
+        if file.get("modality")
+        else text("modality").map(_norm).map(modalities)
+    )
+    value = text("label").map(_norm)
     label = value.map(labels).where(~value.isin(empty), NON_ANSWER)
-    confidence = raw[cols["confidence"]] if "confidence" in cols else pd.Series("", index=raw.index)
-    number = pd.to_numeric(confidence.replace("", np.nan), errors="coerce")
-    bad_confidence = (confidence.str.strip() != "") & ~number.between(0.0, 1.0)
+
+    confidence = text("confidence") if "confidence" in cols else pd.Series("", index=raw.index)
+    scale = CONFIDENCE_SCALES[spec["confidence_scale"]]
+    number = pd.to_numeric(confidence.replace("", np.nan), errors="coerce") / scale
+    bad_confidence = (confidence != "") & ~number.between(0.0, 1.0)
+    if spec["confidence_of"] == "familiar":  # P(familiar) -> the confidence in the label given
+        number = number.where(label == "familiar", (1.0 - number).where(label == "stranger"))
     reason = pd.Series(
         np.select(
-            [~item.isin(set(truth)), modality.isna(), label.isna(), bad_confidence],
-            ["unknown_dyad", "invalid_modality", "invalid_label", "invalid_confidence"],
+            [model == "", item == "", modality.isna(), label.isna(), bad_confidence],
+            ["missing_model", "unknown_dyad", "invalid_modality", "invalid_label", "invalid_confidence"],
             default="imported",
         ),
         index=raw.index,
     )
-    valid = reason == "imported"
-    repeated = pd.DataFrame({"m": model, "x": modality, "i": item})[valid].duplicated(keep="first")
-    reason[repeated[repeated].index] = "duplicate"
-    report = _report("predictions", source, reason, raw)
+    rows = pd.DataFrame(
+        {
+            "model": model,
+            "modality": modality,
+            "item_id": item,
+            "label": label,
+            "confidence": number,
+            "reason": reason,
+        }
+    )
+    return rows, raw
 
-    keep = reason == "imported"
+
+def import_predictions(
+    path, mapping: Mapping | None, design: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(PREDICTIONS, RELEASE_REPORT rows of the predictions) from released model predictions.
+
+    `path` is what `prediction_files` takes (a path, a glob, a folder, a list) or what it returns.
+    `truth` comes from the design; every row is imported or counted under one reason, the
+    first of a repeated (model, modality, item) in file order is kept (within and across
+    files): a repeat with the same answer is a `duplicate`, one with another label or
+    confidence a `conflict`. A confidence outside its scale or not a number is
+    `invalid_confidence`.
+    """
+    spec = _merged(mapping, PREDICTIONS_MAPPING, "release.predictions.mapping")
+    files = prediction_files(str(path) if isinstance(path, os.PathLike) else path, spec)  # idempotent
+    truth = truth_map(design)
+    parts = [(file["path"], *_import_file(file, spec, truth)) for file in files]
+    if not parts:
+        return PREDICTIONS.empty(), RELEASE_REPORT.empty()
+    rows = pd.concat([part for _, part, _ in parts], keys=range(len(parts)), names=["file", "row"])
+    # a repeated (model, modality, item): the first is kept; a repeat that answers otherwise (label
+    # or confidence) is a conflict, not a harmless copy
+    key = ["model", "modality", "item_id"]
+    valid = rows[rows["reason"] == "imported"]
+    repeated = valid.duplicated(key, keep="first")
+    kept = valid[~repeated].set_index(key).loc[pd.MultiIndex.from_frame(valid.loc[repeated, key])]
+    again = valid[repeated]
+    differs = (again["label"].to_numpy() != kept["label"].to_numpy()) | ~np.isclose(
+        again["confidence"].to_numpy(float), kept["confidence"].to_numpy(float), equal_nan=True
+    )
+    rows.loc[again.index, "reason"] = np.where(differs, "conflict", "duplicate")
+    report = pd.concat(
+        [
+            _report("predictions", source, rows.loc[position, "reason"], raw, PREDICTION_REASONS)
+            for position, (source, _, raw) in enumerate(parts)
+        ],
+        ignore_index=True,
+    )
+    keep = rows[rows["reason"] == "imported"]
     frame = pd.DataFrame(
         {
-            "model": model[keep],
-            "modality": modality[keep],
-            "item_id": item[keep],
-            "truth": item[keep].map(truth),
-            "label": label[keep],
-            "confidence": number[keep],
+            "model": keep["model"],
+            "modality": keep["modality"],
+            "item_id": keep["item_id"],
+            "truth": keep["item_id"].map(truth),
+            "label": keep["label"],
+            "confidence": keep["confidence"].astype(float),
         }
     ).sort_values(["model", "modality", "item_id"], kind="stable")
-    predictions = PREDICTIONS.validate(frame, source=source) if len(frame) else PREDICTIONS.empty()
-    return predictions, report
+    predictions = PREDICTIONS.validate(frame.reset_index(drop=True)) if len(frame) else PREDICTIONS.empty()
+    return predictions, RELEASE_REPORT.validate(report)

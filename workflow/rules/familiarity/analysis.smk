@@ -6,6 +6,7 @@ rule score_familiarity:
     """Metrics of every model@variant, rater and crowd; non-answers; crowd curves; calibration; prompt sensitivity."""
     input:
         predictions=fam_predictions(),
+        released=fam_released_predictions(),
         trials=out("ratings", "trials.csv"),
         design=out("design", "design.csv"),
     output:
@@ -40,6 +41,7 @@ rule rater_tests:
     """McNemar and TOST (best model vs crowd, modality pairs), power for the design, individual differences."""
     input:
         predictions=fam_predictions(),
+        released=fam_released_predictions(),
         trials=out("ratings", "trials.csv"),
         design=out("design", "design.csv"),
         covariates=out("ratings", "covariates.csv"),
@@ -93,6 +95,7 @@ rule rasch:
     """Rasch dyad difficulty and person ability per modality x rater type, correlations across modalities, humans vs models."""
     input:
         predictions=fam_predictions(),
+        released=fam_released_predictions(),
         trials=out("ratings", "trials.csv"),
         design=out("design", "design.csv"),
     output:

@@ -8,11 +8,17 @@ from omnisocial.familiarity.inference import (  # noqa: E402
     needs_baseline_predictions,
     with_baseline_predictions,
 )
+from omnisocial.familiarity.release import prediction_files  # noqa: E402
 
 CORPUS = config["corpus"]
 RELEASE = config["release"]
 # pipeline: corpus.smk ... stimuli.smk build the design; release: release.smk imports it
 FROM_RELEASE = config["study"]["design_source"] == "release"
+# released predictions, one entry per file ({path, model, modality}): globs and folders are
+# resolved here, at startup, so a pattern matching nothing stops before any job
+RELEASE_PREDICTION_FILES = prediction_files(
+    RELEASE["predictions"]["path"], RELEASE["predictions"]["mapping"]
+)
 FAM_MODELS = load_models(config["models"])
 if FROM_RELEASE:
     _needs = [name for name, e in FAM_MODELS.items() if needs_baseline_predictions(e)]
@@ -31,9 +37,13 @@ def fam_predictions():
     corpus's transcripts), released predictions when configured, one file per registry model.
     """
     files = [] if FROM_RELEASE else [out("predictions", "baselines.csv")]
-    if RELEASE["predictions"]["path"]:
-        files.append(out("release", "predictions.csv"))
+    files += fam_released_predictions()
     return files + [out("predictions", f"{name}.csv") for name in FAM_MODELS]
+
+
+def fam_released_predictions():
+    """The released predictions' file among fam_predictions() (its rows say `source: release`)."""
+    return [out("release", "predictions.csv")] if RELEASE_PREDICTION_FILES else []
 
 
 def fam_model_entry(wildcards):
@@ -74,7 +84,10 @@ def transcript_inputs(wildcards=None):
     return inputs
 
 
-def final_outputs():
+def survey_outputs():
+    """What a study needs before its ratings are collected (target survey_materials): the
+    design with its filter or release import report, the stimuli and every rater's survey list.
+    """
     if FROM_RELEASE:
         first = [out("release", "design_import_report.csv")]
     else:
@@ -83,9 +96,15 @@ def final_outputs():
         *first,
         out("design", "design.csv"),
         out("stimuli", "manifest.csv"),
-        # models, ratings, statistics, figures
-        *familiarity_outputs(),
+        out("ratings", "blocks.csv"),
+        out("ratings", "assignments.csv"),
+        out("ratings", "surveys"),
     ]
+
+
+def final_outputs():
+    # models, ratings, statistics, figures after the survey materials
+    return [*survey_outputs(), *familiarity_outputs()]
 
 
 # --- ratings ---
@@ -94,12 +113,9 @@ RATED_MODALITIES = [
     m for m in ("text", "audio", "video") if m in RATINGS["raters_per_modality"]
 ]
 if RATINGS["source"] == "exports":
+    # No export yet is a study before its survey: the survey lists and stimuli plan and run
+    # (target survey_materials); only import_ratings asks for the exports (rating_exports).
     RATED_MODALITIES = [m for m in RATED_MODALITIES if RATINGS["exports"][m]]
-    if not RATED_MODALITIES:
-        raise ValueError(
-            "ratings.source is exports but ratings.exports names no export for a modality "
-            "of ratings.raters_per_modality"
-        )
 
 
 def simulated_export(modality):
@@ -114,6 +130,13 @@ def rating_exports(wildcards=None):
             "ratings", "simulated", "simulated_covariates_export.csv"
         )
         return inputs
+    if not RATED_MODALITIES:
+        raise ValueError(
+            "ratings.exports names no survey export for a modality of ratings.raters_per_modality "
+            f"({', '.join(RATINGS['raters_per_modality'])}): set ratings.exports.<modality> to each "
+            "export once the ratings are collected (until then run the target survey_materials: "
+            "the stimuli and every rater's survey list)"
+        )
     inputs = {m: RATINGS["exports"][m] for m in RATED_MODALITIES}
     if RATINGS["covariates"]["path"]:
         inputs["covariates"] = RATINGS["covariates"]["path"]
@@ -207,7 +230,7 @@ def familiarity_outputs():
         *([] if FROM_RELEASE else [out("baselines", "features.csv")]),
         *(
             [out("release", "predictions_import_report.csv")]
-            if RELEASE["predictions"]["path"]
+            if RELEASE_PREDICTION_FILES
             else []
         ),
         out("ratings", "surveys"),

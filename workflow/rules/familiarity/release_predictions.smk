@@ -1,11 +1,12 @@
-# Released model predictions (release.predictions.path) as one PREDICTIONS file beside the
-# registry models' (fam_predictions), with an import report: any design source.
-if RELEASE["predictions"]["path"]:
+# Released model predictions (release.predictions.path: files, globs, folders of shards, resolved
+# at startup into RELEASE_PREDICTION_FILES) as one PREDICTIONS file beside the registry models'
+# (fam_predictions), with an import report: any design source.
+if RELEASE_PREDICTION_FILES:
 
     rule import_release_predictions:
         """Released model predictions as PREDICTIONS, every row accounted for in an import report."""
         input:
-            predictions=RELEASE["predictions"]["path"],
+            predictions=[f["path"] for f in RELEASE_PREDICTION_FILES],
             design=out("design", "design.csv"),
         output:
             predictions=out("release", "predictions.csv"),
@@ -15,6 +16,7 @@ if RELEASE["predictions"]["path"]:
         conda:
             "../../../envs/stats.yaml"
         params:
+            files=RELEASE_PREDICTION_FILES,
             mapping=RELEASE["predictions"]["mapping"],
         script:
             "../../scripts/familiarity/import_release_predictions.py"

@@ -11,10 +11,17 @@ from omnisocial.workflow import start
 
 log = start(snakemake)
 predictions, report = import_predictions(
-    snakemake.input.predictions, dict(snakemake.params.mapping), DESIGN.read(snakemake.input.design)
+    [dict(f) for f in snakemake.params.files],
+    dict(snakemake.params.mapping),
+    DESIGN.read(snakemake.input.design),
 )
 for row in report[(report["reason"] != "imported") & (report["n"] > 0)].itertuples(index=False):
-    log.warning("%d prediction row(s) %s, e.g. %s", row.n, row.reason, row.example)
-log.info("%d predictions of %d model(s)", len(predictions), predictions["model"].nunique())
+    log.warning("%s: %d prediction row(s) %s, e.g. %s", row.file, row.n, row.reason, row.example)
+log.info(
+    "%d predictions of %d model(s) from %d file(s)",
+    len(predictions),
+    predictions["model"].nunique(),
+    report["file"].nunique(),
+)
 PREDICTIONS.write(snakemake.output.predictions, predictions)
 RELEASE_REPORT.write(snakemake.output.report, report)

@@ -36,6 +36,9 @@ Choices made here (the published analysis leaves them open):
   of the per-dyad shares. The p-values are those of the raw correlations;
 - "crowd accuracy" per dyad in the Rasch tables is the share of the raters who were right,
   not the majority vote (the majority vote is the `human_majority` rater of the other tables);
+- a model's rows say where its predictions came from (`source`): "model inference" for the
+  registry models and baselines run here, "release" for a release's predictions (the scripts
+  pass `released_sources`); a row over several models joins them;
 - Holm's correction runs over each family of paired tests: the McNemar rows, and the TOST
   rows, of one comparison kind (best model vs crowd; modality pairs), beside the raw p-values.
 """
@@ -52,7 +55,10 @@ from omnisocial.familiarity.analysis.inputs import (  # noqa: F401
     _correct,
     _trials,
     human_source,
+    joined_sources,
     model_predictions,
+    model_sources,
+    released_sources,
 )
 from omnisocial.familiarity.analysis.rater_tests import (  # noqa: F401
     _pair,

@@ -14,12 +14,17 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from omnisocial.familiarity.analysis.inputs import _trials, human_source, model_predictions
+from omnisocial.familiarity.analysis.inputs import (
+    _trials,
+    human_source,
+    joined_sources,
+    model_predictions,
+    model_sources,
+)
 from omnisocial.familiarity.contracts import (
     GLMM_CONTRASTS,
     GLMM_SUMMARY,
     MODALITIES,
-    MODEL_SOURCE,
     RASCH_CORRELATIONS,
     RASCH_DIFFICULTY,
     RASCH_FITS,
@@ -211,10 +216,12 @@ def rasch_tables(
     trials: pd.DataFrame,
     design: pd.DataFrame,
     params: Mapping,
+    sources: Mapping[str, str] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """rasch_difficulty, rasch_fits, rasch_persons, rasch_correlations, rasch_partial (module docstring).
 
-    params: draws, tune, chains, seed.
+    params: draws, tune, chains, seed. sources: {model: source} of models not inferred here
+    (released); a models' fit says the sources of the models in it.
     """
     from omnisocial.stats.rasch import fit_rasch
 
@@ -223,7 +230,8 @@ def rasch_tables(
     truth = truth_map(design)
     difficulty, fits, abilities = [], [], []
     for (modality, rater_type), responses in sorted(_responses(models, trials).items()):
-        source = human if rater_type == "human" else MODEL_SOURCE
+        people = responses["person"].unique()
+        source = human if rater_type == "human" else joined_sources(model_sources(people, sources))
         n_persons, n_items = responses["person"].nunique(), responses["dyad_id"].nunique()
         fit = {
             "modality": modality,
@@ -322,7 +330,7 @@ def rasch_tables(
                     "reliability_a": rel_a,
                     "reliability_b": rel_b,
                     "pearson_r_corrected": disattenuate(raw["pearson_r"], rel_a, rel_b),
-                    "source": human if rater_type == "human" else MODEL_SOURCE,
+                    "source": human if rater_type == "human" else joined_sources(group["source"]),
                 }
             )
     partial = []

@@ -6,12 +6,14 @@ The choices made are listed in `omnisocial.familiarity.analysis`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
 from omnisocial.familiarity.contracts import (
+    MODEL_SOURCE,
+    RELEASE_SOURCE,
     SURVEY_SOURCE,
 )
 from omnisocial.stats.sdt import (
@@ -49,6 +51,28 @@ def model_predictions(frames: pd.DataFrame | Iterable[pd.DataFrame], design: pd.
             f"model {row['model']} dyad {row['item_id']}: truth {row['truth']} disagrees with the design"
         )
     return frame.sort_values(["model", "modality", "item_id"], kind="stable").reset_index(drop=True)
+
+
+def released_sources(frames: Mapping[str, pd.DataFrame], released: Iterable[str]) -> dict[str, str]:
+    """{model: RELEASE_SOURCE} of the models in the released predictions' files (by path)."""
+    released = {str(path) for path in released}
+    return {
+        str(model): RELEASE_SOURCE
+        for path, frame in frames.items()
+        if str(path) in released
+        for model in frame["model"].unique()
+    }
+
+
+def model_sources(models: Iterable[str], sources: Mapping[str, str] | None) -> list[str]:
+    """Each model's source: `sources` ({model: source}, e.g. `released_sources`), else MODEL_SOURCE."""
+    sources = sources or {}
+    return [sources.get(str(model), MODEL_SOURCE) for model in models]
+
+
+def joined_sources(values: Iterable[str]) -> str:
+    """Several rows' sources as one ('; '-joined, each once, sorted)."""
+    return "; ".join(sorted({part for value in values for part in str(value).split("; ") if part}))
 
 
 def human_source(trials: pd.DataFrame) -> str:

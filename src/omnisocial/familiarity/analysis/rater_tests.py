@@ -12,14 +12,20 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
-from omnisocial.familiarity.analysis.inputs import _correct, _trials, human_source, model_predictions
+from omnisocial.familiarity.analysis.inputs import (
+    _correct,
+    _trials,
+    human_source,
+    joined_sources,
+    model_predictions,
+    model_sources,
+)
 from omnisocial.familiarity.analysis.scoring import human_predictions
 from omnisocial.familiarity.contracts import (
     COMPARISONS,
     INDIVIDUAL_DIFFERENCES,
     MCNEMAR,
     MODALITIES,
-    MODEL_SOURCE,
     POWER,
     TOST,
 )
@@ -74,7 +80,12 @@ def _pair(everyone: pd.DataFrame, model: str, modality: str) -> pd.Series:
 
 
 def paired_tests(
-    everyone: pd.DataFrame, margin: float, alpha: float = 0.05, method: str = "tango", human: str = ""
+    everyone: pd.DataFrame,
+    margin: float,
+    alpha: float = 0.05,
+    method: str = "tango",
+    human: str = "",
+    sources: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(MCNEMAR, TOST) over `comparisons(everyone)`.
 
@@ -91,7 +102,9 @@ def paired_tests(
             "modality_a": modality_a,
             "model_b": model_b,
             "modality_b": modality_b,
-            "source": human if MAJORITY_MODEL in (model_a, model_b) else MODEL_SOURCE,
+            "source": human
+            if MAJORITY_MODEL in (model_a, model_b)
+            else joined_sources(model_sources({model_a, model_b}, sources)),
             "note": BEST_MODEL_NOTE if comparison == "best_model_vs_crowd" else "",
         }
         test = mcnemar_exact(a, b)
@@ -163,6 +176,7 @@ def rater_tests(
     design: pd.DataFrame,
     covariates: pd.DataFrame | None,
     params: Mapping,
+    sources: Mapping[str, str] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """mcnemar, tost, power, individual_differences (module docstring).
 
@@ -182,6 +196,7 @@ def rater_tests(
         float(params.get("tost_alpha", 0.05)),
         str(params.get("tost_method", "tango")),
         human,
+        sources,
     )
     differences = INDIVIDUAL_DIFFERENCES.empty()
     numeric = [

@@ -13,13 +13,18 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from omnisocial.familiarity.analysis.inputs import _correct, _trials, human_source, model_predictions
+from omnisocial.familiarity.analysis.inputs import (
+    _correct,
+    _trials,
+    human_source,
+    model_predictions,
+    model_sources,
+)
 from omnisocial.familiarity.contracts import (
     CALIBRATION,
     CROWD_CURVES,
     FAM_METRICS,
     MAJORITY_VOTES,
-    MODEL_SOURCE,
     NONANSWER,
     PER_RATER,
     PROMPT_SENSITIVITY,
@@ -65,8 +70,12 @@ def rater_types(models: pd.Series, rater_ids: Iterable[str]) -> np.ndarray:
     return np.where(models == MAJORITY_MODEL, "crowd", np.where(models.isin(raters), "human", "model"))
 
 
-def _sourced(frame: pd.DataFrame, types: np.ndarray, human: str) -> pd.DataFrame:
-    return frame.assign(rater_type=types, source=np.where(types == "model", MODEL_SOURCE, human))
+def _sourced(
+    frame: pd.DataFrame, types: np.ndarray, human: str, sources: Mapping[str, str] | None = None
+) -> pd.DataFrame:
+    """rater_type and source: a model's (`model_sources`), or the trials' for raters and crowd."""
+    own = model_sources(frame["model"], sources)
+    return frame.assign(rater_type=types, source=np.where(types == "model", own, human))
 
 
 def calibration_table(
@@ -189,10 +198,11 @@ def score_familiarity(
     trials: pd.DataFrame,
     design: pd.DataFrame,
     params: Mapping,
+    sources: Mapping[str, str] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """metrics, nonanswer_accuracy, per_rater_sdt, majority_votes, crowd_curves, calibration,
     prompt_sensitivity (module docstring). params: seed, crowd_resamples, calibration_bins,
-    calibration_bootstrap."""
+    calibration_bootstrap. sources: {model: source} of models not inferred here (released)."""
     seed = int(params.get("seed", 0))
     models = model_predictions(predictions, design)
     human = human_source(trials)
@@ -203,11 +213,11 @@ def score_familiarity(
     raters = frame["rater_id"].unique()
 
     metrics = score_predictions(everyone)
-    metrics = _sourced(metrics, rater_types(metrics["model"], raters), human)
+    metrics = _sourced(metrics, rater_types(metrics["model"], raters), human, sources)
     answers = nonanswer_accuracies(
         pd.concat([models, people[people["model"] == MAJORITY_MODEL]], ignore_index=True)
     )
-    answers = _sourced(answers, rater_types(answers["model"], raters), human)
+    answers = _sourced(answers, rater_types(answers["model"], raters), human, sources)
 
     if frame.empty:
         per_rater, curves = PER_RATER.empty(), CROWD_CURVES.empty()
