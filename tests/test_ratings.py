@@ -245,13 +245,21 @@ def test_import_long_export_counts_every_exclusion(tmp_path):
     assert list(report["reason"]) == [r for r in REASONS if r not in ("not_shown", "filtered", "practice")]
     assert set(report["modality"]) == {"text"}
     lost = dict(zip(report["reason"], report["lost"], strict=True))
-    assert [r for r, flag in lost.items() if flag] == ["missing_rater_id", "unknown_dyad", "invalid_response", "conflict"]
+    assert [r for r, flag in lost.items() if flag] == [
+        "missing_rater_id",
+        "unknown_dyad",
+        "invalid_response",
+        "conflict",
+    ]
     examples = dict(zip(report["reason"], report["example"], strict=True))
     assert examples["unknown_dyad"].startswith("row 4:") and "D999" in examples["unknown_dyad"]
     assert examples["conflict"] == (
         "row 5: rater='R1' dyad='D001' response='Strangers' (kept row 2: 'Know each other')"
     )
-    assert examples["duplicate"].startswith("row 11:") and "(kept row 10: 'strangers')" in examples["duplicate"]
+    assert (
+        examples["duplicate"]
+        == "row 11: rater='R3' dyad='D002' response='Strangers' (kept row 10: 'strangers')"
+    )
     assert examples["invalid_response"].startswith("row 7:") and "maybe" in examples["invalid_response"]
     assert examples["missing_rater_id"].startswith("row 9:")
     IMPORT_REPORT.validate(report)

@@ -206,6 +206,7 @@ def summary_inputs(wildcards=None):
     inputs = {
         **filter_report_input(),
         "design": out("design", "design.csv"),
+        "trials": out("ratings", "trials.csv"),
         "metrics": out("analysis", "metrics.csv"),
         "glmm_summary": out("analysis", "glmm_summary.csv"),
         "rasch_fits": out("analysis", "rasch_fits.csv"),
@@ -216,7 +217,7 @@ def summary_inputs(wildcards=None):
     return inputs
 
 
-SUMMARY_SECTIONS = ["inputs", "funnel", "coverage", "headline", "convergence"] + (
+SUMMARY_SECTIONS = ["inputs", "raters", "funnel", "coverage", "headline", "convergence"] + (
     ["social", "streaming"] if SOCIAL["enabled"] else []
 )
 

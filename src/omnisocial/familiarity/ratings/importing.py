@@ -210,6 +210,9 @@ def import_ratings(export_csv, mapping: Mapping | None, modality: str, design_tr
     source = str(export_csv)
 
     raw = read_table_strings(export_csv)
+    if raw.columns.empty and not spec["wide"]:
+        # JSON (lines) or parquet without a record names no column: an export without trials
+        raw = pd.DataFrame(columns=[spec["rater_id"], spec["dyad_id"], spec["response"], *spec["require"]])
     raw = raw.iloc[int(spec["skip_rows"]) :]
     trials = _export_trials(raw, spec, source)
 
