@@ -217,9 +217,14 @@ def summary_inputs(wildcards=None):
     return inputs
 
 
-SUMMARY_SECTIONS = ["inputs", "raters", "funnel", "coverage", "headline", "convergence"] + (
-    ["social", "streaming"] if SOCIAL["enabled"] else []
-)
+SUMMARY_SECTIONS = [
+    "inputs",
+    "raters",
+    "funnel",
+    "coverage",
+    "headline",
+    "convergence",
+] + (["social", "streaming"] if SOCIAL["enabled"] else [])
 
 
 def report_outputs():
