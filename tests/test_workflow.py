@@ -249,6 +249,10 @@ def test_summary_page_and_table_renderings(study):
     text = (summary / "summary.md").read_text()
     assert "## Filter funnel" in text and "## Convergence of every Bayesian fit" in text
     assert "SIMULATED DATA" in text
+    # the simulated panel has the planned raters of every modality
+    assert "## Raters: imported against the plan" in text and "Raters differ from the plan" not in text
+    raters = pd.read_csv(summary / "summary_raters.csv")
+    assert (raters["note"] == "as planned").all() and (raters["difference"] == 0).all(), raters
     for name in ("metrics", "mcnemar", "tost", "glmm_summary", "rasch_correlations"):
         for suffix in ("html", "md", "tex"):
             assert (results(study) / "analysis" / f"{name}.{suffix}").is_file(), (name, suffix)
