@@ -203,7 +203,7 @@ def import_ratings(export_csv, mapping: Mapping | None, modality: str, design_tr
     truth = truth_map(design_truth)
     lookup = _response_lookup(spec["response_values"])
     empty_codes = {_norm(v) for v in _values(spec["empty_values"])}
-    practice = {str(v).strip() for v in _values(spec["practice_dyads"])}
+    practice = {str(v).strip() for v in _values(spec["practice_dyads"])} - {""}  # a blank dyad stays lost
     if practice & set(truth):
         raise ValueError(f"mapping practice_dyads names design dyad(s) {sorted(practice & set(truth))}")
     dyad_regex = _pattern_regex(spec["dyad_pattern"])
