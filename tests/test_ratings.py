@@ -222,29 +222,44 @@ def test_import_long_export_counts_every_exclusion(tmp_path):
         "R1,D001,Know each other\n"  # row 2: imported, correct
         "R1,D002,Know each other\n"  # row 3: imported, wrong
         "R1,D999,Strangers\n"  # row 4: unknown dyad
-        "R1,D001,Strangers\n"  # row 5: duplicate of row 2
+        "R1,D001,Strangers\n"  # row 5: rates D001 again, differently: a conflict with row 2
         "R2,D001,\n"  # row 6: empty
         "R2,D002,maybe\n"  # row 7: invalid
         "R2,D003,  JUST MET \n"  # row 8: imported (trimmed, any case), wrong
         ",D003,Strangers\n"  # row 9: no rater id
-        "R3,D002,strangers\n",  # row 10: imported, correct
+        "R3,D002,strangers\n"  # row 10: imported, correct
+        "R3,D002,Strangers\n",  # row 11: the same answer again: a duplicate
     )
     trials, report = import_ratings(export, MAPPING, "text", TRUTH)
+    # a long export without `require` or practice trials: no not_shown / filtered / practice rows
     assert report_counts(report) == {
         "imported": 4,
-        "not_shown": 0,
-        "filtered": 0,
         "missing_rater_id": 1,
         "unknown_dyad": 1,
         "empty_response": 1,
         "invalid_response": 1,
         "duplicate": 1,
+        "conflict": 1,
     }
-    assert report["n"].sum() == 9  # every export row accounted for
-    assert list(report["reason"]) == list(REASONS) and set(report["modality"]) == {"text"}
+    assert report["n"].sum() == 10  # every export row accounted for
+    assert list(report["reason"]) == [r for r in REASONS if r not in ("not_shown", "filtered", "practice")]
+    assert set(report["modality"]) == {"text"}
+    lost = dict(zip(report["reason"], report["lost"], strict=True))
+    assert [r for r, flag in lost.items() if flag] == [
+        "missing_rater_id",
+        "unknown_dyad",
+        "invalid_response",
+        "conflict",
+    ]
     examples = dict(zip(report["reason"], report["example"], strict=True))
     assert examples["unknown_dyad"].startswith("row 4:") and "D999" in examples["unknown_dyad"]
-    assert examples["duplicate"].startswith("row 5:")
+    assert examples["conflict"] == (
+        "row 5: rater='R1' dyad='D001' response='Strangers' (kept row 2: 'Know each other')"
+    )
+    assert (
+        examples["duplicate"]
+        == "row 11: rater='R3' dyad='D002' response='Strangers' (kept row 10: 'strangers')"
+    )
     assert examples["invalid_response"].startswith("row 7:") and "maybe" in examples["invalid_response"]
     assert examples["missing_rater_id"].startswith("row 9:")
     IMPORT_REPORT.validate(report)
@@ -286,12 +301,14 @@ def test_import_wide_qualtrics_export(tmp_path):
         "unknown_dyad": 1,  # R2 rated D999
         "empty_response": 1,  # R2's -99
         "invalid_response": 1,  # R2's "maybe"
-        "duplicate": 1,  # R1's second rating of D001
+        "duplicate": 0,
+        "conflict": 1,  # R1's second rating of D001, a different answer
     }
     assert report["n"].sum() == 4 * 4  # four raters' rows x four dyad columns
     examples = dict(zip(report["reason"], report["example"], strict=True))
-    assert examples["duplicate"].startswith("row 6:") and "D001" in examples["duplicate"]
-    assert examples["filtered"].startswith("row 7:")
+    assert examples["conflict"].startswith("row 6, column 'D001_rating':")
+    assert "(kept row 4, column 'D001_rating': 'Know each other')" in examples["conflict"]
+    assert examples["filtered"].startswith("row 7, column 'D001_rating':")
     assert trials[["rater_id", "dyad_id", "response", "correct"]].values.tolist() == [
         ["R1", "D001", "familiar", True],
         ["R1", "D002", "stranger", True],

@@ -258,6 +258,10 @@ def test_summary_page_and_table_renderings(study):
     for name in ("chance", "behavioural"):
         assert reasons.loc[name, "(not given)"] == reasons.loc[name, "calls"] > 0, name
     assert "## Finish reasons per model (failed calls included)" in text
+    # the simulated panel has the planned raters of every modality
+    assert "## Raters: imported against the plan" in text and "Raters differ from the plan" not in text
+    raters = pd.read_csv(summary / "summary_raters.csv")
+    assert (raters["note"] == "as planned").all() and (raters["difference"] == 0).all(), raters
     for name in ("metrics", "mcnemar", "tost", "glmm_summary", "rasch_correlations"):
         for suffix in ("html", "md", "tex"):
             assert (results(study) / "analysis" / f"{name}.{suffix}").is_file(), (name, suffix)

@@ -3,7 +3,8 @@
 - `render_table(table, stem, title=...)` writes `<stem>.html` (shown inline by the Snakemake
   report), `<stem>.md` and `<stem>.tex` (for the paper) beside a result CSV.
 - `build_summary(...)` turns the result tables of a run into the sections of the summary
-  page: which inputs were real or simulated, the filter funnel, the models with their
+  page: which inputs were real or simulated, the raters imported per modality against the
+  plan (`ratings.raters_per_modality`) with the exports read, the filter funnel, the models with their
   coverage (answered / asked; a model with no answers is listed with 0 / n, never dropped),
   the finish reasons of every model's calls (failed ones included), a headline results
   table and the convergence status of every Bayesian fit.
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from omnisocial.familiarity.ratings.panel import export_plan, raters_vs_plan
 from omnisocial.io import atomic_path
 
 # the sequential stages of the filter report, in the order the funnel applies them
@@ -210,6 +212,26 @@ def inputs_section(
     return pd.DataFrame(rows)
 
 
+def raters_section(config: Mapping, trials: pd.DataFrame | None) -> pd.DataFrame:
+    """Raters imported per modality against `ratings.raters_per_modality`, and the exports read.
+
+    A planned modality without an export, or an export of a modality without planned raters,
+    is listed as not read (the workflow reads neither); see `ratings.panel.export_plan`.
+    """
+    ratings = config.get("ratings") or {}
+    plan = export_plan(
+        ratings.get("source", "exports"), ratings.get("raters_per_modality") or {}, ratings.get("exports")
+    )
+    return raters_vs_plan(plan, trials)
+
+
+def _off_plan(sections: Mapping[str, pd.DataFrame]) -> list[str]:
+    raters = sections.get("raters")
+    if raters is None or raters.empty:
+        return []
+    return list(raters.loc[raters["note"] != "as planned", "modality"])
+
+
 def _passed(values: pd.Series) -> pd.Series:
     return values.astype(str).str.lower().isin({"true", "1", "yes"})
 
@@ -383,6 +405,7 @@ def streaming_section(streaming: pd.DataFrame | None) -> pd.DataFrame:
 
 SECTION_TITLES = {
     "inputs": "Inputs: real or simulated",
+    "raters": "Raters: imported against the plan (ratings.raters_per_modality)",
     "funnel": "Filter funnel",
     "coverage": "Models and coverage (answered / asked)",
     "finish_reasons": "Finish reasons per model (failed calls included)",
@@ -400,13 +423,14 @@ def build_summary(
 ) -> dict[str, pd.DataFrame]:
     """The summary's sections (name -> table) from the run's tables (missing ones as None).
 
-    tables: filter_report, design, metrics, responses (the models' RESPONSES, concatenated),
-    glmm_summary, rasch_fits, social_profile, streaming_metrics, release_predictions and
-    release_report (the released predictions and their import report).
+    tables: filter_report, design, trials, metrics, responses (the models' RESPONSES,
+    concatenated), glmm_summary, rasch_fits, social_profile, streaming_metrics,
+    release_predictions and release_report (the released predictions and their import report).
     """
     get = tables.get
     sections = {
         "inputs": inputs_section(config, get("release_predictions"), get("release_report")),
+        "raters": raters_section(config, get("trials")),
         "funnel": funnel_section(get("filter_report"), get("design")),
         "coverage": coverage_section(get("metrics")),
         "finish_reasons": finish_reasons_section(get("responses")),
@@ -424,6 +448,8 @@ def summary_markdown(sections: Mapping[str, pd.DataFrame]) -> str:
     inputs = sections.get("inputs")
     if inputs is not None and inputs["status"].astype(str).str.startswith("simulated").any():
         lines += ["**SIMULATED DATA**: some inputs are the demo's simulated stand-ins (see Inputs).", ""]
+    if _off_plan(sections):
+        lines += [f"**Raters differ from the plan** for {', '.join(_off_plan(sections))} (see Raters).", ""]
     convergence = sections.get("convergence")
     if convergence is not None and len(convergence) and not convergence["converged"].all():
         bad = int((~convergence["converged"].astype(bool)).sum())
@@ -444,6 +470,8 @@ def summary_html(sections: Mapping[str, pd.DataFrame]) -> str:
     inputs = sections.get("inputs")
     if inputs is not None and inputs["status"].astype(str).str.startswith("simulated").any():
         notes.append("SIMULATED DATA: some inputs are the demo's simulated stand-ins (see Inputs).")
+    if _off_plan(sections):
+        notes.append(f"Raters differ from the plan for {', '.join(_off_plan(sections))} (see Raters).")
     convergence = sections.get("convergence")
     if convergence is not None and len(convergence) and not convergence["converged"].all():
         notes.append("Some Bayesian fits did not converge or were not fitted (see Convergence).")

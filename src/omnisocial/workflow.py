@@ -6,6 +6,11 @@ therefore writes, behind a header numbering it, both to the declared log and to
 `<log>.attempts` beside it, a file that no rule declares and that is only ever appended
 to: it keeps every attempt's log. (Snakemake gives scripts no attempt number, so the
 number counts the headers already in that file.)
+
+Because stderr goes to the log, a failed job would show only Snakemake's "check log
+file(s)" on the console; `start` therefore also installs an excepthook that, after the full
+traceback has gone to the log, prints the exception's type and the first `CONSOLE_LINES`
+lines of its message to the console (the real stderr), with the log's path.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import io
 import logging
 import sys
+import traceback
 from datetime import UTC, datetime
 
 ATTEMPTS_SUFFIX = ".attempts"
@@ -35,6 +41,7 @@ class _Tee(io.TextIOBase):
 
 
 HEADER = "===== rule "
+CONSOLE_LINES = 25
 
 
 def attempt_header(rule: str, attempt: int) -> str:
@@ -50,8 +57,30 @@ def _attempts_so_far(history_path: str) -> int:
         return 0
 
 
+def console_excepthook(rule: str, log_path: str, console=None):
+    """An excepthook: the traceback to sys.stderr (the log), then its last lines to `console`."""
+
+    def hook(kind, error, tb) -> None:
+        sys.__excepthook__(kind, error, tb)  # writes to sys.stderr, i.e. the log
+        lines = "".join(traceback.format_exception_only(kind, error)).rstrip("\n").splitlines()
+        if len(lines) > CONSOLE_LINES:
+            lines = [*lines[:CONSOLE_LINES], f"... ({len(lines) - CONSOLE_LINES} more line(s) in the log)"]
+        stream = console or sys.__stderr__
+        stream.write(
+            f"omnisocial: rule {rule} failed\n"
+            + "".join(f"    {line}\n" for line in lines)
+            + f"    (full traceback: {log_path})\n"
+        )
+        stream.flush()
+
+    return hook
+
+
 def start(smk) -> logging.Logger:
-    """Send logging and stderr to the rule's `log:` file (appending) and log the rule's params."""
+    """Send logging and stderr to the rule's `log:` file (appending) and log the rule's params.
+
+    An uncaught exception still reaches the console in short (`console_excepthook`).
+    """
     log_path = smk.log[0]
     # Both live for the job; line buffering keeps a crash's last lines.
     declared = open(log_path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115
@@ -60,6 +89,7 @@ def start(smk) -> logging.Logger:
     stream = _Tee(declared, history)
     stream.write(attempt_header(smk.rule, attempt))
     sys.stderr = stream
+    sys.excepthook = console_excepthook(smk.rule, log_path)
     logging.basicConfig(
         stream=stream,
         level=logging.INFO,

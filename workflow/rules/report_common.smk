@@ -206,6 +206,7 @@ def summary_inputs(wildcards=None):
     inputs = {
         **filter_report_input(),
         "design": out("design", "design.csv"),
+        "trials": out("ratings", "trials.csv"),
         "metrics": out("analysis", "metrics.csv"),
         # every model's responses: the finish reasons (and audio paths) of its calls
         "responses": [out("responses", f"{name}.csv") for name in FAM_MODELS],
@@ -223,6 +224,7 @@ def summary_inputs(wildcards=None):
 
 SUMMARY_SECTIONS = [
     "inputs",
+    "raters",
     "funnel",
     "coverage",
     "finish_reasons",

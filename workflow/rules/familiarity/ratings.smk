@@ -50,7 +50,10 @@ if RATINGS["source"] == "simulated":
 
 
 rule import_ratings:
-    """Survey exports into one trial table, an import report (every trial accounted for) and covariates."""
+    """Survey exports into one trial table, an import report (every trial accounted for) and covariates.
+
+    Fails when a modality lost more answers than ratings.max_lost_share allows or imported none.
+    """
     input:
         unpack(rating_exports),
         design=out("design", "design.csv"),
@@ -67,6 +70,9 @@ rule import_ratings:
     params:
         source=RATINGS["source"],
         modalities=RATED_MODALITIES,
+        raters_per_modality=RATINGS["raters_per_modality"],
+        exports=RATINGS["exports"],
+        max_lost_share=RATINGS["max_lost_share"],
         mapping=RATINGS["mapping"],
         covariate_mapping=RATINGS["covariates"]["mapping"],
         simulation=RATINGS["simulation"],

@@ -6,7 +6,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
 from omnisocial.familiarity.contracts import RATED_TRIALS
-from omnisocial.familiarity.ratings import SOURCED_IMPORT_REPORT, import_panel
+from omnisocial.familiarity.ratings import SOURCED_IMPORT_REPORT, export_plan, import_panel, raters_vs_plan
 from omnisocial.io import write_csv
 from omnisocial.tables import DESIGN
 from omnisocial.workflow import start
@@ -14,6 +14,12 @@ from omnisocial.workflow import start
 log = start(snakemake)
 params = snakemake.params
 inputs = snakemake.input
+plan = export_plan(params.source, dict(params.raters_per_modality), dict(params.exports))
+for row in plan.itertuples(index=False):
+    if row.read:
+        log.info("%s: reading %s (%d raters planned)", row.modality, row.export, row.planned)
+    else:
+        log.warning("%s: %s", row.modality, row.note)
 trials, report, covariates = import_panel(
     {modality: inputs[modality] for modality in params.modalities},
     DESIGN.read(inputs.design),
@@ -22,8 +28,17 @@ trials, report, covariates = import_panel(
     inputs.get("covariates"),
     dict(params.covariate_mapping),
     dict(params.simulation),
+    params.max_lost_share,
 )
 log.info("%d trials from %d raters (%s)", len(trials), trials["rater_id"].nunique(), params.source)
+for row in raters_vs_plan(plan, trials).to_dict("records"):
+    (log.info if row["note"] == "as planned" else log.warning)(
+        "%s: %s raters imported, %s planned: %s",
+        row["modality"],
+        row["raters imported"],
+        row["planned raters"],
+        row["note"],
+    )
 RATED_TRIALS.write(snakemake.output.trials, trials)
 SOURCED_IMPORT_REPORT.write(snakemake.output.report, report)
 write_csv(snakemake.output.covariates, covariates)

@@ -32,28 +32,44 @@ Design
 
 Import
 ------
-`import_ratings` reads one survey export (a CSV per experiment) through a column mapping
-(`DEFAULT_MAPPING` lists every key). Long exports hold one row per trial; wide exports
-(`wide: true`) one row per rater and one column per dyad named by `column_pattern`, where
-`{dyad_id}` stands for the dyad id (a blank cell there is a dyad the rater was not shown: the
-planned-missing design, counted as `not_shown`, not as an exclusion). Every column matching the
-pattern is an answer column, except the rater id, `require` and `ignore_columns` columns, so a
-matching column of an unknown dyad (e.g. `D999_rating`) shows up as `unknown_dyad`. Every trial of the export
-lands in exactly one row of the import report (`IMPORT_REPORT`), checked in this order:
+`import_ratings` reads one survey export (CSV, TSV, JSON, JSON lines or parquet, one per
+experiment) through a column mapping (`DEFAULT_MAPPING` lists every key). Long exports hold
+one row per trial; wide exports (`wide: true`) one row per rater and one column per dyad
+named by `column_pattern`, where `{dyad_id}` stands for the dyad id (a blank cell there is a
+dyad the rater was not shown: the planned-missing design, counted as `not_shown`, not as an
+exclusion). Every column matching the pattern is an answer column, except the rater id,
+`require` and `ignore_columns` columns, so a matching column of an unknown dyad (e.g.
+`D999_rating`) shows up as `unknown_dyad`. Every trial of the export lands in exactly one
+row of the import report (`IMPORT_REPORT`), checked in this order:
 
   not_shown         wide exports only: a blank cell;
   filtered          the row fails a `require` condition (e.g. Finished must be True);
+  practice          a practice / attention-check stimulus listed in `practice_dyads` (as the
+                    dyad column writes it, or as the dyad id after `dyad_pattern`);
   missing_rater_id  blank rater id;
   unknown_dyad      the dyad id (after `dyad_pattern`) is blank or not in the design truth;
   empty_response    blank response (long exports), or a value listed in `empty_values`;
   invalid_response  a response that is none of `response_values` (matched trimmed and
                     case-insensitively);
-  duplicate         a second or later valid rating of the same (rater, dyad) in the export:
-                    the first valid rating in file order is kept;
+  duplicate         another valid rating of the same (rater, dyad) with the same answer as
+                    the kept one (`keep`: the first valid rating in file order, or the last);
+  conflict          another valid rating of the same (rater, dyad) with a different answer;
+                    `keep: error` raises on any repeated pair instead;
   imported          the trials returned.
 
-Nothing is dropped silently and no bad row raises; a mapping that names a column the export
-lacks (a configuration error) raises ValueError naming it.
+The report lists only the reasons that can apply to the export (`applicable_reasons`: no
+`not_shown` for a long export, no `filtered` without `require`, ...); its examples name the
+trial as "row N" in CSV / TSV (header = row 1, a spreadsheet's numbering) and "record N"
+(from 1) in JSON, JSON lines and parquet, with the answer column of a wide export.
+
+Nothing is dropped silently. `missing_rater_id`, `unknown_dyad`, `invalid_response` and
+`conflict` lose an answer someone gave (`LOST_REASONS`, the report's `lost` column); the
+others are expected (the design, the study's filters, a rater's non-answer, a repeat).
+`check_losses` (run by `import_panel`) fails when a modality's lost trials exceed
+`ratings.max_lost_share` (default 0) of its trials other than not_shown / filtered /
+practice, and always when a modality imported no trial; its message gives the reason
+counts and the first example of each. A mapping that names a column the export lacks (a
+configuration error) raises ValueError naming it.
 
 Rater covariates and individual differences
 -------------------------------------------
@@ -108,17 +124,25 @@ from omnisocial.familiarity.ratings.differences import (
 from omnisocial.familiarity.ratings.importing import (
     DEFAULT_MAPPING,
     IMPORT_REPORT,
+    KEEP_RULES,
+    LOST_REASONS,
     REASONS,
+    ImportLossError,
+    applicable_reasons,
+    check_losses,
     import_covariates,
     import_experiments,
     import_ratings,
+    loss_summary,
 )
 from omnisocial.familiarity.ratings.panel import (
     SOURCED_IMPORT_REPORT,
     SOURCES,
     covariate_mapping,
+    export_plan,
     import_mapping,
     import_panel,
+    raters_vs_plan,
     read_covariates,
     source_label,
 )
@@ -138,6 +162,9 @@ __all__ = [
     "DEFAULT_PANEL_PARAMS",
     "DIFFERENCE_COLUMNS",
     "IMPORT_REPORT",
+    "ImportLossError",
+    "KEEP_RULES",
+    "LOST_REASONS",
     "MODALITIES",
     "RATER_PREFIX",
     "REASONS",
@@ -150,16 +177,21 @@ __all__ = [
     "STIMULUS_PATTERNS",
     "SURVEY_LIST",
     "SURVEY_TABLE",
+    "applicable_reasons",
     "assignments_by_modality",
     "block_design",
+    "check_losses",
     "covariate_mapping",
+    "export_plan",
     "import_covariates",
     "import_experiments",
     "import_mapping",
     "import_panel",
     "import_ratings",
+    "loss_summary",
     "individual_differences",
     "rater_assignments",
+    "raters_vs_plan",
     "raters_per_dyad",
     "rating_design",
     "read_covariates",

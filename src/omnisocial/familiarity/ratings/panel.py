@@ -3,7 +3,13 @@
 `import_panel`: survey exports (simulated, or real ones through the configured column
 mapping) into one trial table with its import report and the rater covariates. Every table
 carries a `source` column: `SIMULATED_LABEL` for the simulated panel, "survey exports"
-otherwise.
+otherwise. An import that loses more answers than `ratings.max_lost_share` allows, or a
+modality with no imported trial, fails (`importing.check_losses`).
+
+`export_plan` says which modality's export the workflow reads and why another is not read
+(the rule reads the modalities of `ratings.raters_per_modality` that have an export);
+`raters_vs_plan` compares the raters imported per modality with `raters_per_modality`. The
+rule logs both and the summary page shows the second.
 """
 
 from __future__ import annotations
@@ -15,7 +21,13 @@ from collections.abc import Mapping
 import pandas as pd
 
 from omnisocial.familiarity.contracts import RATED_TRIALS, SOURCE, SURVEY_SOURCE
-from omnisocial.familiarity.ratings.importing import IMPORT_REPORT, import_covariates, import_experiments
+from omnisocial.familiarity.ratings.design import MODALITIES
+from omnisocial.familiarity.ratings.importing import (
+    IMPORT_REPORT,
+    check_losses,
+    import_covariates,
+    import_experiments,
+)
 from omnisocial.familiarity.ratings.simulate import (
     DEFAULT_PANEL_PARAMS,
     SIMULATED_COVARIATE_MAPPING,
@@ -58,20 +70,31 @@ def import_panel(
     covariates_csv: str | os.PathLike | None = None,
     covariates_mapping: Mapping | None = None,
     simulation: Mapping | None = None,
+    max_lost_share: float = 0.0,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(RATED_TRIALS, import report, covariates) from one export per modality.
 
     `mapping` (one for all exports, or {modality: mapping}) and `covariates_mapping` are used
     for real exports; the simulated panel's exports are read with the mapping they were written
     in. Covariates: an empty frame [rater_id, source] when there is no covariate file.
+    Raises `ImportLossError` (after logging the whole report) when a modality lost more than
+    `max_lost_share` of its trials or imported none.
     """
     label = source_label(source)
     frame = DESIGN.validate(design)
-    trials, report = import_experiments(
-        {m: str(p) for m, p in exports.items()}, import_mapping(source, mapping, simulation), frame
-    )
+    paths = {m: str(p) for m, p in exports.items()}
+    trials, report = import_experiments(paths, import_mapping(source, mapping, simulation), frame)
+    log.info("import report:\n%s", report.to_string(index=False))
     for row in report[(report["reason"] != "imported") & (report["n"] > 0)].itertuples(index=False):
-        log.warning("%s: %d trial(s) %s, e.g. %s", row.modality, row.n, row.reason, row.example)
+        log.warning(
+            "%s: %d trial(s) %s%s, e.g. %s",
+            row.modality,
+            row.n,
+            row.reason,
+            " (lost)" if row.lost else "",
+            row.example,
+        )
+    check_losses(report, max_lost_share, paths)
     if covariates_csv:
         covariates = import_covariates(covariates_csv, covariate_mapping(source, covariates_mapping))
     else:
@@ -90,3 +113,77 @@ def read_covariates(path: str | os.PathLike) -> pd.DataFrame:
         if column in frame.columns:
             frame[column] = frame[column].fillna("")
     return frame
+
+
+def _object_frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
+    """Rows as they are: a count that is None stays None beside ints (never 3.0 and NaN)."""
+    return pd.DataFrame({c: pd.Series([row[c] for row in rows], dtype=object) for c in columns})
+
+
+def export_plan(source: str, raters_per_modality: Mapping, exports: Mapping | None) -> pd.DataFrame:
+    """Per modality planned or with an export: planned raters, the export, whether it is read, why not.
+
+    The rule reads the modalities of `raters_per_modality` (the simulated panel's exports, or
+    those `exports` names); a planned modality without an export and an export of a modality
+    without planned raters are not read, and say so.
+    """
+    source_label(source)
+    exports = dict(exports or {})
+    rows = []
+    for modality in MODALITIES:
+        planned = raters_per_modality.get(modality)
+        export = "simulated panel" if source == "simulated" else str(exports.get(modality) or "")
+        if planned is None and not (source == "exports" and export):
+            continue
+        if planned is None:
+            note = f"not read: ratings.raters_per_modality plans no {modality} raters"
+        elif not export:
+            note = f"not read: ratings.exports.{modality} names no export"
+        else:
+            note = ""
+        rows.append(
+            {
+                "modality": modality,
+                "planned": planned,
+                "export": export,
+                "read": not note,
+                "note": note,
+            }
+        )
+    return _object_frame(rows, ["modality", "planned", "export", "read", "note"])
+
+
+RATERS_VS_PLAN_COLUMNS = ["modality", "planned raters", "raters imported", "difference", "export", "note"]
+
+
+def raters_vs_plan(plan: pd.DataFrame, trials: pd.DataFrame | None) -> pd.DataFrame:
+    """Raters imported per modality (distinct rater ids in `trials`) against the planned raters.
+
+    `plan` is `export_plan`'s table; `trials` None means the trials are not there (yet).
+    difference = imported - planned (empty where a count is unknown).
+    """
+    rows = []
+    for row in plan.itertuples(index=False):
+        planned = None if pd.isna(row.planned) else int(row.planned)
+        if trials is None:
+            imported = None
+        else:
+            part = trials[trials["modality"].astype(str) == row.modality]
+            imported = int(part["rater_id"].astype(str).nunique())
+        note = row.note
+        if not note and trials is None:
+            note = "no trial table"
+        elif not note and imported != planned:
+            direction = "fewer" if imported < planned else "more"
+            note = f"{abs(imported - planned)} {direction} raters than planned"
+        rows.append(
+            {
+                "modality": row.modality,
+                "planned raters": planned,
+                "raters imported": imported,
+                "difference": None if None in (planned, imported) else imported - planned,
+                "export": row.export,
+                "note": note or "as planned",
+            }
+        )
+    return _object_frame(rows, RATERS_VS_PLAN_COLUMNS)
