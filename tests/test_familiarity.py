@@ -353,8 +353,11 @@ def test_real_exports_import_through_the_mapping(tmp_path):
         "dyad_pattern": "clips/{dyad_id}.mp4",
         "response_values": {"familiar": ["They know each other"], "stranger": ["Strangers"]},
     }
+    # 2 of 5 trials lost (an unknown dyad, a missing rater): over the default budget of 0
+    with pytest.raises(fam_ratings.ImportLossError, match="unknown_dyad"):
+        fam_ratings.import_panel({"video": tmp_path / "video.csv"}, design, "exports", mapping)
     trials, report, covariates = fam_ratings.import_panel(
-        {"video": tmp_path / "video.csv"}, design, "exports", mapping
+        {"video": tmp_path / "video.csv"}, design, "exports", mapping, max_lost_share=0.4
     )
     assert len(trials) == 3 and (trials["source"] == SURVEY_SOURCE).all()
     counts = report.set_index("reason")["n"]
