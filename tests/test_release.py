@@ -301,6 +301,32 @@ def test_prediction_mappings_over_shards_in_every_format(tmp_path):
     assert report.groupby("reason")["n"].sum()["unknown_dyad"] == 2 + 9 and len(strict) == 72 - 9
 
 
+def test_a_lossy_predictions_import_fails_naming_the_file_reasons_and_first_rows(tmp_path):
+    """Lost rows (missing model, unknown dyad, conflict, invalid confidence) fail the import at the
+    default budget of 0, with each file's counts and first examples; an identical repeat is not
+    lost; a budget above the file's lost share lets it through; a file with nothing imported fails."""
+    from omnisocial.familiarity.release import PredictionLossError, check_prediction_losses
+
+    design = fb_design(tmp_path)
+    shards = write_shards(fb_predictions(), tmp_path / "csv", "csv")
+    _, report = import_predictions([str(p) for p in shards], FB_MAPPING, design)
+    with pytest.raises(PredictionLossError) as caught:
+        check_prediction_losses(report)
+    message = str(caught.value)
+    lossy = report[(report["n"] > 0) & ~report["reason"].isin(["imported", "duplicate"])]
+    for row in lossy.itertuples(index=False):
+        assert row.file in message and f"first {row.reason}: {row.example}" in message
+    assert "first duplicate" not in message and "max_lost_share = 0 " in message
+    shares = report.groupby("file").apply(
+        lambda part: part.loc[~part["reason"].isin(["imported", "duplicate"]), "n"].sum() / part["n"].sum(),
+        include_groups=False,
+    )
+    check_prediction_losses(report, float(shares.max()))  # within the budget: no error
+    nothing = report.assign(n=np.where(report["reason"] == "imported", 0, report["n"]))
+    with pytest.raises(PredictionLossError, match="no row imported"):
+        check_prediction_losses(nothing, 1.0)
+
+
 def test_one_file_per_model_and_modality_with_p_familiar(tmp_path):
     """Files with no model or modality column, named in config; P(familiar) turned into the
     confidence in the given label (a stranger answer with P(familiar) 0.2 is 0.8 sure)."""

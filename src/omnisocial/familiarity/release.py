@@ -126,6 +126,8 @@ PREDICTION_REASONS = (
     "invalid_label",
     "invalid_confidence",
 )
+# every prediction reason but these loses a released answer (an identical repeat loses nothing)
+KEPT_PREDICTION_REASONS = ("imported", "duplicate")
 REASONS = tuple(dict.fromkeys((*DESIGN_REASONS, *PREDICTION_REASONS)))
 RELEASE_REPORT = Contract(
     "release_import_report",
@@ -487,3 +489,37 @@ def import_predictions(
     ).sort_values(["model", "modality", "item_id"], kind="stable")
     predictions = PREDICTIONS.validate(frame.reset_index(drop=True)) if len(frame) else PREDICTIONS.empty()
     return predictions, RELEASE_REPORT.validate(report)
+
+
+class PredictionLossError(ValueError):
+    """A predictions file lost more rows than `release.predictions.max_lost_share` allows."""
+
+
+def check_prediction_losses(report: pd.DataFrame, max_lost_share: float = 0.0) -> None:
+    """Raise PredictionLossError naming each file over the budget, its reason counts and first examples.
+
+    A file's lost share is its rows under a reason other than KEPT_PREDICTION_REASONS over all
+    its rows; a file with no imported row always fails.
+    """
+    if not 0 <= max_lost_share <= 1:
+        raise ValueError(f"release.predictions.max_lost_share must be within [0, 1], got {max_lost_share!r}")
+    rows = report[(report["table"] == "predictions") & (report["n"] > 0)]
+    failing = []
+    for source, part in rows.groupby("file", sort=False):
+        lost = part[~part["reason"].isin(KEPT_PREDICTION_REASONS)]
+        total, imported = int(part["n"].sum()), int(part.loc[part["reason"] == "imported", "n"].sum())
+        share = lost["n"].sum() / total if total else 1.0
+        if imported > 0 and share <= max_lost_share:
+            continue
+        why = "no row imported" if imported == 0 else f"{share:.1%} lost"
+        counts = ", ".join(f"{r.reason} {int(r.n)}" for r in part.itertuples(index=False))
+        failing.append(f"  {source}: {why}; reasons: {counts}")
+        failing += [f"    first {r.reason}: {r.example}" for r in lost.itertuples(index=False)]
+    if failing:
+        raise PredictionLossError(
+            "released predictions import failed: more rows lost than release.predictions.max_lost_share = "
+            f"{max_lost_share:g} allows, or none imported\n"
+            + "\n".join(failing)
+            + "\n  check release.predictions.mapping (model, item_id, dyad_pattern, modality_values, "
+            "label_values, confidence_scale) against the files"
+        )

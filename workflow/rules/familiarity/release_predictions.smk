@@ -18,5 +18,6 @@ if RELEASE_PREDICTION_FILES:
         params:
             files=RELEASE_PREDICTION_FILES,
             mapping=RELEASE["predictions"]["mapping"],
+            max_lost_share=RELEASE["predictions"]["max_lost_share"],
         script:
             "../../scripts/familiarity/import_release_predictions.py"

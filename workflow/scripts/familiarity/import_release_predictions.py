@@ -5,7 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
-from omnisocial.familiarity.release import RELEASE_REPORT, import_predictions
+from omnisocial.familiarity.release import RELEASE_REPORT, check_prediction_losses, import_predictions
 from omnisocial.tables import DESIGN, PREDICTIONS
 from omnisocial.workflow import start
 
@@ -23,5 +23,6 @@ log.info(
     predictions["model"].nunique(),
     report["file"].nunique(),
 )
+check_prediction_losses(report, snakemake.params.max_lost_share)
 PREDICTIONS.write(snakemake.output.predictions, predictions)
 RELEASE_REPORT.write(snakemake.output.report, report)
