@@ -40,9 +40,9 @@ HTML_STYLE = (
     "table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:2px 6px;text-align:right}"
     "th{background:#f0f0f0;position:sticky;top:0}td:first-child,th:first-child{text-align:left}"
     "caption{text-align:left;font-weight:bold;padding:4px 0}.note{color:#b00020;font-weight:bold}"
-    # a wide or long table scrolls in its own box (the header row stays in view), not the page:
-    # the report shows the page in a frame whose own scroll bars can lie out of sight
-    ".scroll{overflow:auto;max-width:100%;max-height:85vh}td:first-child{white-space:nowrap}"
+    # a table scrolls in its own box (header row in view, one line a row), not the page: the
+    # report shows the page in a frame whose own scroll bars can lie out of sight
+    ".scroll{overflow:auto;max-width:100%;max-height:85vh}.scroll table{width:max-content}"
 )
 
 
