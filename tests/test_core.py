@@ -5,8 +5,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from config_order import reversed_keys
 
-from omnisocial.config import ConfigError, load_config, validate_config
+from omnisocial.config import ConfigError, load_config, sort_mappings, validate_config
 from omnisocial.io import atomic_path, read_csv_strings, write_csv
 from omnisocial.tables import DESIGN, PREDICTIONS, TableError
 
@@ -118,6 +119,27 @@ def test_config_defaults_are_filled():
     assert config["filters"]["min_total_speech_s"] == 90.0
     assert config["sampling"]["strata"] == ["site", "relationship", "gender_mix"]
     assert config["corpus"]["missing_transcript"] == "asr"
+
+
+def test_config_key_order_is_normalised_in_place_and_lists_keep_theirs():
+    written = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
+    entry = {"options": {"b": 1, "a": [{"z": 1, "y": 2}]}, "name": "m", "backend": "baseline"}
+    written["models"].append(entry)
+    reordered = reversed_keys(written)
+    assert list(reordered) != list(written) and repr(reordered) != repr(written)
+    filters = written["filters"]
+    config = validate_config(written)
+    assert config is written and config["filters"] is filters  # Snakemake's own object, reordered
+    # Snakemake compares dict params by repr, which follows key order: now the same text
+    assert repr(validate_config(reordered)) == repr(config)
+    assert list(config) == sorted(config) and list(config["demo"]["style"]) == ["familiar", "stranger"]
+    assert list(config["demo"]["video"]) == ["fps", "height", "width"]
+    assert list(config["models"][-1]["options"]["a"][0]) == ["y", "z"]  # mappings inside lists too
+    # lists keep their order: the registry, the sites, the built-in failures
+    assert [m["name"] for m in config["models"]] == ["chance", "behavioural", "m"]
+    assert config["demo"]["failures"][:2] == ["placeholder_prompt", "not_either_or"]
+    assert sort_mappings({"b": 1, 2: 0, "10": 3, "2": 4}) == {"10": 3, 2: 0, "2": 4, "b": 1}
+    assert list(sort_mappings({"b": 1, 2: 0, "10": 3, "2": 4})) == ["10", 2, "2", "b"]
 
 
 def test_config_errors_name_every_key():

@@ -491,6 +491,8 @@ def test_rater_tests_tables(tiny_study):
     assert (power["n_mcnemar"].dropna() >= power["n_mcnemar_approx"].dropna()).all()
     row = power.set_index(["effect_size", "margin"]).loc[(0.0, 0.1)]
     assert not row["tost_reachable"] and "out of reach with 24 dyads" in row["note"]
+    # the TOST's exact size at 24 dyads: no table shows equivalence within 0.05 or 0.1
+    assert (power["tost_size_design"] == 0).all()
     differences = tables["individual_differences"]
     assert set(differences["analysis"]) == {"correlation", "ols"}
     assert (differences["source"] == SIMULATED_LABEL).all()

@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from omnisocial import cli
-from omnisocial.stats import _mcmc, glmm, rasch
+from omnisocial.stats import glmm, rasch
+from omnisocial.stats.glmm import _mcmc
 from omnisocial.tables import TRIALS
 
 FORMULA = glmm.DEFAULT_FORMULA

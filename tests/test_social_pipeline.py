@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from config_order import reversed_keys
 
 from omnisocial.demo_kit import build_demo, validate_params
 from omnisocial.duplexeval.baselines import (
@@ -622,6 +623,12 @@ def test_social_rules_run_alone_in_a_temporary_folder(tmp_path):
         [*command, "-n", "social_all"], capture_output=True, text=True, timeout=300, cwd=tmp_path
     )
     assert "Nothing to be done" in dry.stdout + dry.stderr
+    # the same config with its keys in reverse order (whole sections are params): nothing to do
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(reversed_keys(config), sort_keys=False))
+    dry = subprocess.run(
+        [*command, "-n", "social_all"], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert "Nothing to be done" in dry.stdout + dry.stderr, dry.stdout[-2000:]
     # a social parameter reruns its rule and what depends on it, not the demo
     config["social"]["when"]["pause_s"] = 0.7
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))

@@ -10,8 +10,9 @@ defines `add_cli(subparsers)` gets to register its own parsers the same way (set
 name a built-in subcommand (so `omnisocial score` never pays for importing PyMC), and a
 plugin module that does not exist yet is skipped.
 
-Errors in the input (a table breaking its contract, an unreadable file) end with a one-line
-message on stderr and exit code 2, never a traceback.
+Errors in the input (a table breaking its contract, an unreadable file: `TableError`, or
+`omnisocial.errors.InputError`, which the shared layers raise without importing this module)
+end with a one-line message on stderr and exit code 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -25,11 +26,9 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
+from omnisocial.errors import EXIT_INPUT, EXIT_OK, InputError
 from omnisocial.io import read_csv_strings
 from omnisocial.tables import METRICS, PREDICTIONS, RELATIONSHIPS, Contract, TableError
-
-EXIT_OK = 0
-EXIT_INPUT = 2
 
 PLUGIN_MODULES = (
     "omnisocial.stats.glmm",
@@ -37,10 +36,6 @@ PLUGIN_MODULES = (
     # SocialOmni: `omnisocial socialomni who|when|how` (scoring replies made elsewhere)
     "omnisocial.socialomni.cli",
 )
-
-
-class InputError(Exception):
-    """Bad input: reported as one line and exit code 2."""
 
 
 # --- score ------------------------------------------------------------------------------

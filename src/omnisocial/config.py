@@ -1,7 +1,8 @@
 """Config validation against the workflow's JSON schema, with defaults filled in.
 
 Errors name the key path (e.g. `filters.min_turns`) and what was expected, so a malformed
-config fails before any job runs.
+config fails before any job runs. A valid config's mappings are then sorted by key (lists keep
+their order), so that reordering a config's keys changes nothing Snakemake compares.
 
 The schema's defaults are a real study's. `check_study` then checks what the schema cannot
 say: a real corpus needs its folder, a release design its metadata table, and a config that
@@ -53,15 +54,36 @@ def _describe(error: jsonschema.ValidationError) -> str:
     return f"{path}: {error.message}"
 
 
+def sort_mappings(value):
+    """Reorder every mapping inside `value` by key, in place (lists keep their order); returns `value`.
+
+    Snakemake compares a rule's dict params by their repr, so a config whose keys are merely
+    written in another order would otherwise rerun every rule that takes a section as params.
+    In place, so that Snakemake's own `config` object (and every reference into it) is the
+    one reordered. Keys are ordered by their text, then their type (YAML may mix 1 and "1")."""
+    if isinstance(value, dict):
+        items = sorted(value.items(), key=lambda item: (str(item[0]), type(item[0]).__name__))
+        value.clear()
+        for key, item in items:
+            value[key] = sort_mappings(item)
+    elif isinstance(value, list):
+        for item in value:
+            sort_mappings(item)
+    return value
+
+
 def validate_config(config: dict, schema_path: str | os.PathLike = DEFAULT_SCHEMA) -> dict:
-    """Fill defaults into `config` in place and raise ConfigError listing every violation."""
+    """Fill defaults into `config` in place and raise ConfigError listing every violation.
+
+    A valid config then has its mappings sorted by key, in place (`sort_mappings`): two configs
+    that differ only in key order are the same config to every rule."""
     schema = yaml.safe_load(Path(schema_path).read_text())
     validator = _with_defaults(jsonschema.Draft202012Validator)(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         lines = "\n".join(f"  - {_describe(error)}" for error in errors)
         raise ConfigError(f"invalid config ({len(errors)} problem(s)):\n{lines}")
-    return config
+    return sort_mappings(config)
 
 
 def input_kinds(config: Mapping) -> tuple[list[str], list[str]]:

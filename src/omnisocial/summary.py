@@ -43,6 +43,9 @@ HTML_STYLE = (
     "table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:2px 6px;text-align:right}"
     "th{background:#f0f0f0;position:sticky;top:0}td:first-child,th:first-child{text-align:left}"
     "caption{text-align:left;font-weight:bold;padding:4px 0}.note{color:#b00020;font-weight:bold}"
+    # a table scrolls in its own box (header row in view, one line a row), not the page: the
+    # report shows the page in a frame whose own scroll bars can lie out of sight
+    ".scroll{overflow:auto;max-width:100%;max-height:85vh}.scroll table{width:max-content}"
 )
 
 
@@ -72,7 +75,7 @@ def html_table(table: pd.DataFrame, title: str = "", note: str = "") -> str:
     return (
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"<style>{HTML_STYLE}</style></head><body><h3>{html.escape(title)}</h3>{note_html}"
-        f"{cut}{body}</body></html>\n"
+        f"{cut}<div class='scroll'>{body}</div></body></html>\n"
     )
 
 
@@ -463,7 +466,9 @@ def summary_html(sections: Mapping[str, pd.DataFrame]) -> str:
     parts = []
     for name, table in sections.items():
         body = (
-            formatted(table).to_html(index=False, escape=True, border=0) if len(table) else "<p>(no rows)</p>"
+            f"<div class='scroll'>{formatted(table).to_html(index=False, escape=True, border=0)}</div>"
+            if len(table)
+            else "<p>(no rows)</p>"
         )
         parts.append(f"<h3 id='{name}'>{html.escape(SECTION_TITLES.get(name, name))}</h3>{body}")
     notes = []

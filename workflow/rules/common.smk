@@ -10,6 +10,8 @@ sys.path.insert(0, str(REPO / "src"))
 
 from omnisocial.config import check_study, validate_config  # noqa: E402
 
+# in place: defaults filled in and every mapping sorted by key, so a config that differs only
+# in key order has the same params (Snakemake compares dict params in their key order)
 validate_config(config, REPO / "workflow" / "schemas" / "config.schema.yaml")
 check_study(config)
 

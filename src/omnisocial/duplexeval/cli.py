@@ -27,10 +27,10 @@ from pathlib import Path
 
 
 def _run(args: argparse.Namespace) -> int:
-    from omnisocial.cli import EXIT_OK, InputError
     from omnisocial.duplexeval import judged
     from omnisocial.duplexeval.contracts import RTD_SPLITS, STREAM_IMPORT_NOTES, STREAM_RESPONSES
     from omnisocial.duplexeval.importers import load_stream_items, read_stream_response, response_path
+    from omnisocial.errors import EXIT_OK, InputError
     from omnisocial.importing import ImportErrorWithItem, concat_frames
     from omnisocial.io import write_csv
 

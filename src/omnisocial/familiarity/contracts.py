@@ -313,6 +313,13 @@ POWER = Contract(
         Column("power_mcnemar_design", "float", nullable=True, doc="exact power with n_dyads_design"),
         Column("power_tost_design", "float", nullable=True, doc="exact chance of showing equivalence"),
         Column("tost_reachable", "bool", nullable=True, doc="power_tost_design reaches the power"),
+        Column(
+            "tost_size_design",
+            "float",
+            nullable=True,
+            doc="exact type-I error of the TOST at this margin and alpha with n_dyads_design "
+            "(sup over the discordance; Tango's test is near alpha, not below it at every n)",
+        ),
         Column("note", doc="says when equivalence or detection is out of reach with this design"),
         Column("n_dyads_design", "int", doc="dyads in this study's design"),
     ),

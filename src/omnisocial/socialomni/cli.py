@@ -48,7 +48,7 @@ from omnisocial.socialomni.parsing import PARSERS
 
 
 def _input_error():
-    from omnisocial.cli import InputError
+    from omnisocial.errors import InputError
 
     return InputError
 

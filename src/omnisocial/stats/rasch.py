@@ -252,7 +252,7 @@ def add_cli(subparsers) -> None:
 
 
 def run_cli(args: argparse.Namespace) -> int:
-    from omnisocial.cli import InputError
+    from omnisocial.errors import InputError
     from omnisocial.io import read_csv_strings, write_csv, write_json
 
     try:

@@ -14,9 +14,14 @@ discordant pairs), psi = (b + c) / n the discordance, delta = (b - c) / n = acc_
                         likelihood estimate of P(a wrong, b right) under delta = delta0
                         (`tango_z`); p_lower = P(Z > z(-margin)), p_upper = P(Z < z(margin)),
                         the interval inverts the test (`tango_interval`). Finite without
-                        discordant pairs. At n = 96 and the margin 0.1 its exact type-I error
-                        is 0.045-0.048 for discordances 0.12-0.16, where the Wald test's is
-                        0.061-0.075 (exact enumeration, tests/test_stats_scoring.py);
+                        discordant pairs. Its type-I error is close to alpha, not bounded by
+                        it: the exact size (sup over the discordance at |delta| = margin,
+                        `tost_exact_size`) swings with n; at alpha 0.05 and the margin 0.1 it
+                        is 0.048 at n = 96 (0.045-0.048 for discordances 0.12-0.16) but 0.053
+                        at n = 60, 0.058 at n = 100 and 0.057 at n = 200, the excess where the
+                        discordance equals the margin (every discordant pair one way). The
+                        Wald test's size is 0.078 at n = 96, 0.136 at n = 60 and 0.093 at
+                        n = 200 (exact enumeration, tests/test_stats_paired.py);
     "wald":             z = (delta_hat -/+ margin) / SE, SE = sqrt(psi_hat - delta_hat^2) / sqrt(n);
                         with no discordant pair SE is 0: the p-values are NaN and equivalence is
                         not claimed;
@@ -37,7 +42,8 @@ discordant pairs), psi = (b + c) / n the discordance, delta = (b - c) / n = acc_
   McNemar sample size of `power_table` is searched by exact power instead (`n_mcnemar_exact`:
   the discordant count d ~ Binomial(n, psi), b | d ~ Binomial(d, (psi + delta) / (2 psi)),
   summed over the exact test's rejection region). `tost_exact_power` enumerates every
-  multinomial table (b, c, n - b - c) for the exact chance that TOST claims equivalence.
+  multinomial table (b, c, n - b - c) for the exact chance that TOST claims equivalence;
+  `tost_exact_size` takes its sup over the discordance at the margin (the test's size).
   psi is the expected discordance; when it is not given it is derived from the baseline
   accuracy p_b and p_a = p_b + delta assuming independent errors: psi = p_a (1-p_b) + p_b (1-p_a).
 - Multiple testing: `holm` adjusts a family of p-values (Holm 1979, statsmodels).
@@ -50,7 +56,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import optimize, special, stats
 
 
 def _paired(correct_a: pd.Series, correct_b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -292,13 +298,58 @@ def tost_exact_power(
     if abs(delta) > psi or psi > 1 or n < 1:
         return math.nan
     b, c = _all_tables(n)
-    result = paired_tost_from_counts(b, c, n, margin, alpha, method) if method != "tango" else None
+    significant = _tost_claims(b, c, n, margin, alpha, method)
+    return float(_multinomial_pmf(b, c, n, (psi + delta) / 2, (psi - delta) / 2)[significant].sum())
+
+
+def _tost_claims(b, c, n: int, margin: float, alpha: float, method: str) -> np.ndarray:
+    """Whether paired TOST claims equivalence on each table (b, c, n - b - c)."""
     if method == "tango":  # the decision needs the two score statistics only, not the interval
         z = stats.norm.ppf(1 - alpha)
-        significant = (tango_z(b, c, n, -margin) > z) & (tango_z(b, c, n, margin) < -z)
-    else:
-        significant = result["equivalent"]
-    return float(_multinomial_pmf(b, c, n, (psi + delta) / 2, (psi - delta) / 2)[significant].sum())
+        return (tango_z(b, c, n, -margin) > z) & (tango_z(b, c, n, margin) < -z)
+    return paired_tost_from_counts(b, c, n, margin, alpha, method)["equivalent"]
+
+
+def tost_exact_size(n: int, margin: float, alpha: float = 0.05, method: str = "tango") -> tuple[float, float]:
+    """(size, discordance at the size): the exact type-I error of paired TOST with n pairs.
+
+    H0 is |delta| >= margin; the chance of claiming equivalence is largest on its edge
+    |delta| = margin, where it still depends on the discordance psi in [margin, 1]. The size
+    is the sup over psi of that chance (`tost_exact_power` at delta = +/- margin): each
+    claiming table's multinomial probability is summed on a grid of max(451, n + 1)
+    discordances (the chance is a polynomial of degree n in psi), and the best grid point is
+    refined by bounded maximisation between its neighbours. psi = margin means every
+    discordant pair goes one way. NaN for n < 1."""
+    n, margin = int(n), float(margin)
+    if n < 1:
+        return math.nan, math.nan
+    b, c = _all_tables(n)
+    claims = _tost_claims(b, c, n, margin, alpha, method)
+    b, c = b[claims].astype(float), c[claims].astype(float)
+    rest = n - b - c
+    log_coefficient = special.gammaln(n + 1) - special.gammaln(b + 1) - special.gammaln(c + 1)
+    log_coefficient -= special.gammaln(rest + 1)
+
+    def chance(psi: float) -> float:
+        """Both edges: delta = +margin (b the larger cell) and -margin (c the larger cell)."""
+        high, low = (psi + margin) / 2, max(psi - margin, 0.0) / 2
+        plus = special.xlogy(b, high) + special.xlogy(c, low)
+        minus = special.xlogy(b, low) + special.xlogy(c, high)
+        other = special.xlogy(rest, max(1.0 - psi, 0.0)) + log_coefficient
+        return max(float(np.exp(plus + other).sum()), float(np.exp(minus + other).sum()))
+
+    grid = np.linspace(margin, 1.0, max(451, n + 1))
+    values = np.array([chance(psi) for psi in grid])
+    best = int(values.argmax())
+    size, at = float(values[best]), float(grid[best])
+    if len(grid) > 1 and margin < 1:
+        low, high = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
+        fit = optimize.minimize_scalar(
+            lambda psi: -chance(psi), bounds=(low, high), method="bounded", options={"xatol": 1e-10}
+        )
+        if -fit.fun > size:
+            size, at = float(-fit.fun), float(fit.x)
+    return size, at
 
 
 def _mcnemar_power_given_d(d_max: int, share: float, alpha: float) -> np.ndarray:
@@ -370,10 +421,14 @@ def power_table(
 
     With `n_design`: power_mcnemar_design and power_tost_design are the exact powers at that
     many dyads (TOST with `method`), tost_reachable says whether power_tost_design reaches
-    the target power, and `note` says in words when equivalence or detection is out of reach.
+    the target power, tost_size_design is the TOST's exact size at the row's margin and alpha
+    (`tost_exact_size`: the sup over the discordance, the same for every effect size), and
+    `note` says in words when equivalence or detection is out of reach, or when that size
+    exceeds alpha.
     """
     rows = []
     detect_cache: dict[tuple[float, float], float] = {}
+    size_cache: dict[float, float] = {}
     for effect, margin in itertools.product(effect_sizes, margins):
         psi = expected_discordance(baseline_accuracy, effect) if discordance is None else discordance
         key = (float(effect), float(psi))
@@ -394,9 +449,13 @@ def power_table(
             "power_mcnemar_design": math.nan,
             "power_tost_design": math.nan,
             "tost_reachable": pd.NA,
+            "tost_size_design": math.nan,
             "note": "",
         }
         if n_design:
+            if float(margin) not in size_cache:
+                size_cache[float(margin)] = tost_exact_size(n_design, margin, alpha, method)[0]
+            row["tost_size_design"] = size_cache[float(margin)]
             row["power_mcnemar_design"] = (
                 mcnemar_exact_power(n_design, effect, psi, alpha) if effect != 0 else math.nan
             )
@@ -417,6 +476,11 @@ def power_table(
                 notes.append(
                     f"a difference of {effect:g} is detected with exact power "
                     f"{row['power_mcnemar_design']:.2f} only"
+                )
+            if row["tost_size_design"] > alpha:
+                notes.append(
+                    f"the TOST at margin {margin:g} has exact size {row['tost_size_design']:.3f} "
+                    f"with {n_design} dyads, above alpha {alpha:g}"
                 )
             row["note"] = "; ".join(notes)
         rows.append(row)
@@ -439,6 +503,7 @@ POWER_COLUMNS = [
     "power_mcnemar_design",
     "power_tost_design",
     "tost_reachable",
+    "tost_size_design",
     "note",
 ]
 

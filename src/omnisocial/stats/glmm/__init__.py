@@ -29,7 +29,7 @@ priors read from the bambi model object, but
    levels more than the prior does (median trials per level x p(1-p) x a moment estimate of
    sigma_g^2 > 1, e.g. dyads rated ~90 times), else non-centred (w ~ N(0, 1), scaled by sigma_g);
 4. evaluates the log density and its gradient with a hand-written numba kernel
-   (`_glmm_kernel.py`, compiled once and cached on disk) and samples it with nutpie's NUTS.
+   (`glmm/_kernel.py`, compiled once and cached on disk) and samples it with nutpie's NUTS.
    Compiling the same model from PyMC with nutpie (`sampler="pymc"`, kept as a reference
    implementation) takes longer than the whole fast fit.
 
@@ -346,7 +346,7 @@ def read_data(path: str, formula: str) -> pd.DataFrame:
 
 
 def run_cli(args: argparse.Namespace) -> int:
-    from omnisocial.cli import InputError
+    from omnisocial.errors import InputError
     from omnisocial.io import write_csv
 
     try:

@@ -59,7 +59,7 @@ class FastModel:
     internal_of: list[np.ndarray] = field(default_factory=list)  # bambi level -> internal index
 
     def logp_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
-        from omnisocial.stats._glmm_kernel import logp_grad
+        from omnisocial.stats.glmm._kernel import logp_grad
 
         grad = np.empty(self.ndim)
         value = logp_grad(np.ascontiguousarray(theta, dtype=np.float64), grad, *self.kernel_args)

@@ -75,7 +75,7 @@ def sample_fast_model(fast: FastModel, draws, tune, chains, cores, seed, extra=N
     import nutpie
     from nutpie.compiled_pyfunc import from_pyfunc
 
-    from omnisocial.stats._glmm_kernel import logp_grad
+    from omnisocial.stats.glmm._kernel import logp_grad
 
     kernel_args = fast.kernel_args
     ndim = fast.ndim

@@ -75,7 +75,7 @@ def summary_frame(
     `cache` (label -> (r_hat, ess_bulk)) supplies diagnostics computed before from the same draws,
     and receives the ones computed here.
     """
-    from omnisocial.stats import _mcmc
+    from omnisocial.stats.glmm import _mcmc
 
     if cache is not None and labels and all(name in cache for name in labels):
         rhat = np.array([cache[name][0] for name in labels], dtype=float)
@@ -139,7 +139,7 @@ def contrasts(result: GLMMResult) -> pd.DataFrame:
 def worst_diagnostics(result: GLMMResult) -> tuple[float, float]:
     """(min bulk ESS, max R-hat) over every reported quantity: the rows of `summarize` and
     `contrasts` (NaN when one is undefined); fills `result.diagnostics`."""
-    from omnisocial.stats import _mcmc
+    from omnisocial.stats.glmm import _mcmc
 
     labels, draws = posterior_matrix(result.idata, _reported_vars(result, True))
     if result.fixed_term is not None:
@@ -160,7 +160,7 @@ def variance_components(result: GLMMResult) -> pd.DataFrame:
     variance due to the factor. Columns term, group, sd_mean, sd_hdi_low, sd_hdi_high,
     var_mean, icc_mean, icc_hdi_low, icc_hdi_high, r_hat, ess_bulk (of the SD), converged, flag.
     """
-    from omnisocial.stats import _mcmc
+    from omnisocial.stats.glmm import _mcmc
 
     terms = [term for term in result.group_terms if f"{term}_sigma" in result.idata.posterior]
     if not terms:

@@ -1,0 +1,132 @@
+"""The report's pages as a reader sees them (issue 21): the front page's list of inputs is a list,
+and a wide table scrolls in its own box instead of being cut.
+
+The captions are rendered as `snakemake --report` renders them: jinja2 with trim_blocks and
+lstrip_blocks (snakemake.report.auto_report, Snakemake 9), then docutils. The tables are the
+real `omnisocial.summary` pages, opened by headless chromium where it is installed.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import jinja2
+import numpy as np
+import pandas as pd
+import pytest
+from docutils.core import publish_parts
+
+from omnisocial.config import load_config
+from omnisocial.summary import html_table, summary_html
+
+ROOT = Path(__file__).resolve().parents[1]
+REPORT = ROOT / "workflow" / "report"
+CONFIGS = ("demo.yaml", "seamless.example.yaml", "friendbench_release.example.yaml")
+
+
+def caption_html(path: Path, config: dict, **environment) -> str:
+    class Snakemake:  # what a caption sees of the run (params and wildcards: none here)
+        params: dict = {}
+        wildcards: dict = {}
+
+    Snakemake.config = config
+    text = jinja2.Environment(**environment).from_string(path.read_text()).render(snakemake=Snakemake)
+    return publish_parts(text, writer="html", settings_overrides={"report_level": 5})["body"]
+
+
+def snakemake_caption(path: Path, config: dict) -> str:
+    return caption_html(path, config, trim_blocks=True, lstrip_blocks=True)
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_the_front_page_lists_the_inputs_one_item_each(name):
+    config = load_config(ROOT / "config" / name)
+    page = snakemake_caption(REPORT / "workflow.rst", config)
+    listed = re.search(r"<p>Inputs, real or simulated:</p>\s*<ul[^>]*>(.*?)</ul>", page, re.S)
+    assert listed, page
+    items = re.findall(r"<li>(.*?)</li>", listed.group(1), re.S)
+    assert [item.split(":")[0] for item in items] == [
+        "Design",
+        "Human ratings",
+        "Models",
+        "Social benchmarks",
+    ]
+    simulated = config["ratings"]["source"] == "simulated"
+    assert ("<strong>SIMULATED</strong>, a simulated rater panel" in items[1]) == simulated
+    # the simulated-data warning is a paragraph of its own, not the end of the one before
+    assert ("<p><strong>SIMULATED DATA</strong>: the human ratings" in page) == simulated
+    assert "<p><strong>Familiarity (FriendBench-style)</strong>" in page
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_every_caption_reads_the_same_under_snakemakes_whitespace_control(name):
+    """A block tag that ends a line takes the line break with it under trim_blocks: no caption
+    may depend on that line break (the front page's list items ran together so)."""
+    config = load_config(ROOT / "config" / name)
+    config["social"]["enabled"] = name != "friendbench_release.example.yaml"
+    for path in sorted(REPORT.glob("*.rst")):
+        plain = re.sub(r"\s+", " ", caption_html(path, config))
+        assert re.sub(r"\s+", " ", snakemake_caption(path, config)) == plain, path.name
+
+
+def wide_table(rows: int = 60, columns: int = 30) -> pd.DataFrame:
+    values = np.random.default_rng(0).normal(size=(rows, columns))
+    table = pd.DataFrame(values, columns=[f"posterior_quantity_{k}_hdi_low" for k in range(columns)])
+    table.insert(0, "model", [f"omni-model-{k}@v1" for k in range(rows)])
+    return table
+
+
+def test_tables_sit_in_a_scrolling_box():
+    page = html_table(wide_table(), "wide", note="")
+    assert re.search(r"<div class='scroll'><table[^>]*>.*</table>\s*</div>", page, re.S)
+    assert ".scroll{overflow:auto;max-width:100%" in page
+    summary = summary_html({"headline": wide_table(3), "coverage": pd.DataFrame({"model": []})})
+    assert summary.count("<div class='scroll'><table") == 1  # an empty section says so instead
+    assert "(no rows)" in summary
+
+
+def _browser() -> str | None:
+    return next(
+        (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None
+    )
+
+
+MEASURE = """<script>
+const box = document.querySelector('.scroll');
+document.body.setAttribute('data-measured', [box.scrollWidth, box.clientWidth,
+  document.documentElement.scrollWidth, window.innerWidth, box.getBoundingClientRect().bottom,
+  window.innerHeight].join(','));
+</script>"""
+
+
+def test_a_wide_table_scrolls_in_its_box_in_a_browser(tmp_path):
+    browser = _browser()
+    if browser is None:
+        pytest.skip("chromium not on PATH (make system-deps installs it; .ci/run runs that)")
+    page = tmp_path / "wide.html"
+    page.write_text(html_table(wide_table(), "wide").replace("</body>", MEASURE + "</body>"))
+    dom = subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--window-size=800,600",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    measured = re.search(r'data-measured="([\d.,]+)"', dom)
+    assert measured, dom[:2000]
+    box_scroll, box_width, page_scroll, window_width, box_bottom, window_height = map(
+        float, measured.group(1).split(",")
+    )
+    assert box_scroll > 2 * box_width  # the table is far wider than its box: the box scrolls
+    assert page_scroll <= window_width  # and the page itself is not wider than the window
+    assert box_bottom <= window_height  # the box's horizontal scroll bar is in view
