@@ -593,7 +593,13 @@ def release_config(files: dict[str, Path], folder: Path) -> dict:
             "root": str(folder),
             "metadata": str(files["metadata"]),
             "mapping": DESIGN_MAPPING,
-            "predictions": {"path": str(files["predictions"]), "mapping": PREDICTIONS_MAPPING},
+            # the file holds 2 unknown dyads and an invalid label among 52 rows (5.8% lost): counted,
+            # and allowed here (at the default budget of 0 the import fails, as tested above)
+            "predictions": {
+                "path": str(files["predictions"]),
+                "mapping": PREDICTIONS_MAPPING,
+                "max_lost_share": 0.1,
+            },
         },
         "ratings": {
             "source": "exports",
