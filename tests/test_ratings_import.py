@@ -35,6 +35,7 @@ from omnisocial.familiarity.ratings import (
     import_panel,
     import_ratings,
     loss_summary,
+    panel,
     raters_vs_plan,
 )
 from omnisocial.tables import DESIGN
@@ -418,7 +419,8 @@ def test_the_summary_page_shows_the_raters_against_the_plan(tmp_path):
         "social": {"enabled": False},
     }  # fmt: skip
     trials = pd.DataFrame({"rater_id": [1, 2, 3, 7], "modality": ["text", "text", "text", "video"]})
-    sections = summary.build_summary(config, {"trials": trials})
+    raters = panel.raters_section(config["ratings"], trials)
+    sections = summary.build_summary(config, {"raters": raters})
     raters = sections["raters"].set_index("modality")
     assert raters.loc["text", "note"] == "as planned" and raters.loc["text", "difference"] == 0
     assert raters.loc["video", "difference"] == -1

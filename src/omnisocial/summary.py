@@ -24,7 +24,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from omnisocial.familiarity.ratings.panel import export_plan, raters_vs_plan
 from omnisocial.io import atomic_path
 
 # the sequential stages of the filter report, in the order the funnel applies them
@@ -213,19 +212,6 @@ def inputs_section(
     else:
         rows.append({"input": "social benchmarks", "status": "not run", "detail": "social.enabled: false"})
     return pd.DataFrame(rows)
-
-
-def raters_section(config: Mapping, trials: pd.DataFrame | None) -> pd.DataFrame:
-    """Raters imported per modality against `ratings.raters_per_modality`, and the exports read.
-
-    A planned modality without an export, or an export of a modality without planned raters,
-    is listed as not read (the workflow reads neither); see `ratings.panel.export_plan`.
-    """
-    ratings = config.get("ratings") or {}
-    plan = export_plan(
-        ratings.get("source", "exports"), ratings.get("raters_per_modality") or {}, ratings.get("exports")
-    )
-    return raters_vs_plan(plan, trials)
 
 
 def _off_plan(sections: Mapping[str, pd.DataFrame]) -> list[str]:
@@ -426,14 +412,15 @@ def build_summary(
 ) -> dict[str, pd.DataFrame]:
     """The summary's sections (name -> table) from the run's tables (missing ones as None).
 
-    tables: filter_report, design, trials, metrics, responses (the models' RESPONSES,
-    concatenated), glmm_summary, rasch_fits, social_profile, streaming_metrics,
-    release_predictions and release_report (the released predictions and their import report).
+    tables: filter_report, design, raters (`familiarity.ratings.panel.raters_section`, built by
+    the caller), metrics, responses (the models' RESPONSES, concatenated), glmm_summary,
+    rasch_fits, social_profile, streaming_metrics, release_predictions and release_report (the
+    released predictions and their import report).
     """
     get = tables.get
     sections = {
         "inputs": inputs_section(config, get("release_predictions"), get("release_report")),
-        "raters": raters_section(config, get("trials")),
+        "raters": get("raters"),
         "funnel": funnel_section(get("filter_report"), get("design")),
         "coverage": coverage_section(get("metrics")),
         "finish_reasons": finish_reasons_section(get("responses")),
@@ -443,7 +430,7 @@ def build_summary(
     if (config.get("social") or {}).get("enabled"):
         sections["social"] = social_section(get("social_profile"))
         sections["streaming"] = streaming_section(get("streaming_metrics"))
-    return sections
+    return {name: table for name, table in sections.items() if table is not None}  # raters: given or not
 
 
 def summary_markdown(sections: Mapping[str, pd.DataFrame]) -> str:

@@ -492,34 +492,39 @@ def import_predictions(
 
 
 class PredictionLossError(ValueError):
-    """A predictions file lost more rows than `release.predictions.max_lost_share` allows."""
+    """Released predictions lost more rows than `release.predictions.max_lost_share` allows."""
 
 
 def check_prediction_losses(report: pd.DataFrame, max_lost_share: float = 0.0) -> None:
-    """Raise PredictionLossError naming each file over the budget, its reason counts and first examples.
+    """Raise PredictionLossError when the import's lost share is over budget or a file imported nothing.
 
-    A file's lost share is its rows under a reason other than KEPT_PREDICTION_REASONS over all
-    its rows; a file with no imported row always fails.
+    The lost share is the rows under a reason other than KEPT_PREDICTION_REASONS over all rows
+    of all files (shards of one release are one import); the message names each file with a
+    loss, its reason counts and first examples.
     """
     if not 0 <= max_lost_share <= 1:
         raise ValueError(f"release.predictions.max_lost_share must be within [0, 1], got {max_lost_share!r}")
     rows = report[(report["table"] == "predictions") & (report["n"] > 0)]
-    failing = []
+    lost = rows[~rows["reason"].isin(KEPT_PREDICTION_REASONS)]
+    share = lost["n"].sum() / rows["n"].sum() if len(rows) else 0.0
+    imported = rows[rows["reason"] == "imported"].groupby("file")["n"].sum()
+    empty = [source for source in rows["file"].unique() if imported.get(source, 0) == 0]
+    if share <= max_lost_share and not empty:
+        return
+    lines = []
     for source, part in rows.groupby("file", sort=False):
-        lost = part[~part["reason"].isin(KEPT_PREDICTION_REASONS)]
-        total, imported = int(part["n"].sum()), int(part.loc[part["reason"] == "imported", "n"].sum())
-        share = lost["n"].sum() / total if total else 1.0
-        if imported > 0 and share <= max_lost_share:
+        if source not in empty and source not in set(lost["file"]):
             continue
-        why = "no row imported" if imported == 0 else f"{share:.1%} lost"
         counts = ", ".join(f"{r.reason} {int(r.n)}" for r in part.itertuples(index=False))
-        failing.append(f"  {source}: {why}; reasons: {counts}")
-        failing += [f"    first {r.reason}: {r.example}" for r in lost.itertuples(index=False)]
-    if failing:
-        raise PredictionLossError(
-            "released predictions import failed: more rows lost than release.predictions.max_lost_share = "
-            f"{max_lost_share:g} allows, or none imported\n"
-            + "\n".join(failing)
-            + "\n  check release.predictions.mapping (model, item_id, dyad_pattern, modality_values, "
-            "label_values, confidence_scale) against the files"
-        )
+        why = "no row imported; " if source in empty else ""
+        lines.append(f"  {source}: {why}reasons: {counts}")
+        lines += [f"    first {r.reason}: {r.example}" for r in lost[lost["file"] == source].itertuples()]
+    raise PredictionLossError(
+        f"released predictions import failed: {share:.1%} of {int(rows['n'].sum())} rows lost "
+        f"(release.predictions.max_lost_share = {max_lost_share:g})"
+        + (f", and {len(empty)} file(s) imported no row" if empty else "")
+        + "\n"
+        + "\n".join(lines)
+        + "\n  check release.predictions.mapping (model, item_id, dyad_pattern, modality_values, "
+        "label_values, confidence_scale) against the files"
+    )

@@ -187,3 +187,15 @@ def raters_vs_plan(plan: pd.DataFrame, trials: pd.DataFrame | None) -> pd.DataFr
             }
         )
     return _object_frame(rows, RATERS_VS_PLAN_COLUMNS)
+
+
+def raters_section(ratings: Mapping, trials: pd.DataFrame | None) -> pd.DataFrame:
+    """The summary page's raters section: `raters_vs_plan` of the `ratings` config's export plan.
+
+    A planned modality without an export, or an export of a modality without planned raters,
+    is listed as not read (the workflow reads neither); see `export_plan`.
+    """
+    plan = export_plan(
+        ratings.get("source", "exports"), ratings.get("raters_per_modality") or {}, ratings.get("exports")
+    )
+    return raters_vs_plan(plan, trials)
