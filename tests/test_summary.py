@@ -155,3 +155,23 @@ def test_inputs_name_the_release_and_no_corpus_it_never_read():
         before.loc["released predictions", "detail"]
         == "release.predictions.path: /data/fb/preds (not imported yet)"
     )
+
+
+def test_tables_print_r_hat_with_three_decimals_and_counts_as_integers():
+    """1.015 is not converged at the 1.01 target: it must not print as "1.01"; a count column
+    with a gap (floats) prints 1510, not 1.51e+03; other floats keep 3 significant digits."""
+    from omnisocial.summary import formatted
+
+    table = pd.DataFrame(
+        {
+            "r_hat": [1.015, 1.0, float("nan")],
+            "r_hat_max": [1.0049, 1.2, 1.01],
+            "n": [1510.0, float("nan"), 3.0],
+            "estimate": [0.123456, 12345.6, -2.5],
+        }
+    )
+    text = formatted(table)
+    assert text["r_hat"].tolist() == ["1.015", "1.000", ""]
+    assert text["r_hat_max"].tolist() == ["1.005", "1.200", "1.010"]
+    assert text["n"].tolist() == ["1510", "", "3"]
+    assert text["estimate"].tolist() == ["0.123", "12346", "-2.5"]

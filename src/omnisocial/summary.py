@@ -48,17 +48,36 @@ HTML_STYLE = (
 )
 
 
-def _format(value) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+def _format(value, decimals: int | None = None) -> str:
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, float):
-        return f"{value:.3g}" if abs(value) < 1e4 else f"{value:.0f}"
+        if decimals is not None:
+            return f"{value:.{decimals}f}"
+        if value.is_integer() and abs(value) < 1e15:  # a count in a column with gaps: 1510, not 1.51e+03
+            return str(int(value))
+        return f"{value:.3g}" if abs(value) < 1e3 else f"{value:.0f}"
     return str(value)
 
 
+# R-hat is read against 1.01: three decimals, so 1.015 never prints as "1.01" beside "not converged"
+FIXED_DECIMALS = {"r_hat": 3}
+
+
+def _decimals(column) -> int | None:
+    return next((d for prefix, d in FIXED_DECIMALS.items() if str(column).startswith(prefix)), None)
+
+
 def formatted(table: pd.DataFrame) -> pd.DataFrame:
-    """Every cell as text: floats to 3 significant digits, missing values empty."""
-    return table.astype(object).map(_format) if len(table.columns) else table
+    """Every cell as text: floats to 3 significant digits (whole numbers as integers, R-hat to 3
+    decimals), missing values empty."""
+    if not len(table.columns):
+        return table
+    text = table.astype(object)
+    for column in text.columns:
+        decimals = _decimals(column)
+        text[column] = text[column].map(lambda value, d=decimals: _format(value, d))
+    return text
 
 
 def html_table(table: pd.DataFrame, title: str = "", note: str = "") -> str:
