@@ -49,8 +49,10 @@ JobCompType=jobcomp/none
 MpiDefault=none
 SwitchType=switch/none
 ReturnToService=2
-# squeue status checks need finished jobs kept this long (the plugin asks for 3 x its interval)
-MinJobAge=120
+# squeue status checks see a finished job only this long after it ends: at least the plugin's
+# longest status interval (180 s) plus a margin, or a job ending between two checks is never
+# seen and the run hangs (omnisocial.slurm checks it at start-up). 300 is SLURM's default.
+MinJobAge=300
 StateSaveLocation=/var/spool/slurmctld
 SlurmdSpoolDir=/var/spool/slurmd
 SlurmctldPidFile=$STATE/slurmctld.pid

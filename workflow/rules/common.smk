@@ -9,6 +9,7 @@ REPO = Path(str(workflow.current_basedir)).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from omnisocial.config import check_study, validate_config  # noqa: E402
+from snakemake.exceptions import WorkflowError  # noqa: E402
 
 # in place: defaults filled in and every mapping sorted by key, so a config that differs only
 # in key order has the same params (Snakemake compares dict params in their key order)
@@ -16,6 +17,24 @@ validate_config(config, REPO / "workflow" / "schemas" / "config.schema.yaml")
 check_study(config)
 
 RESULTS = config["results"]
+
+
+# A squeue-status cluster run stops before its first submission when the cluster forgets
+# finished jobs sooner than the plugin checks (omnisocial.slurm); local runs, dry runs and the
+# job steps inside a cluster job (executor slurm-jobstep) skip it. onstart: the executor is
+# known only once the run starts, not while the Snakefile is parsed.
+onstart:
+    if getattr(workflow.executor_plugin, "name", None) == "slurm":
+        from omnisocial.slurm import check_min_job_age
+
+        try:
+            check_min_job_age(
+                getattr(workflow.executor_settings, "status_command", None)
+            )
+        except ValueError as error:
+            raise WorkflowError(str(error)) from None
+
+
 ENVS = REPO / "envs"
 
 

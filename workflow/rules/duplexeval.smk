@@ -129,3 +129,8 @@ rule duplexeval_figures:
         simulated=SOCIAL["source"] == "demo",
     script:
         "../scripts/duplexeval/figures.py"
+
+
+# Seconds of work: on a cluster these run on the login node (see workflow/profiles/slurm).
+localrules:
+    duplexeval_figures,

@@ -72,6 +72,10 @@ rule social_import:
 
 if SOCIAL["human_scores"]:
 
+    # Seconds of work: on a cluster these run on the login node (see workflow/profiles/slurm).
+    localrules:
+        social_judge_calibration,
+
     rule social_judge_calibration:
         """Spearman between the automatic judges and human scores of the same answers."""
         input:
@@ -89,3 +93,8 @@ if SOCIAL["human_scores"]:
             runtime=minutes(10),
         script:
             "../scripts/social/judge_calibration.py"
+
+
+# Seconds of work: on a cluster these run on the login node (see workflow/profiles/slurm).
+localrules:
+    social_import,

@@ -322,3 +322,12 @@ rule socialomni_figures:
         simulated=SOCIAL["source"] == "demo",
     script:
         "../scripts/socialomni/figures.py"
+
+
+# Seconds of work: on a cluster these run on the login node (see workflow/profiles/slurm).
+localrules:
+    socialomni_how_baselines,
+    socialomni_score_who,
+    socialomni_score_when,
+    socialomni_profile,
+    socialomni_figures,

@@ -118,3 +118,8 @@ rule rasch:
         rasch={**ANALYSIS["rasch"], "seed": ANALYSIS["seed"]},
     script:
         "../../scripts/familiarity/rasch.py"
+
+
+# Seconds of work: on a cluster these run on the login node (see workflow/profiles/slurm).
+localrules:
+    score_familiarity,

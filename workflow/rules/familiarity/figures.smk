@@ -204,3 +204,16 @@ rule fam_figure_diagnostics:
         corpus_source=CORPUS["source"],
     script:
         "../../scripts/familiarity/diagnostic_figures.py"
+
+
+# Seconds of work: on a cluster these run on the login node (see workflow/profiles/slurm).
+localrules:
+    fam_figure_accuracy,
+    fam_figure_sdt,
+    fam_figure_crowds,
+    fam_figure_difficulty,
+    fam_figure_glmm,
+    fam_figure_calibration,
+    fam_figure_power,
+    fam_figure_overview,
+    fam_figure_diagnostics,

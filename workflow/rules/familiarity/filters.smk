@@ -40,3 +40,9 @@ rule apply_filters:
         filters={k: v for k, v in config["filters"].items() if k != "turn_gap_s"},
     script:
         "../../scripts/familiarity/apply_filters.py"
+
+
+# Seconds of work: on a cluster these run on the login node (see workflow/profiles/slurm).
+localrules:
+    select_clip_candidates,
+    apply_filters,

@@ -27,6 +27,10 @@ rule rating_design:
 
 if RATINGS["source"] == "simulated":
 
+    # Seconds of work: on a cluster these run on the login node (see workflow/profiles/slurm).
+    localrules:
+        simulate_ratings,
+
     rule simulate_ratings:
         """The demo's SIMULATED rater panel, written as survey exports (file names say 'simulated')."""
         input:
@@ -78,3 +82,9 @@ rule import_ratings:
         simulation=RATINGS["simulation"],
     script:
         "../../scripts/familiarity/import_ratings.py"
+
+
+# Seconds of work: on a cluster these run on the login node (see workflow/profiles/slurm).
+localrules:
+    rating_design,
+    import_ratings,

@@ -24,3 +24,8 @@ rule import_release:
         root=RELEASE["root"],
     script:
         "../../scripts/familiarity/import_release.py"
+
+
+# Seconds of work: on a cluster these run on the login node (see workflow/profiles/slurm).
+localrules:
+    import_release,

@@ -3,6 +3,10 @@
 # (fam_predictions), with an import report: any design source.
 if RELEASE_PREDICTION_FILES:
 
+    # Seconds of work: on a cluster these run on the login node (see workflow/profiles/slurm).
+    localrules:
+        import_release_predictions,
+
     rule import_release_predictions:
         """Released model predictions as PREDICTIONS, every row accounted for in an import report."""
         input:

@@ -16,3 +16,8 @@ rule sample_design:
         sampling=config["sampling"],
     script:
         "../../scripts/familiarity/sample_design.py"
+
+
+# Seconds of work: on a cluster these run on the login node (see workflow/profiles/slurm).
+localrules:
+    sample_design,
