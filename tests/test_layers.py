@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "omnisocial"
+REPO = PACKAGE.parents[1]
 BENCHMARKS = ("familiarity", "socialomni", "duplexeval")
 COMMAND_LINE = "cli"
 # Issue 18 owns this one: judges/llm.py builds the streaming judges' windows from
@@ -155,3 +156,29 @@ def test_the_walk_finds_lazy_relative_and_attribute_imports(tmp_path):
 )
 def test_layers(module, layer_name):
     assert layer(module) == layer_name
+
+
+def rule_file_imports() -> set[str]:
+    """The omnisocial modules the Snakefile and rule files import while Snakemake parses."""
+    found = set()
+    for path in [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").rglob("*.smk"))]:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            words = line.split()
+            if len(words) >= 2 and words[0] in ("from", "import") and words[1].startswith("omnisocial"):
+                found.add(words[1])
+    return found
+
+
+def test_the_workflow_parse_imports_no_scipy():
+    """Every job parses the whole workflow: the modules the rule files import stay scipy-free
+    (scipy.stats alone costs about a second per job), as release.prediction_files does."""
+    import subprocess
+    import sys
+
+    modules = sorted(rule_file_imports())
+    assert "omnisocial.familiarity.release" in modules and "omnisocial.config" in modules
+    show = "print(sorted(m for m in sys.modules if m.startswith('scipy')))"
+    code = f"import sys; import {', '.join(modules)}; {show}"
+    env = {"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"}
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert shown.stdout.strip() == "[]", shown.stdout[:500]

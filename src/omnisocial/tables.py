@@ -151,6 +151,7 @@ def _convert(value, kind: str):
 
 
 RELATIONSHIPS = ("familiar", "stranger")
+NON_ANSWER = ""  # the label of a prediction or trial that gave no answer
 POSITIONS = ("early", "late")
 SPEAKERS = ("a", "b")
 

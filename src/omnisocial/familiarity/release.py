@@ -48,6 +48,9 @@ prediction rows are imported, missing_model, unknown_dyad, duplicate or conflict
 file order is kept; a conflict answers otherwise), invalid_modality, invalid_label or
 invalid_confidence. Invalid design rows stop the
 import (the design is the truth); invalid prediction rows are counted and left out.
+
+`prediction_files` runs while Snakemake parses the workflow (familiarity/common.smk), in every
+job: this module imports no scipy at module level (`truth_map` is imported where it is used).
 """
 
 from __future__ import annotations
@@ -61,10 +64,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from omnisocial.familiarity.ratings.importing import _pattern_regex
+from omnisocial.familiarity.patterns import pattern_regex
 from omnisocial.io import TABLE_FORMATS, read_table_strings, sha256_file
-from omnisocial.stats.sdt import NON_ANSWER, truth_map
-from omnisocial.tables import DESIGN, PREDICTIONS, RELATIONSHIPS, STIMULI_MANIFEST, Column, Contract
+from omnisocial.tables import (
+    DESIGN,
+    NON_ANSWER,
+    PREDICTIONS,
+    RELATIONSHIPS,
+    STIMULI_MANIFEST,
+    Column,
+    Contract,
+)
 
 MODALITIES = ("text", "audio", "video")
 # the stimulus variant each modality's file stands for (models.inference.MEDIA_VARIANTS)
@@ -371,7 +381,7 @@ def _dyad_ids(item: pd.Series, patterns: Sequence[str], design_ids, case_insensi
         )
     found = pd.Series("", index=item.index, dtype=object)
     for pattern in patterns:
-        regex = _pattern_regex(pattern)
+        regex = pattern_regex(pattern)
         extracted = item.str.extract(f"^(?:{regex.pattern})$", flags=re.IGNORECASE if case_insensitive else 0)
         extracted = extracted["dyad_id"].fillna("")
         key = extracted.map(_norm) if case_insensitive else extracted
@@ -453,6 +463,8 @@ def import_predictions(
     """
     spec = _merged(mapping, PREDICTIONS_MAPPING, "release.predictions.mapping")
     files = prediction_files(str(path) if isinstance(path, os.PathLike) else path, spec)  # idempotent
+    from omnisocial.stats.sdt import truth_map  # scipy: not while Snakemake parses (module doc)
+
     truth = truth_map(design)
     parts = [(file["path"], *_import_file(file, spec, truth)) for file in files]
     if not parts:

@@ -23,11 +23,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from omnisocial.tables import METRICS, PREDICTIONS, RELATIONSHIPS, TRIALS, Contract
+from omnisocial.tables import METRICS, NON_ANSWER, PREDICTIONS, RELATIONSHIPS, TRIALS, Contract
 
 SIGNAL = "familiar"
 NOISE = "stranger"
-NON_ANSWER = ""
 MAJORITY_MODEL = "human_majority"
 
 

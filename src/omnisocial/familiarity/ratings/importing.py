@@ -6,13 +6,13 @@ Exports are CSV, TSV, JSON, JSON lines or parquet, read alike (`omnisocial.io.re
 from __future__ import annotations
 
 import math
-import re
 import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from omnisocial.familiarity.patterns import pattern_regex
 from omnisocial.familiarity.ratings.design import MODALITIES
 from omnisocial.io import read_table_strings, record_label
 from omnisocial.stats.sdt import truth_map
@@ -66,13 +66,6 @@ DEFAULT_MAPPING = {
     "require": {},  # {column: [accepted values]}: other rows are `filtered`
     "keep": "first",  # a (rater, dyad) rated twice: keep the first or last valid rating, or error
 }
-
-
-def _pattern_regex(pattern: str) -> re.Pattern:
-    if pattern.count("{dyad_id}") != 1:
-        raise ValueError(f"pattern {pattern!r} must hold {{dyad_id}} exactly once")
-    before, after = pattern.split("{dyad_id}")
-    return re.compile(f"{re.escape(before)}(?P<dyad_id>.+?){re.escape(after)}")
 
 
 def _norm(value) -> str:
@@ -153,7 +146,7 @@ def _export_trials(raw: pd.DataFrame, mapping: dict, source: str) -> pd.DataFram
             }
         )
     _need_columns(raw, [rater_col], source)
-    regex = _pattern_regex(mapping["column_pattern"])
+    regex = pattern_regex(mapping["column_pattern"])
     # the rater column, `require` columns and `ignore_columns` are never answer columns
     skip = {rater_col, *dict(mapping["require"]), *mapping["ignore_columns"]}
     columns = [(c, m.group("dyad_id")) for c in raw.columns if c not in skip and (m := regex.fullmatch(c))]
@@ -206,7 +199,7 @@ def import_ratings(export_csv, mapping: Mapping | None, modality: str, design_tr
     practice = {str(v).strip() for v in _values(spec["practice_dyads"])} - {""}  # a blank dyad stays lost
     if practice & set(truth):
         raise ValueError(f"mapping practice_dyads names design dyad(s) {sorted(practice & set(truth))}")
-    dyad_regex = _pattern_regex(spec["dyad_pattern"])
+    dyad_regex = pattern_regex(spec["dyad_pattern"])
     source = str(export_csv)
 
     raw = read_table_strings(export_csv)
