@@ -65,7 +65,7 @@ import numpy as np
 import pandas as pd
 
 from omnisocial.familiarity.patterns import pattern_regex
-from omnisocial.io import TABLE_FORMATS, read_table_strings, sha256_file
+from omnisocial.io import TABLE_FORMATS, read_table_strings, record_label, sha256_file
 from omnisocial.tables import (
     DESIGN,
     NON_ANSWER,
@@ -206,12 +206,6 @@ def _columns(raw: pd.DataFrame, spec: dict, keys, required, source: str, what: s
     return found
 
 
-def _where(source: str, position: int) -> str:
-    """A row's place as a reader finds it: the line of a CSV / TSV (header = line 1), else the record."""
-    kind = TABLE_FORMATS.get(Path(source).suffix.lower(), "csv")
-    return f"row {position + 2}" if kind in ("csv", "tsv") else f"record {position + 1}"
-
-
 def _report(table: str, source: str, reason: pd.Series, raw: pd.DataFrame, reasons) -> pd.DataFrame:
     rows = []
     for name in reasons:
@@ -220,7 +214,7 @@ def _report(table: str, source: str, reason: pd.Series, raw: pd.DataFrame, reaso
         if len(hits):
             first = raw.iloc[int(hits[0])]
             values = ", ".join(f"{k}={v!r}" for k, v in first.items())
-            example = f"{_where(source, int(hits[0]))}: {values}"[:300]
+            example = f"{record_label(source, int(hits[0]))}: {values}"[:300]
         rows.append({"table": table, "file": source, "reason": name, "n": len(hits), "example": example})
     return RELEASE_REPORT.validate(pd.DataFrame(rows))
 
