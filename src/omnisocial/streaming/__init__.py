@@ -34,7 +34,13 @@ back one row per answered step.
 from omnisocial.streaming.contracts import STREAM_STEPS, STREAM_SUMMARY
 from omnisocial.streaming.cost import CallBudgetExceeded, CallPlan, check_budget, plan_calls, price_line
 from omnisocial.streaming.driver import StreamRun, first_utterances, media_key, stream
-from omnisocial.streaming.media import assemble, cut_segments, segment_bounds, segment_paths
+from omnisocial.streaming.media import (
+    assemble,
+    cut_all_segments,
+    cut_segments,
+    segment_bounds,
+    segment_paths,
+)
 from omnisocial.streaming.protocol import (
     FAILED,
     SILENCE,
@@ -66,6 +72,7 @@ __all__ = [
     "StreamRun",
     "assemble",
     "check_budget",
+    "cut_all_segments",
     "cut_segments",
     "first_utterances",
     "media_key",
