@@ -42,6 +42,7 @@ from omnisocial.streaming import (
     StreamItem,
     StreamProtocol,
     first_utterances,
+    format_time,
 )
 
 log = logging.getLogger(__name__)
@@ -92,7 +93,7 @@ def when_prompt(modality: str):
         target = item.context.get("target") or "the listener"
         prompt = (
             f"{MODALITY_INPUTS[modality]}\n\nThe clip is streamed to you live; you have seen it up to "
-            f"t = {t:.3f} s.\nBased on the conversation so far, should {target} speak now?"
+            f"t = {format_time(t)} s.\nBased on the conversation so far, should {target} speak now?"
             f"\n\n{WHEN_INSTRUCTION}"
         )
         return "", prompt
