@@ -94,6 +94,7 @@ CLUSTER = {
     "socialomni_llm_judge", "duplexeval_llm_judge", "socialomni_judge_how", "duplexeval_score",
     "rater_tests", "glmm", "rasch",
 }  # fmt: skip
+CLUSTER |= {"duplexeval_stream_segments", "duplexeval_stream_model"}  # issue 18: Omni-DuplexEval streaming
 
 # The parsed workflow's rules and localrules, through Snakemake's API (a dry run runs every job
 # locally, so its plan does not say which would stay on the login node; workflow.is_local says

@@ -54,6 +54,7 @@ from omnisocial.prompt_templates import render_prompt
 from omnisocial.streaming import (
     FAILED,
     STREAM_STEPS,
+    STREAM_SUMMARY,
     UTTERANCE,
     Parsed,
     Said,
@@ -169,6 +170,13 @@ def stream_items(items: pd.DataFrame, root, step_s: float, probe=None) -> list[S
     return out
 
 
+def video_seconds(path) -> float | None:
+    """The probed video duration of a clip (s), for items without video_duration."""
+    from omnisocial.media.audio import probe
+
+    return probe(path).get("video_duration")
+
+
 def cut_stream_segments(
     items: pd.DataFrame, root, step_s: float, window_s: float | None, segments_root, probe=None, threads=1
 ) -> int:
@@ -265,4 +273,5 @@ def stream_model(
         steps.append(steps_table(run.steps, mine))
         summaries.append(run.summary)
     table = pd.concat(steps, ignore_index=True) if steps else DUPLEX_STREAM_STEPS.empty()
-    return table, pd.DataFrame(summaries), failed
+    summary = pd.DataFrame(summaries, columns=STREAM_SUMMARY.names)
+    return table, summary, failed

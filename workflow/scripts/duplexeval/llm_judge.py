@@ -17,7 +17,11 @@ log = start(snakemake)
 params = snakemake.params
 responses = STREAM_RESPONSES.validate(
     pd.concat(
-        [STREAM_RESPONSES.read(snakemake.input.baselines), STREAM_RESPONSES.read(snakemake.input.imported)],
+        [
+            STREAM_RESPONSES.read(snakemake.input.baselines),
+            STREAM_RESPONSES.read(snakemake.input.imported),
+            *(STREAM_RESPONSES.read(path) for path in snakemake.input.streamed),  # streamed models
+        ],
         ignore_index=True,
     )
 )
