@@ -153,7 +153,8 @@ def test_the_whole_demo_plans_under_the_profile(tmp_path):
     assert groups == {
         "fam_corpus": {"make_demo_corpus", "ingest_corpus"},
         "fam_models": {"baseline_predictions", "infer_model"},
-        "social_short": {"socialomni_model_replies"},
+        # the entry's group holds its Omni-DuplexEval stream too (it takes video)
+        "social_short": {"socialomni_model_replies", "duplexeval_stream_model"},
     }, groups
     assert bodies["fam_corpus"].count("rule ") == 2  # one submission: make_demo_corpus -> ingest
     assert said.count("Group job fam_corpus") == 1 and said.count("Group job social_short") == 1
