@@ -33,6 +33,7 @@ try:
         cache_path=params.cache,
         policy=FailurePolicy.from_config(params.failure_policy),
         probe=video_seconds,
+        progress=True,  # as the model jobs: a progress line in the job's log
     )
 finally:
     close = getattr(backend, "close", None)
