@@ -105,3 +105,11 @@ def cut_prefix(
 ) -> Path:
     """What `assemble` replaces: step t's media cut afresh from the source (the benchmark's reference)."""
     return cut_clip(item.source, start, t, destination, modality, bitexact=True)
+
+
+def cut_all_segments(
+    items: list[StreamItem], window_s: float | None, root: str | os.PathLike, modality: str, threads: int = 1
+) -> int:
+    """Cut every item's segments under `root/modality` (module doc); the number of segments."""
+    (Path(root) / modality).mkdir(parents=True, exist_ok=True)
+    return sum(len(cut_segments(item, window_s, root, modality, threads)) for item in items)
