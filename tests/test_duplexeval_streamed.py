@@ -63,10 +63,12 @@ def _item(split, item_id, **extra):
 def test_prompt_carries_instruction_span_and_history():
     item = _item("RTD_counting", "r1")
     prompt, digest = stream_prompt(item, 7.0, 3.0, [Said(3.0, "One star.")])
-    assert '"Count the stars."' in prompt and "from 3.0 s to 7.0 s (now)" in prompt
-    assert "3.0 s: One star." in prompt and "SAY:" in prompt and "SILENT" in prompt and len(digest) == 64
+    assert '"Count the stars."' in prompt and "from 3 s to 7 s (now)" in prompt
+    assert "3 s: One star." in prompt and "SAY:" in prompt and "SILENT" in prompt and len(digest) == 64
     pr, _ = stream_prompt(_item("PR_event_reminder", "p1"), 2.0, 0.0, [])
     assert "(nothing yet)" in pr and "reminded" in pr
+    half, _ = stream_prompt(item, 2.5, 0.0, [Said(1.5, "One star.")])  # 0.5 s steps
+    assert "from 0 s to 2.5 s (now)" in half and "1.5 s: One star." in half
     # a sliding window: the prompt names the window's start
     rtd = protocol("rtd", window_s=4.0)
     assert not rtd.stop_at_first and rtd.carries_history and rtd.window_s == 4.0
@@ -153,8 +155,8 @@ def test_a_scripted_model_streams_into_released_files_scored_as_by_hand(released
         calls = server.requests
         assert calls == 20 and failed == []  # 2 items x t = 1..10, every step answered
         prompts = [body["messages"][-1]["content"] for body in server.bodies]
-        said = [p for p in map(str, prompts) if "from 0.0 s to 8.0 s" in p and "Count the stars." in p]
-        assert "3.0 s: There is one star." in said[0] and "7.0 s: There are two stars." in said[0]
+        said = [p for p in map(str, prompts) if "from 0 s to 8 s" in p and "Count the stars." in p]
+        assert "3 s: There is one star." in said[0] and "7 s: There are two stars." in said[0]
         # a rerun answers every step from the cache: no request, the same files
         before = {p: p.read_bytes() for p in sorted(folder.rglob("*.json"))}
         again, _, _ = stream_model(build_backend(entry), entry, items, released, folder, **kwargs)

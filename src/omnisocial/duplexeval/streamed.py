@@ -61,6 +61,7 @@ from omnisocial.streaming import (
     Schedule,
     StreamItem,
     StreamProtocol,
+    format_time,
 )
 from omnisocial.streaming.protocol import SILENCE, UNPARSED
 from omnisocial.tables import Column, Contract
@@ -104,7 +105,7 @@ def history_block(said: Sequence[Said]) -> str:
     """The model's earlier sentences, one "t s: sentence" a line ("(nothing yet)" when none)."""
     if not said:
         return "(nothing yet)"
-    return "\n".join(f"{s.t:.1f} s: {s.text}" for s in said)
+    return "\n".join(f"{format_time(s.t)} s: {s.text}" for s in said)
 
 
 def stream_prompt(
@@ -116,8 +117,8 @@ def stream_prompt(
         protocol_of(str(item["split"])),
         variant,
         instruction=str(item["question_text"]).strip(),
-        window_start=f"{window_start:.1f}",
-        now=f"{now:.1f}",
+        window_start=format_time(window_start),
+        now=format_time(now),
         history=history_block(said),
     )
 
