@@ -227,3 +227,35 @@ def test_a_scripted_model_streams_into_released_files_scored_as_by_hand(released
     metrics = pd.read_csv(tmp_path / "pr.csv").set_index("split")
     assert metrics.loc["all", "success_fraction"] == 0 and metrics.loc["all", "event_success_fraction"] == 0.5
     capsys.readouterr()
+
+
+def test_a_failed_step_leaves_no_file_and_a_rerun_resumes_there(released, tmp_path):
+    """A call that fails (HTTP 500, no retries) ends that item's stream: it gets no response file
+    (a partial response would read as silence); the rerun asks only the steps not answered."""
+    items = load_stream_items(released / "items.json", media_dir=tmp_path / "media")
+    segments = tmp_path / "segments"
+    cut_stream_segments(items, released, 1.0, None, segments)
+    kwargs = dict(step_s=1.0, segments_root=segments, cache_path=tmp_path / "c.jsonl")
+
+    def flaky(body, number):
+        text = str(body["messages"][-1]["content"])
+        if "Count the stars." in text and "to 6 s (now)" in text:
+            return Action.error(500)
+        return policy(body, number)
+
+    folder = tmp_path / "streamer"
+    with FakeChatServer(responder=flaky) as server:
+        entry = _entry(server.url)
+        steps, _, failed = stream_model(build_backend(entry), entry, items, released, folder, **kwargs)
+        assert failed == ["RTD_counting__r1"] and server.requests == 6 + 10  # r1 stopped at t = 6
+        assert steps[steps["kind"] == "failed"][["split", "source_item_id", "t"]].values.tolist() == [
+            ["RTD_counting", "r1", 6.0]
+        ]
+        assert not (folder / "RTD_counting" / "r1.json").exists()
+        assert (folder / "PR_event_reminder" / "p1.json").is_file()
+    with FakeChatServer(responder=policy) as healed:
+        entry = _entry(healed.url)
+        steps, _, failed = stream_model(build_backend(entry), entry, items, released, folder, **kwargs)
+        assert failed == [] and healed.requests == 5  # t = 6 .. 10 of r1 only
+    data = json.loads((folder / "RTD_counting" / "r1.json").read_text())
+    assert [s["start"] for s in data["sentences"]] == [3.0, 7.0] and data["n_unparsed"] == 1
