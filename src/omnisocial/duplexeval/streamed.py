@@ -10,7 +10,6 @@ module is the benchmark's side of it (`stream_model` runs both protocols):
   visual and the instruction is given as text), the whole prefix [0, t_k] or the last
   `window_s` seconds. An item without a video, or shorter than one step, is an error
   naming it (it could only be scored as a silent response);
-
 - protocol (`protocol_of`): real-time description for the RTD_* splits, proactive
   reminders for the PR_* splits; both run to the clip's end (no stop rule) and carry what
   the model already said, so the steps of an item are asked in order;
@@ -33,7 +32,8 @@ module is the benchmark's side of it (`stream_model` runs both protocols):
   what the stream showed 1.5 to 2 s before it.
 
 An item whose stream failed (a call that failed after the backend's retries) gets no
-response file and fails the job naming it (`StreamFailed`) after every item ran and every
+response file (`stream_model` returns its id; the rule then fails naming it, `StreamFailed`)
+after every item ran and every
 answer is in the cache: a partial response would be scored as a silent one. A rerun asks
 only the steps not answered yet.
 """
