@@ -36,6 +36,7 @@ else:
 
 include: "workflow/rules/social_common.smk"
 include: "workflow/rules/socialomni_common.smk"
+include: "workflow/rules/duplexeval_common.smk"
 include: "workflow/rules/social.smk"
 include: "workflow/rules/socialomni.smk"
 include: "workflow/rules/duplexeval.smk"

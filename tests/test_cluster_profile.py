@@ -94,6 +94,9 @@ CLUSTER = {
     "socialomni_llm_judge", "duplexeval_llm_judge", "socialomni_judge_how", "duplexeval_score",
     "rater_tests", "glmm", "rasch",
 }  # fmt: skip
+# issue 18: registry models streamed (segments cut once, one streaming job per model)
+CLUSTER |= {"socialomni_stream_segments", "socialomni_stream_when"}
+CLUSTER |= {"duplexeval_stream_segments", "duplexeval_stream_model"}
 
 # The parsed workflow's rules and localrules, through Snakemake's API (a dry run runs every job
 # locally, so its plan does not say which would stay on the login node; workflow.is_local says
@@ -152,7 +155,8 @@ def test_the_whole_demo_plans_under_the_profile(tmp_path):
     assert groups == {
         "fam_corpus": {"make_demo_corpus", "ingest_corpus"},
         "fam_models": {"baseline_predictions", "infer_model"},
-        "social_short": {"socialomni_model_replies"},
+        # the entry's group holds its streams too (it takes audio and video)
+        "social_short": {"socialomni_model_replies", "socialomni_stream_when", "duplexeval_stream_model"},
     }, groups
     assert bodies["fam_corpus"].count("rule ") == 2  # one submission: make_demo_corpus -> ingest
     assert said.count("Group job fam_corpus") == 1 and said.count("Group job social_short") == 1

@@ -23,10 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "omnisocial"
 REPO = PACKAGE.parents[1]
 BENCHMARKS = ("familiarity", "socialomni", "duplexeval")
 COMMAND_LINE = "cli"
-# Issue 18 owns this one: judges/llm.py builds the streaming judges' windows from
-# duplexeval.description, .contracts and .judged; there the benchmark is to hand the judge its
-# windows and texts. Listed here so that no other arrow of its kind comes in meanwhile.
-KNOWN_EXCEPTIONS = {("omnisocial.judges.llm", "omnisocial.duplexeval")}
+KNOWN_EXCEPTIONS: set[tuple[str, str]] = set()  # none left: judges/llm.py takes prepared specs (issue 18)
 
 
 def module_name(path: Path, root: Path) -> str:

@@ -13,6 +13,7 @@ from http_server import Action, FakeChatServer
 
 from omnisocial.duplexeval.contracts import STREAM_ITEMS, STREAM_RESPONSES
 from omnisocial.duplexeval.description import frame_times, judge_window
+from omnisocial.duplexeval.judge_requests import judge_specs
 from omnisocial.duplexeval.judged import score_judge_runs
 from omnisocial.judges.llm import LLM_JUDGE_REPLIES, how_jobs, load_judges, run_judge, stream_jobs
 from omnisocial.models.entries import RegistryError
@@ -80,7 +81,8 @@ def test_temporal_request_carries_the_window_frames_at_2_fps(video, tmp_path):
     spans = [("A square appears.", 4.0, 6.0), ("Too late.", 13.0, 15.0), ("Hello.", 1.0, 1.0)]
     responses = STREAM_RESPONSES.validate(pd.DataFrame(_sentences("m", "RTD_counting", "i1", spans)))
     entry = _entry("http://127.0.0.1:1/v1", modalities=["text", "video"])
-    jobs = stream_jobs(["rtd_temporal"], entry, responses, items, tmp_path, tmp_path / "frames", fps=2.0)
+    specs = judge_specs(["rtd_temporal"], responses, items, tmp_path, fps=2.0)
+    jobs = stream_jobs(specs, entry, tmp_path / "frames")
     assert [job.index for job in jobs] == [2, 0]  # in time order; sentence 1's window passes the end
     first = jobs[1].request
     window = judge_window(4.0, 6.0, 12.0)
@@ -96,9 +98,7 @@ def test_temporal_request_carries_the_window_frames_at_2_fps(video, tmp_path):
     parts = OpenAICompatBackend(entry).content_parts(first)
     assert [p["type"] for p in parts] == ["image_url"] * 4 + ["text"]
     # a text-only judge gets no frames
-    text_only = stream_jobs(
-        ["rtd_temporal"], _entry("http://x:1/v1"), responses, items, tmp_path, tmp_path / "f2"
-    )
+    text_only = stream_jobs(specs, _entry("http://x:1/v1"), tmp_path / "f2")
     assert all(not job.request.media for job in text_only)
 
 
@@ -121,7 +121,8 @@ def test_reminder_request_holds_the_text_of_t_to_t_plus_10(video, tmp_path):
     rows[3]["start"] = 30.01  # starts after t + 10: outside
     rows += _sentences("m", "PR_correction", "c1", [("No, it is red.", 3.0, 4.0)])
     responses = STREAM_RESPONSES.validate(pd.DataFrame(rows))
-    jobs = stream_jobs(["pr"], _entry("http://x:1/v1"), responses, items, tmp_path, tmp_path / "frames")
+    specs = judge_specs(["pr"], responses, items, tmp_path)
+    jobs = stream_jobs(specs, _entry("http://x:1/v1"), tmp_path / "frames")
     by_item = {(job.item_id, job.index): job.request.prompt for job in jobs}
     assert set(by_item) == {("p1", 0), ("c1", 0)}  # event 2 (t = 40) has no text: no call (scores 0)
     assert '"at the start near the end"' in by_item[("p1", 0)]

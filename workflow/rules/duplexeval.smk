@@ -6,6 +6,7 @@ rule duplexeval_all:
     """Build only the streaming benchmark (Omni-DuplexEval-style)."""
     input:
         duplexeval_outputs(),
+        duplex_streamed("summary"),
     # a target runs nothing; the env only satisfies tests/test_envs.py (every rule names one)
     conda:
         "../../envs/media.yaml"
@@ -37,12 +38,90 @@ rule duplexeval_baselines:
         "../scripts/duplexeval/baselines.py"
 
 
+rule duplexeval_stream_segments:
+    """Each stream item cut once into the video segments its steps need (shared by every streamed model)."""
+    input:
+        stream_items=sout("items", "stream_items.csv"),
+    output:
+        directory(sout("duplexeval_stream_media", "video")),
+    log:
+        sout("logs", "duplexeval_stream_segments.log"),
+    benchmark:
+        sout("benchmarks", "duplexeval_stream_segments.tsv")
+    # omnisocial.streaming loads the runner (tqdm): the inference env, which has ffmpeg too
+    conda:
+        "../../envs/inference.yaml"
+    threads: 2
+    resources:
+        runtime=minutes(60),
+    params:
+        root=social_roots()[1],
+        segments_root=lambda wildcards, output: str(Path(output[0]).parent),
+        step_s=SOCIAL["streaming"]["stream_step_s"],
+        window_s=SOCIAL["streaming"]["stream_window_s"],
+    script:
+        "../scripts/duplexeval/stream_segments.py"
+
+
+rule duplexeval_stream_model:
+    """A registry model streamed through real-time description and reminders to each clip's end; released {split}/{id}.json files."""
+    input:
+        stream_items=sout("items", "stream_items.csv"),
+        segments=sout("duplexeval_stream_media", "video"),
+    output:
+        folder=directory(sout("stream", "duplexeval", "{model}")),
+        responses=sout("stream", "duplexeval", "{model}_responses.csv"),
+        steps=sout("stream", "duplexeval", "{model}_steps.csv"),
+        summary=sout("stream", "duplexeval", "{model}_summary.csv"),
+    log:
+        sout("logs", "duplexeval_stream_model_{model}.log"),
+    benchmark:
+        sout("benchmarks", "duplexeval_stream_model_{model}.tsv")
+    wildcard_constraints:
+        model=DUPLEX_STREAM_PATTERN,
+    group:
+        model_job_group(DUPLEX_STREAM_MODELS)
+    conda:
+        model_conda_env(DUPLEX_STREAM_MODELS)
+    resources:
+        mem_mb=lambda wildcards: model_job_resources(
+            DUPLEX_STREAM_MODELS[wildcards.model], "mem_mb"
+        ),
+        gpu=lambda wildcards: model_job_resources(
+            DUPLEX_STREAM_MODELS[wildcards.model], "gpu"
+        ),
+        runtime=duplex_stream_runtime,
+        slurm_partition=lambda wildcards: model_job_resources(
+            DUPLEX_STREAM_MODELS[wildcards.model], "slurm_partition"
+        ),
+        gpu_model=lambda wildcards: model_job_resources(
+            DUPLEX_STREAM_MODELS[wildcards.model], "gpu_model"
+        ),
+        cpus_per_gpu=lambda wildcards: model_job_resources(
+            DUPLEX_STREAM_MODELS[wildcards.model], "cpus_per_gpu"
+        ),
+    params:
+        entry=lambda wildcards: DUPLEX_STREAM_MODELS[wildcards.model],
+        root=social_roots()[1],
+        segments_root=lambda wildcards, input: str(Path(input.segments).parent),
+        # the model's append-only result store (not an output, so never deleted)
+        cache=lambda wildcards: sout(
+            "cache", f"duplexeval_stream_{wildcards.model}.jsonl"
+        ),
+        step_s=SOCIAL["streaming"]["stream_step_s"],
+        window_s=SOCIAL["streaming"]["stream_window_s"],
+        failure_policy=failure_policy_config(),
+    script:
+        "../scripts/duplexeval/stream_model.py"
+
+
 rule duplexeval_llm_judge:
     """An LLM judge (registry entry) on the streaming responses: sentences with their window's frames, responses, reminder windows."""
     input:
         stream_items=sout("items", "stream_items.csv"),
         baselines=sout("baselines", "stream_baseline_responses.csv"),
         imported=sout("items", "stream_responses_imported.csv"),
+        streamed=duplex_streamed("responses"),
     output:
         replies=sout("judges", "stream", "{judge}.csv"),
     log:
@@ -74,6 +153,7 @@ rule duplexeval_score:
         stream_events=sout("items", "stream_events.csv"),
         baselines=sout("baselines", "stream_baseline_responses.csv"),
         imported=sout("items", "stream_responses_imported.csv"),
+        streamed=duplex_streamed("responses"),
         llm=[sout("judges", "stream", f"{name}.csv") for name in STREAM_JUDGES],
     output:
         rtd_judges=sout("scores", "rtd_judge_scores.csv"),

@@ -109,7 +109,9 @@ def duplexeval_outputs():
 
 def stream_summaries():
     """Every streaming job's STREAM_SUMMARY table (one row: calls per model and benchmark)."""
-    return social_stream_files("summary") if SOCIAL["enabled"] else []
+    if not SOCIAL["enabled"]:
+        return []
+    return social_stream_files("summary") + duplex_streamed("summary")
 
 
 def social_outputs():

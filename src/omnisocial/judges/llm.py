@@ -5,22 +5,16 @@ validated by the registry like `social.models`):
 
 - ``how``: a SocialOmni next utterance against its item's references (prompt `how.txt`,
   reply: one number; parsed by `socialomni.how.parse_judge_score` under `social.parser`);
-- ``rtd_temporal``: one Omni-DuplexEval response sentence against the frames of its judge
-  window (`duplexeval.description.judge_window`), sampled at `social.streaming.judge_fps`
-  (2 fps, `frame_times` as released) from the item's video and sent as images (media keys
-  ``image:000``, ``image:001``, ... in time order) when the entry lists ``video`` among its
-  modalities; reply JSON `temporal_score`, `is_relevant`;
-- ``rtd_content``: a whole response against answer1 / answer2 (and the video when the entry
-  takes video); reply JSON `content_score`;
-- ``pr``: the response text whose sentences start in [t, t + 10] s for each reminder time t
-  (`duplexeval.judged.reminder_texts`); the correction split (no reminder times) is judged
-  once on the whole response against answer1; reply JSON `success_score`.
-Streaming replies are parsed by `duplexeval.judged.parse_reply` under `social.parser`, so
-the workflow and `omnisocial duplexeval rtd|pr --judge-replies` score the same texts alike.
+- the streaming tasks ``rtd_temporal``, ``rtd_content`` and ``pr``: the benchmark prepares
+  each request (`StreamSpec`: the prompt's fields, the frame times of the judge window or the
+  whole video) and `stream_jobs` turns the specs into requests for one judge: frames are cut
+  once per item (media keys ``image:000``, ``image:001``, ... in time order) and sent, like
+  the video, only when the entry lists ``video`` among its modalities. This layer knows no
+  benchmark: Omni-DuplexEval's windows, texts and reply parsing live in `duplexeval.judged`.
 
-No call is made where the released scorers make none: an empty how candidate (0), a
-sentence without a valid window (not judged), an event window without text (0), an empty
-response (no content call). A judge used for several tasks is one entry (one name, one cache).
+No call is made where the released scorers make none: an empty how candidate (0); the
+streaming benchmark leaves out of its specs what it scores without a judge. A judge used for
+several tasks is one entry (one name, one cache).
 
 `run_judge` sends the requests through `models.runner.run_inference` (cache, retries,
 `FailurePolicy`, redaction as for models) and returns LLM_JUDGE_REPLIES: one row per
@@ -154,127 +148,54 @@ def frame_file(video: Path, t: float, folder: Path) -> Path:
     return target
 
 
-def window_frames(video: Path, window: tuple[float, float], fps: float, folder: Path) -> dict[str, Path]:
-    """Media of a temporal request: the frames at `frame_times(window, fps)`, in time order."""
-    from omnisocial.duplexeval.description import frame_times
-
-    times = [float(t) for t in frame_times(window, fps)]
-    return {FRAME_KEY.format(k): frame_file(video, t, folder) for k, t in enumerate(times)}
+def window_frames(video: Path, times: Sequence[float], folder: Path) -> dict[str, Path]:
+    """Media of a temporal request: the frames of `video` at `times`, in time order."""
+    return {FRAME_KEY.format(k): frame_file(video, float(t), folder) for k, t in enumerate(times)}
 
 
-def _video_of(item: Mapping, root) -> Path | None:
-    from omnisocial.importing import resolve
+@dataclass(frozen=True)
+class StreamSpec:
+    """One streaming judge request as its benchmark prepared it (the judge layer knows no benchmark).
 
-    value = str(item.get("video") or "").strip()
-    return resolve(root, value) if value else None
+    `template` (a `prompts/judges` name) is filled with `fields`; a temporal request's
+    `frame_times` are the frames of `video` sent to a judge that takes video (its `n_frames`
+    field is their count, filled here); a request with `whole_video` sends `video` itself."""
+
+    task: str
+    model: str
+    split: str
+    item_id: str
+    index: int | None
+    template: str
+    fields: Mapping[str, str]
+    video: Path | None = None
+    frame_times: tuple[float, ...] | None = None
+    whole_video: bool = False
 
 
-def stream_jobs(
-    tasks: Sequence[str],
-    entry: Mapping,
-    responses: pd.DataFrame,
-    items: pd.DataFrame,
-    root,
-    frames_dir,
-    fps: float = 2.0,
-    window_s: float | None = None,
-) -> list[JudgeJob]:
-    """Requests of the streaming tasks this judge serves (module doc), for every model's responses."""
-    from omnisocial.duplexeval.contracts import RTD_SPLITS
-    from omnisocial.duplexeval.description import judge_window
-    from omnisocial.duplexeval.judged import REMINDER_WINDOW_S, reminder_texts
-    from omnisocial.importing import nan_to_none
-
-    window_s = REMINDER_WINDOW_S if window_s is None else float(window_s)
+def stream_jobs(specs: Sequence[StreamSpec], entry: Mapping, frames_dir) -> list[JudgeJob]:
+    """The judge's requests for prepared streaming specs, in their order (frames cut once per item)."""
     frames_dir = Path(frames_dir)
     video_ok = _takes_video(entry)
-    jobs: list[JudgeJob] = []
-    for model in sorted(responses["model"].unique()):
-        mine = responses[responses["model"] == model]
-        for item in items.to_dict("records"):
-            own = mine[(mine["split"] == item["split"]) & (mine["item_id"] == item["item_id"])]
-            own = own.sort_values("start", kind="stable")
-            video = _video_of(item, root)
-            base = f"{model}/{item['split']}/{item['item_id']}"
-            rtd = item["split"] in RTD_SPLITS
-            if rtd and "rtd_temporal" in tasks:
-                template = prompt_template("rtd_temporal")
-                duration = nan_to_none(item["video_duration"])
-                for sentence in own.to_dict("records"):
-                    window = judge_window(sentence["start"], sentence["end"], duration)
-                    if window is None:
-                        continue
-                    media = {}
-                    if video_ok and video is not None:
-                        media = window_frames(
-                            video, window, fps, frames_dir / item["split"] / item["item_id"]
-                        )
-                    prompt = template.substitute(
-                        window_start=f"{window[0]:.2f}",
-                        window_end=f"{window[1]:.2f}",
-                        n_frames=len(media),
-                        fps=f"{fps:g}",
-                        question=str(item["question_text"]).strip(),
-                        sentence=str(sentence["text"]).strip(),
-                    )
-                    index = int(sentence["sentence_index"])
-                    request = Request(item_id=f"temporal/{base}/{index}", prompt=prompt, media=media)
-                    jobs.append(
-                        JudgeJob(
-                            "rtd_temporal",
-                            model,
-                            "",
-                            item["split"],
-                            item["item_id"],
-                            "temporal",
-                            index,
-                            request,
-                        )
-                    )
-            if rtd and "rtd_content" in tasks:
-                text = " ".join(str(t).strip() for t in own["text"] if str(t).strip()).strip()
-                if text:
-                    answers = [
-                        str(item[k]).strip() for k in ("answer1", "answer2") if str(item[k] or "").strip()
-                    ]
-                    block = ""
-                    if answers:
-                        block = "- Reference annotations (guidance only):\n" + "\n".join(
-                            f"  {k}. {a}" for k, a in enumerate(answers, 1)
-                        )
-                    prompt = prompt_template("rtd_content").substitute(
-                        question=str(item["question_text"]).strip(), response=text, references=block
-                    )
-                    media = {"video": video} if video_ok and video is not None else {}
-                    request = Request(item_id=f"content/{base}", prompt=prompt, media=media)
-                    jobs.append(
-                        JudgeJob(
-                            "rtd_content", model, "", item["split"], item["item_id"], "content", None, request
-                        )
-                    )
-            if not rtd and "pr" in tasks:
-                for index, window, text in reminder_texts(own, item, window_s):
-                    if not text:
-                        continue
-                    if window is None:  # the correction split
-                        prompt = prompt_template("pr_correction").substitute(
-                            instruction=str(item["question_text"]).strip(),
-                            reference=str(item["answer1"] or "").strip(),
-                            text=text,
-                        )
-                    else:
-                        note = (
-                            "The text is judged right after the target event has happened."
-                            if item["split"] == "PR_post_event_reminder"
-                            else "The text is judged at the time of the target event or right after it."
-                        )
-                        prompt = prompt_template("pr_reminder").substitute(
-                            timing_note=note, instruction=str(item["question_text"]).strip(), text=text
-                        )
-                    request = Request(item_id=f"reminder/{base}/{index}", prompt=prompt)
-                    jobs.append(
-                        JudgeJob("pr", model, "", item["split"], item["item_id"], "reminder", index, request)
-                    )
+    jobs = []
+    for spec in specs:
+        kind = KIND[spec.task]
+        fields = dict(spec.fields)
+        media: dict[str, Path] = {}
+        if video_ok and spec.video is not None:
+            if spec.frame_times is not None:
+                media = window_frames(spec.video, spec.frame_times, frames_dir / spec.split / spec.item_id)
+            elif spec.whole_video:
+                media = {"video": spec.video}
+        if spec.frame_times is not None:
+            fields["n_frames"] = str(len(media))
+        suffix = "" if spec.index is None else f"/{spec.index}"
+        request = Request(
+            item_id=f"{kind}/{spec.model}/{spec.split}/{spec.item_id}{suffix}",
+            prompt=prompt_template(spec.template).substitute(fields),
+            media=media,
+        )
+        jobs.append(JudgeJob(spec.task, spec.model, "", spec.split, spec.item_id, kind, spec.index, request))
     return jobs
 
 
@@ -325,20 +246,3 @@ def run_judge(entry: Mapping, jobs: Sequence[JudgeJob], cache_path, policy=None,
         int((~table["ok"]).sum()),
     )
     return table
-
-
-def failed_keys(replies: pd.DataFrame) -> set[tuple]:
-    """(split, item_id, kind, index) of the failed streaming calls (`duplexeval.judged` scorers)."""
-    failed = replies[~replies["ok"]]
-    return {
-        (r["split"], r["item_id"], r["kind"], None if pd.isna(r["index"]) else int(r["index"]))
-        for r in failed.to_dict("records")
-    }
-
-
-def judged_reply_table(replies: pd.DataFrame) -> pd.DataFrame:
-    """The successful streaming calls as `duplexeval.contracts.JUDGE_REPLIES` (one model's rows)."""
-    from omnisocial.duplexeval.contracts import JUDGE_REPLIES
-
-    ok = replies[replies["ok"]]
-    return JUDGE_REPLIES.validate(ok[["split", "item_id", "kind", "index", "reply"]].reset_index(drop=True))

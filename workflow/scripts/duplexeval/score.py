@@ -32,7 +32,11 @@ items = STREAM_ITEMS.read(snakemake.input.stream_items)
 events = STREAM_EVENTS.read(snakemake.input.stream_events)
 responses = STREAM_RESPONSES.validate(
     pd.concat(
-        [STREAM_RESPONSES.read(snakemake.input.baselines), STREAM_RESPONSES.read(snakemake.input.imported)],
+        [
+            STREAM_RESPONSES.read(snakemake.input.baselines),
+            STREAM_RESPONSES.read(snakemake.input.imported),
+            *(STREAM_RESPONSES.read(path) for path in snakemake.input.streamed),  # streamed models
+        ],
         ignore_index=True,
     )
 )
