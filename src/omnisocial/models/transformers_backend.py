@@ -1,6 +1,6 @@
 """Local Hugging Face models behind the `Backend` interface.
 
-Four families, each a (model class, processor class, prompt layout) triple:
+Five families, each a (model class, processor class, prompt layout) triple:
 
 - ``qwen2_5_omni``: the *thinker* of Qwen2.5-Omni (text out only, no talker), with video
   frames and the audio track of the same video (``use_audio_in_video=True``), or audio,
@@ -8,7 +8,19 @@ Four families, each a (model class, processor class, prompt layout) triple:
 - ``qwen2_audio``: Qwen2-Audio(-Instruct), audio + text;
 - ``voxtral``: Voxtral, audio + text through the processor's ``apply_chat_template``
   (needs the ``mistral-common`` package for its tokenizer);
+- ``image_text``: any ``AutoModelForImageTextToText`` checkpoint with an ``AutoProcessor``
+  and a chat template (LLaVA, Qwen2.5-VL, Gemma 3, ...): images + text; a video is sent as
+  its frames (`VIDEO_FPS`, at most `IMAGE_TEXT_MAX_FRAMES`), as the OpenAI-compatible backend
+  does in ``frames`` mode;
 - ``chat``: any causal LM with a tokenizer (text only).
+
+Frame lists: a request whose media are images (key ``image``, or ``image:000``,
+``image:001``, ... = the frames of one window in time order, the layout the LLM judges send,
+`judges.replies.FRAME_KEY`) goes to ``qwen2_5_omni`` and ``image_text`` as one image part per
+frame, in key order, so temporal judging runs on a local judge as on API judges. Families
+that take no images (``qwen2_audio``, ``voxtral``, ``chat``) refuse such a request with an
+error reply. The entry's modalities say ``video`` for a frames judge (the schema has no
+``image`` modality: frames are a video's).
 
 Weights come from a local folder, or from the local Hugging Face cache when
 `model_path` is a repo id; nothing is ever downloaded (``local_files_only=True`` and
@@ -59,13 +71,16 @@ import numpy as np
 from omnisocial.io import sha256_file
 from omnisocial.models.base import Reply, Request
 
-FAMILIES = ("qwen2_5_omni", "qwen2_audio", "voxtral", "chat")
+FAMILIES = ("qwen2_5_omni", "qwen2_audio", "voxtral", "image_text", "chat")
 DEFAULT_MODALITIES = {
     "qwen2_5_omni": ("text", "audio", "video"),
     "qwen2_audio": ("text", "audio"),
     "voxtral": ("text", "audio"),
+    "image_text": ("text", "video"),
     "chat": ("text",),
 }
+FRAME_FAMILIES = ("qwen2_5_omni", "image_text")  # families that take images (frame lists)
+IMAGE_TEXT_MAX_FRAMES = 32  # frames of a video for image_text (the OpenAI frames mode's default)
 WEIGHT_SUFFIXES = (".safetensors", ".bin")
 DEFAULT_SEED = 42
 DEFAULT_MAX_NEW_TOKENS = 256
@@ -277,9 +292,10 @@ def _frames_stream(path: Path, fps: float, max_frames: int):
 
 
 def load_video_frames(
-    path: str | os.PathLike, fps: float = VIDEO_FPS, max_frames: int = VIDEO_MAX_FRAMES
+    path: str | os.PathLike, fps: float = VIDEO_FPS, max_frames: int = VIDEO_MAX_FRAMES, even: bool = True
 ) -> np.ndarray:
-    """RGB frames (T, H, W, 3) uint8 sampled at `fps` with ffmpeg (even T: Qwen's temporal patch is 2)."""
+    """RGB frames (T, H, W, 3) uint8 sampled at `fps` with ffmpeg (`even`: T made even by repeating
+    the last frame, as Qwen's temporal patch is 2)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"media file not found: {path}")
@@ -309,8 +325,27 @@ def load_video_frames(
     if count == 0:
         raise ValueError(f"no video frames decoded from {path}")
     frames = np.frombuffer(stdout[: count * frame_bytes], dtype=np.uint8).reshape(count, height, width, 3)
-    if count % 2:
+    if even and count % 2:
         frames = np.concatenate([frames, frames[-1:]], axis=0)
+    return frames
+
+
+def is_frame_key(key: str) -> bool:
+    """``image`` or ``image:NNN`` (one frame of a frame list)."""
+    return key == "image" or key.startswith("image:")
+
+
+def load_frames(paths: Sequence[str | os.PathLike]) -> list:
+    """RGB PIL images of `paths`, in the order given (decoded now: a bad file fails its request)."""
+    from PIL import Image
+
+    frames = []
+    for path in paths:
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"frame file not found: {path}")
+        with Image.open(path) as image:
+            frames.append(image.convert("RGB"))
     return frames
 
 
@@ -331,10 +366,11 @@ class _Prepared:
 
     index: int
     request: Request
-    kind: str  # "text", "audio" or "video"
+    kind: str  # "text", "audio", "video" or "frames"
     max_new_tokens: int
     audio: np.ndarray | None = None
     video: np.ndarray | None = None
+    frames: list | None = None  # PIL images, in time order ("frames")
 
 
 def _error_text(exc: BaseException) -> str:
@@ -524,6 +560,10 @@ class TransformersBackend:
             processor = transformers.AutoProcessor.from_pretrained(path, **common)
             tokenizer = processor.tokenizer
             model = transformers.VoxtralForConditionalGeneration.from_pretrained(path, **load_kwargs)
+        elif self.family == "image_text":
+            processor = transformers.AutoProcessor.from_pretrained(path, **common)
+            tokenizer = processor.tokenizer
+            model = transformers.AutoModelForImageTextToText.from_pretrained(path, **load_kwargs)
         else:  # qwen2_5_omni: the thinker alone, from a full Omni checkpoint or a thinker-only one
             processor = transformers.Qwen2_5OmniProcessor.from_pretrained(path, **common)
             tokenizer = processor.tokenizer
@@ -569,15 +609,31 @@ class TransformersBackend:
         if float(settings.get("temperature", 0.0) or 0.0) > 0:
             raise ValueError("local models decode greedily; temperature must be 0")
         max_new_tokens = int(settings.get("max_new_tokens", self.max_new_tokens))
-        unknown = [m for m in request.media if m not in ("audio", "video", "image")]
+        unknown = [m for m in request.media if m not in ("audio", "video") and not is_frame_key(m)]
         if unknown:
             raise ValueError(f"unknown media kind(s): {', '.join(unknown)}")
-        wanted = [m for m in request.media if m not in self.modalities]
+        frame_keys = sorted(m for m in request.media if is_frame_key(m))  # image:NNN sort in time order
+        wanted = [m for m in request.media if m not in self.modalities and not is_frame_key(m)]
+        if frame_keys and (self.family not in FRAME_FAMILIES or "video" not in self.modalities):
+            wanted.append(f"images ({len(frame_keys)} frames)")
         if wanted:
             raise ValueError(f"{self.name} does not take {', '.join(wanted)} (it takes {self.modalities})")
         prepared = _Prepared(index=index, request=request, kind="text", max_new_tokens=max_new_tokens)
         media = request.media
-        if self.family == "qwen2_5_omni" and "video" in media:
+        if frame_keys:
+            if "video" in media:
+                raise ValueError("a request holds either a video or a frame list, not both")
+            prepared.kind = "frames"
+            prepared.frames = load_frames([media[key] for key in frame_keys])
+            if "audio" in media:  # only qwen2_5_omni takes audio (checked above)
+                prepared.audio = load_audio(media["audio"], self.sampling_rate)
+        elif self.family == "image_text" and "video" in media:
+            prepared.kind = "frames"
+            video = load_video_frames(media["video"], VIDEO_FPS, IMAGE_TEXT_MAX_FRAMES, even=False)
+            from PIL import Image
+
+            prepared.frames = [Image.fromarray(frame) for frame in video]
+        elif self.family == "qwen2_5_omni" and "video" in media:
             prepared.kind = "video"
             prepared.video = load_video_frames(media["video"])
             prepared.audio = load_audio(media["video"], self.sampling_rate)
@@ -601,7 +657,11 @@ class TransformersBackend:
             content.append({"type": "text", "text": text})
             return [{"role": "user", "content": content}]
         content = []
-        if item.kind == "video":
+        if item.kind == "frames":
+            content.extend({"type": "image"} for _ in item.frames)
+            if item.audio is not None:
+                content.append({"type": "audio", "audio": str(request.media["audio"])})
+        elif item.kind == "video":
             content.append({"type": "video", "video": str(request.media["video"])})
         elif item.kind == "audio":
             source = str(request.media.get("audio", request.media.get("video")))
@@ -611,6 +671,8 @@ class TransformersBackend:
         if self.family == "qwen2_5_omni":
             system = request.system or QWEN_OMNI_SYSTEM
             messages.append({"role": "system", "content": [{"type": "text", "text": system}]})
+        elif self.family == "image_text" and request.system:  # HF multimodal templates: list contents
+            messages.append({"role": "system", "content": [{"type": "text", "text": request.system}]})
         elif request.system:  # without one, Qwen2-Audio's template adds its default system turn
             messages.append({"role": "system", "content": request.system})
         return messages + [{"role": "user", "content": content}]
@@ -639,7 +701,9 @@ class TransformersBackend:
         ]
         kwargs = {"text": texts, "return_tensors": "pt", "padding": True}
         generate_kwargs = {}
-        if kind in ("audio", "video"):
+        if kind == "frames":
+            kwargs["images"] = [item.frames for item in items]
+        if kind in ("audio", "video") or (kind == "frames" and items[0].audio is not None):
             kwargs["audio"] = [item.audio for item in items]
             kwargs["sampling_rate"] = self.sampling_rate
         if kind == "video":
@@ -694,7 +758,9 @@ class TransformersBackend:
                 replies[index] = Reply(text=None, error=_error_text(exc))
         groups: dict[tuple[str, int], list[_Prepared]] = {}
         for item in prepared:
-            groups.setdefault((item.kind, item.max_new_tokens), []).append(item)
+            # frames with and without audio do not share a processor call
+            kind = f"{item.kind}+audio" if item.kind == "frames" and item.audio is not None else item.kind
+            groups.setdefault((kind, item.max_new_tokens), []).append(item)
         try:
             version = f"{self.family}:{self.fingerprint()[:16]}"
         except Exception:  # weights in a format we do not hash: the replies still count
