@@ -295,90 +295,125 @@ def run_inference(
     when more than `max_failed_share` of the requests end failed.
     """
     requests = list(requests)
-    fingerprint = backend.fingerprint()
-    name = getattr(backend, "name", type(backend).__name__)
-    hasher = _Hasher()
-    keys, media_hashes, missing = [], [], []
-    for request in requests:
-        hashes, absent = {}, []
-        for modality, path in request.media.items():
-            path = Path(path)
-            if path.is_file():
-                hashes[modality] = hasher(path)
-            else:
-                hashes[modality] = ""
-                absent.append(str(path))
-        keys.append(request.key(fingerprint, hashes))
-        media_hashes.append(hashes)
-        missing.append(absent)
+    with InferenceSession(backend, cache_path, progress, policy) as session:
+        frame = session.answer(requests)
+    session.check_failed_share(frame)
+    return frame
 
-    store = ResultStore(cache_path)
-    history = store.read()
-    runs = Counter(record["key"] for record in history)
-    best = latest_by_key(history)
-    todo: dict[str, int] = {}  # key -> index of its first request
-    for index, key in enumerate(keys):
-        if key not in todo and not best.get(key, {}).get("ok"):
-            todo[key] = index
 
-    def record_for(index: int, reply: Reply) -> dict:
-        request, key = requests[index], keys[index]
-        runs[key] += 1
-        return {
-            "key": key,
-            "model": name,
-            "model_fingerprint": fingerprint,
-            "model_version": reply.model_version,
-            "item_id": request.item_id,
-            "prompt_hash": prompt_hash(request),
-            "media_hashes": media_hashes[index],
-            "settings": _settings_for(backend, request),
-            "text": reply.text if reply.error is None else None,
-            "error": reply.error,
-            "ok": reply.error is None,
-            "attempts": int(getattr(reply, "attempts", 1)),
-            "run_attempt": runs[key],
-            "finish_reason": getattr(reply, "finish_reason", "") or "",
-            "audio_path": getattr(reply, "audio_path", "") or "",
-            "latency_s": round(float(reply.latency_s), 6),
-            "timestamp": now_iso(),
-        }
+class InferenceSession:
+    """`run_inference`'s machinery kept open over many `answer` calls, for callers that decide
+    their next requests from the last replies (the streaming driver: step k+1 after step k).
 
-    called = set(todo)
-    failures = 0
-    consecutive = 0
-    limit = policy.max_consecutive_failures if policy else 0
-    started = time.perf_counter()
-    with (
-        store,
-        tqdm(
-            total=len(todo),
-            desc=name,
+    One store read and one open store for the whole session, one probe before the first call
+    that is made, one consecutive-failure count across `answer` calls; `progress_total` sizes
+    the progress bar when the caller knows (an upper bound of) the calls ahead.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        cache_path: str | os.PathLike,
+        progress: bool = True,
+        policy: FailurePolicy | None = None,
+        progress_total: int | None = None,
+    ):
+        self.backend = backend
+        self.policy = policy
+        self.name = getattr(backend, "name", type(backend).__name__)
+        self.fingerprint = backend.fingerprint()
+        self.store = ResultStore(cache_path)
+        self._progress = progress
+        self._total = progress_total
+        self._hasher = _Hasher()
+        self._lock = threading.Lock()
+        self._probed = False
+        self.failures = 0
+        self.consecutive = 0
+        self.calls = 0  # requests sent to the backend in this session
+        self.requests = 0
+        self.cached = 0
+        self._started = time.perf_counter()
+
+    def __enter__(self) -> InferenceSession:
+        history = self.store.read()
+        self._runs = Counter(record["key"] for record in history)
+        self._best = latest_by_key(history)
+        self.store.open()
+        self.bar = tqdm(
+            total=self._total or 0,
+            desc=self.name,
             unit="call",
             file=sys.stderr,
-            disable=not progress,
+            disable=not self._progress,
             mininterval=0.5,
             dynamic_ncols=True,
-        ) as bar,
-    ):
+        )
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bar.close()
+        self.store.close()
+        logger.info(
+            "%s: %d requests, %d cached, %d called, %d failed, %.1f s",
+            self.name,
+            self.requests,
+            self.cached,
+            self.calls,
+            self.failures,
+            time.perf_counter() - self._started,
+        )
+
+    def keys(self, requests: list[Request]) -> tuple[list[str], list[dict], list[list[str]]]:
+        """(cache key, media sha256s, missing media files) of each request."""
+        keys, media_hashes, missing = [], [], []
+        for request in requests:
+            hashes, absent = {}, []
+            for modality, path in request.media.items():
+                path = Path(path)
+                if path.is_file():
+                    hashes[modality] = self._hasher(path)
+                else:
+                    hashes[modality] = ""
+                    absent.append(str(path))
+            keys.append(request.key(self.fingerprint, hashes))
+            media_hashes.append(hashes)
+            missing.append(absent)
+        return keys, media_hashes, missing
+
+    def answer(self, requests: list[Request]) -> pd.DataFrame:
+        """One row per request, in order (`run_inference`'s frame); calls only what the store lacks."""
+        requests = list(requests)
+        keys, media_hashes, missing = self.keys(requests)
+        best = self._best
+        todo: dict[str, int] = {}  # key -> index of its first request
+        for index, key in enumerate(keys):
+            if key not in todo and not best.get(key, {}).get("ok"):
+                todo[key] = index
+        if self._total is None:
+            self.bar.total += len(todo)
+        limit = self.policy.max_consecutive_failures if self.policy else 0
 
         def finish(index: int, reply: Reply, *, called: bool = True) -> None:
-            nonlocal failures, consecutive
-            record = record_for(index, reply)
-            store.append(record)
-            best[record["key"]] = record
-            failures += not record["ok"]
-            bar.update(1)
-            if failures:
-                bar.set_postfix(failed=failures, refresh=False)
-            console_progress(bar, failures)
-            if called:
-                consecutive = 0 if record["ok"] else consecutive + 1
-                if limit and consecutive >= limit:
+            record = self._record(requests[index], keys[index], media_hashes[index], reply)
+            with self._lock:
+                self.store.append(record)
+                best[record["key"]] = record
+                self.failures += not record["ok"]
+                self.bar.update(1)
+                if self.failures:
+                    self.bar.set_postfix(failed=self.failures, refresh=False)
+                console_progress(self.bar, self.failures)
+                if not called:
+                    return
+                self.calls += 1
+                self.consecutive = 0 if record["ok"] else self.consecutive + 1
+                if limit and self.consecutive >= limit:
                     raise InferenceAborted(
-                        f"{name}: {consecutive} calls in a row failed, the last with: {record['error']} "
-                        f"(circuit breaker: inference.max_consecutive_failures {limit}); the cache keeps "
-                        "every finished call, so a plain rerun retries only what failed or never ran"
+                        f"{self.name}: {self.consecutive} calls in a row failed, the last with: "
+                        f"{record['error']} (circuit breaker: inference.max_consecutive_failures "
+                        f"{limit}); the cache keeps every finished call, so a plain rerun retries "
+                        "only what failed or never ran"
                     )
 
         callable_indices = []
@@ -388,31 +423,51 @@ def run_inference(
                 finish(index, CallReply(text=None, error=error, attempts=0), called=False)
             else:
                 callable_indices.append(index)
-        if callable_indices and policy and policy.probe:
-            _probe(backend, name)
-        _call_all(backend, requests, callable_indices, finish)
+        if callable_indices and self.policy and self.policy.probe and not self._probed:
+            _probe(self.backend, self.name)
+            self._probed = True
+        _call_all(self.backend, requests, callable_indices, finish)
+        self.requests += len(requests)
+        self.cached += sum(1 for key in keys if key not in todo)
+        rows = [dict(best[key], cached=key not in todo) for key in keys]
+        return _frame(rows, FRAME_COLUMNS)
 
-    elapsed = time.perf_counter() - started
-    logger.info(
-        "%s: %d requests, %d cached, %d called, %d failed, %.1f s",
-        name,
-        len(requests),
-        len(requests) - sum(1 for key in keys if key in called),
-        len(called),
-        failures,
-        elapsed,
-    )
-    rows = [dict(best[key], cached=key not in called) for key in keys]
-    frame = _frame(rows, FRAME_COLUMNS)
-    if policy is not None and len(frame):
+    def _record(self, request: Request, key: str, hashes: dict, reply: Reply) -> dict:
+        with self._lock:
+            self._runs[key] += 1
+            run_attempt = self._runs[key]
+        return {
+            "key": key,
+            "model": self.name,
+            "model_fingerprint": self.fingerprint,
+            "model_version": reply.model_version,
+            "item_id": request.item_id,
+            "prompt_hash": prompt_hash(request),
+            "media_hashes": hashes,
+            "settings": _settings_for(self.backend, request),
+            "text": reply.text if reply.error is None else None,
+            "error": reply.error,
+            "ok": reply.error is None,
+            "attempts": int(getattr(reply, "attempts", 1)),
+            "run_attempt": run_attempt,
+            "finish_reason": getattr(reply, "finish_reason", "") or "",
+            "audio_path": getattr(reply, "audio_path", "") or "",
+            "latency_s": round(float(reply.latency_s), 6),
+            "timestamp": now_iso(),
+        }
+
+    def check_failed_share(self, frame: pd.DataFrame, what: str = "requests") -> None:
+        """Raise `InferenceAborted` when more than the policy's `max_failed_share` of `frame` failed."""
+        if self.policy is None or not len(frame):
+            return
         share = float((~frame["ok"]).mean())
-        if share > policy.max_failed_share:
+        if share > self.policy.max_failed_share:
+            summary = failure_summary(frame).replace("requests", what, 1)
             raise InferenceAborted(
-                f"{name}: {failure_summary(frame)} ({share:.1%} > inference.max_failed_share "
-                f"{policy.max_failed_share:.1%}); the cache keeps every reply, so a plain rerun "
+                f"{self.name}: {summary} ({share:.1%} > inference.max_failed_share "
+                f"{self.policy.max_failed_share:.1%}); the cache keeps every reply, so a plain rerun "
                 "makes exactly the failed calls"
             )
-    return frame
 
 
 def _probe(backend: Backend, name: str) -> None:

@@ -36,12 +36,10 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import ffmpeg
 import pandas as pd
 
 from omnisocial.importing import resolve
-from omnisocial.io import atomic_path
-from omnisocial.media.ffmpeg_run import run_ffmpeg
+from omnisocial.media.cut import cut_clip
 from omnisocial.models.base import Request
 from omnisocial.socialomni.contracts import REPLIES, reply_row
 from omnisocial.socialomni.runs import MEDIA_SUFFIX, model_modality, run_modality, run_name
@@ -65,19 +63,7 @@ def cut_media(
     16 kHz mono wav. Re-encoded, so the cut is exact. Written through a unique temporary
     name and renamed, so jobs that cut side by side never trip over each other's files.
     """
-    destination = Path(destination)
-    clip = ffmpeg.input(str(source), nostdin=None, v="error")
-    if modality == "audio":
-        options = {"vn": None, "ac": 1, "ar": 16000, "format": "wav"}
-    else:
-        options = {"c:v": "libx264", "preset": "ultrafast", "pix_fmt": "yuv420p", "format": "mp4"}
-        options.update({"an": None} if modality == "video" else {"c:a": "aac"})
-    with atomic_path(destination) as tmp:
-        if end_s is not None:
-            options["t"] = f"{float(end_s):.3f}"
-        stream = clip.output(str(tmp), **options).overwrite_output()
-        run_ffmpeg(stream, file=Path(source), what="cut")
-    return destination
+    return cut_clip(source, None, end_s, destination, modality)
 
 
 def media_cuts(

@@ -1,0 +1,77 @@
+"""Streaming a model through a benchmark's protocol: ask it along the clip, step by step.
+
+A shared layer: it knows no benchmark. A benchmark hands it items and a protocol, and reads
+back one row per answered step.
+
+- `Schedule(start, end, step_s=1.0)`: the query times t_k = start + k * step_s up to end
+  (inclusive, rounded to the microsecond; 0.5 s steps as well as the paper's 1 s).
+- `StreamItem(item_id, source, schedule, media_start=0.0, context={})`: one clip; `context`
+  is whatever the benchmark's prompt builder needs (target speaker, question, ...).
+- `StreamProtocol(name, prompt, parse, stop_at_first, window_s=None, carries_history=False,
+  settings={})`: `prompt(item, t, history) -> (system, prompt)` (history: the `Said(t, text)`
+  utterances so far, when the protocol carries it); `parse(reply) -> Parsed(kind, text)`
+  with kind silence, utterance or unparsed (an unparseable reply is unparsed, never silence);
+  `stop_at_first`: stop an item at its first utterance (SocialOmni's when) or run to its end
+  (Omni-DuplexEval's RTD / PR); `window_s`: None for the whole prefix [media_start, t], else
+  the last `window_s` seconds.
+- `streaming.media`: `cut_segments` cuts an item ONCE into the spans between step bounds
+  (bitexact, atomic; a rule's declared output shared by every model); `assemble` joins a
+  step's segments with the concat demuxer and stream copy, deterministically (the result
+  cache keys on the media's sha256).
+- `stream(backend, items, protocol, modality=, segments_root=, cache_path=, entry=, ...)`:
+  the driver (`streaming.driver`): rounds of step k across items through the runner's
+  `InferenceSession` (cache keyed per step, failure policy, `backend.concurrency` across
+  items, steps of an item in order). Returns `StreamRun(steps, summary, plan)`: STREAM_STEPS
+  rows (model, item_id, step, t, window_start, kind silence / utterance / unparsed / failed,
+  text, reply, error, cached, latency_s) and the STREAM_SUMMARY row (calls made, cached,
+  unparsed, failed item streams). `first_utterances(steps)`: item -> t of its first utterance.
+- Cost before calls (`streaming.cost`): `plan_calls` (items x steps; an upper bound for
+  stop-at-first), logged before the first call with the entry's `price_per_call` /
+  `price_per_1k_tokens`; `check_budget` raises `CallBudgetExceeded` (no call made) when the
+  plan exceeds the entry's `max_calls`, naming planned calls, max_calls, items, steps, model.
+"""
+
+from omnisocial.streaming.contracts import STREAM_STEPS, STREAM_SUMMARY
+from omnisocial.streaming.cost import CallBudgetExceeded, CallPlan, check_budget, plan_calls, price_line
+from omnisocial.streaming.driver import StreamRun, first_utterances, media_key, stream
+from omnisocial.streaming.media import assemble, cut_segments, segment_bounds, segment_paths
+from omnisocial.streaming.protocol import (
+    FAILED,
+    SILENCE,
+    STEP_KINDS,
+    UNPARSED,
+    UTTERANCE,
+    Parsed,
+    Said,
+    StreamItem,
+    StreamProtocol,
+)
+from omnisocial.streaming.schedule import Schedule
+
+__all__ = [
+    "FAILED",
+    "SILENCE",
+    "STEP_KINDS",
+    "STREAM_STEPS",
+    "STREAM_SUMMARY",
+    "UNPARSED",
+    "UTTERANCE",
+    "CallBudgetExceeded",
+    "CallPlan",
+    "Parsed",
+    "Said",
+    "Schedule",
+    "StreamItem",
+    "StreamProtocol",
+    "StreamRun",
+    "assemble",
+    "check_budget",
+    "cut_segments",
+    "first_utterances",
+    "media_key",
+    "plan_calls",
+    "price_line",
+    "segment_bounds",
+    "segment_paths",
+    "stream",
+]

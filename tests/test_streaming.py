@@ -1,0 +1,273 @@
+"""The streaming driver (issue 18): schedule, step media, parser kinds, cache per step, cost check."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from omnisocial.io import sha256_file
+from omnisocial.media.audio import probe
+from omnisocial.models.base import Reply
+from omnisocial.models.runner import FailurePolicy, InferenceAborted, load_results
+from omnisocial.streaming import (
+    FAILED,
+    SILENCE,
+    UNPARSED,
+    UTTERANCE,
+    CallBudgetExceeded,
+    Parsed,
+    Schedule,
+    StreamItem,
+    StreamProtocol,
+    assemble,
+    cut_segments,
+    first_utterances,
+    plan_calls,
+    segment_bounds,
+    stream,
+)
+from omnisocial.streaming.media import cut_prefix
+
+# --- schedule ---------------------------------------------------------------------------
+
+
+def test_schedule_times_include_the_end_on_the_grid_and_never_pass_it():
+    assert Schedule(2, 5).times() == [2.0, 3.0, 4.0, 5.0]
+    assert Schedule(2, 5.9).times() == [2.0, 3.0, 4.0, 5.0]
+    assert Schedule(1, 3, 0.5).times() == [1.0, 1.5, 2.0, 2.5, 3.0]
+    assert len(Schedule(1, 3, 0.5)) == 5
+    # float noise: 0.1 + 0.2 != 0.3 in binary, the end still counts and times are clean
+    assert Schedule(0.1, 0.3, 0.1).times() == [0.1, 0.2, 0.3]
+    assert Schedule(0.0, 6.0, 0.1).times()[-1] == 6.0 and len(Schedule(0.0, 6.0, 0.1)) == 61
+    assert Schedule(4, 4).times() == [4.0]
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [((0, 5, 0), "step_s must be > 0"), ((5, 4), "before its start"), ((0, float("nan")), "finite")],
+)
+def test_schedule_rejects_bad_arguments(args, message):
+    with pytest.raises(ValueError, match=message):
+        Schedule(*args)
+
+
+def test_an_item_needs_media_before_its_first_query(tmp_path):
+    with pytest.raises(ValueError, match="not after the media start"):
+        StreamItem("a", tmp_path / "a.mp4", Schedule(0, 3))
+
+
+def test_segment_bounds_prefix_and_window(tmp_path):
+    item = StreamItem("a", tmp_path / "a.mp4", Schedule(2, 4))
+    assert segment_bounds(item, None) == [0.0, 2.0, 3.0, 4.0]
+    assert segment_bounds(item, 1.5) == [0.0, 0.5, 1.5, 2.0, 2.5, 3.0, 4.0]
+
+
+# --- step media -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory) -> Path:
+    """6 s of testsrc (64x48, 10 fps) with a 440 Hz sine, H.264 + AAC."""
+    path = tmp_path_factory.mktemp("clip") / "clip.mp4"
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10",
+         "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=16000", "-t", "6",
+         "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", str(path)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return path
+
+
+@pytest.mark.parametrize("modality", ["audio_video", "audio"])
+def test_assembled_steps_are_deterministic_and_as_long_as_the_prefix(clip, tmp_path, modality):
+    item = StreamItem("c1", clip, Schedule(2, 5))
+    segments = cut_segments(item, None, tmp_path / "seg", modality)
+    assert [p.name for p in segments] == [
+        f"00000_0.000_2.000{segments[0].suffix}",
+        f"00001_2.000_3.000{segments[0].suffix}",
+        f"00002_3.000_4.000{segments[0].suffix}",
+        f"00003_4.000_5.000{segments[0].suffix}",
+    ]
+    first = assemble(segments[:3], tmp_path / "a" / f"step{segments[0].suffix}")
+    again = assemble(segments[:3], tmp_path / "b" / f"step{segments[0].suffix}")
+    assert sha256_file(first) == sha256_file(again)
+    # cut again from the source (a fresh folder): the same bytes, so cache keys survive a re-cut
+    recut = cut_segments(item, None, tmp_path / "seg2", modality)
+    third = assemble(recut[:3], tmp_path / "c" / f"step{segments[0].suffix}")
+    assert sha256_file(third) == sha256_file(first)
+    info = probe(first)
+    key = "audio_duration"
+    assert info[key] == pytest.approx(4.0, abs=0.08)  # [0, 4]: segments 0-2
+    if modality == "audio_video":
+        assert info["video_duration"] == pytest.approx(4.0, abs=0.11)
+        reference = probe(cut_prefix(item, 0.0, 4.0, tmp_path / "ref.mp4", modality))
+        assert info["video_duration"] == pytest.approx(reference["video_duration"], abs=0.11)
+    else:
+        assert info["sample_rate"] == 16000 and info["channels"] == 1
+    assert not list((tmp_path / "a").glob("*.txt"))  # the concat list is cleaned up
+
+
+def test_assemble_names_a_missing_segment(tmp_path):
+    with pytest.raises(FileNotFoundError, match="missing segment"):
+        assemble([tmp_path / "nope.mp4"], tmp_path / "out.mp4")
+
+
+# --- the driver -------------------------------------------------------------------------
+
+T_IN_PROMPT = re.compile(r"t = ([0-9.]+) s")
+
+
+class Scripted:
+    """A backend whose reply depends on t (read from the prompt) and that checks each step's media."""
+
+    modalities = ("text", "audio", "video")
+    concurrency = 2
+
+    def __init__(self, policy, name="scripted"):
+        self.name = name
+        self.policy = policy
+        self.calls: list[tuple[str, float]] = []
+        self.durations: list[float] = []
+        self.prompts: list[str] = []
+
+    def fingerprint(self) -> str:
+        return f"{self.name}:v1"
+
+    def generate(self, requests):
+        replies = []
+        for request in requests:
+            t = float(T_IN_PROMPT.search(request.prompt).group(1))
+            item = request.item_id.split("@")[0]
+            self.calls.append((item, t))
+            self.prompts.append(request.prompt)
+            self.durations.append(probe(request.media["video"])["video_duration"])
+            replies.append(self.policy(item, t))
+        return replies
+
+
+def parse_yes_no(text: str) -> Parsed:
+    word = text.strip().upper()
+    if word == "YES":
+        return Parsed(UTTERANCE, "YES")
+    if word == "NO":
+        return Parsed(SILENCE)
+    return Parsed(UNPARSED)
+
+
+def prompt(item, t, history):
+    said = "; ".join(f"{s.t:g}: {s.text}" for s in history)
+    return "be brief", f"The clip runs up to t = {t:.3f} s. Said so far: {said or 'nothing'}. Speak now?"
+
+
+WHEN = StreamProtocol("when", prompt, parse_yes_no, stop_at_first=True)
+
+
+@pytest.fixture(scope="module")
+def segments(clip, tmp_path_factory):
+    root = tmp_path_factory.mktemp("segments")
+    items = [StreamItem("a", clip, Schedule(1, 5)), StreamItem("b", clip, Schedule(2, 4))]
+    for item in items:
+        cut_segments(item, None, root, "audio_video")
+        cut_segments(item, 2.0, root, "audio_video")
+    return root, items
+
+
+def policy_yes_from(turn_end):
+    """YES once t >= turn_end + 1.5 s; item b first answers gibberish once (unparsed)."""
+
+    def reply(item, t):
+        if item == "b" and t == 2.0:
+            return Reply("I am not sure what you mean")
+        return Reply("YES" if t >= turn_end[item] + 1.5 - 1e-9 else "NO")
+
+    return reply
+
+
+def test_stop_at_first_utterance_unparsed_counted_and_the_cache_per_step(segments, tmp_path):
+    root, items = segments
+    backend = Scripted(policy_yes_from({"a": 1.2, "b": 1.0}))
+    run = stream(backend, items, WHEN, modality="audio_video", segments_root=root,
+                 cache_path=tmp_path / "c.jsonl", model="m", progress=False)  # fmt: skip
+    steps = run.steps
+    # a: YES from 2.7 -> first at t = 3 (steps 1, 2, 3); b: unparsed at 2, NO never, YES from 2.5 -> t = 3
+    assert first_utterances(steps) == {"a": 3.0, "b": 3.0}
+    kinds = steps.set_index(["item_id", "step"])["kind"].to_dict()
+    assert kinds == {("a", 0): SILENCE, ("a", 1): SILENCE, ("a", 2): UTTERANCE,
+                     ("b", 0): UNPARSED, ("b", 1): UTTERANCE}  # fmt: skip
+    assert run.summary["n_unparsed"] == 1 and run.summary["n_calls"] == 5 and run.summary["n_cached"] == 0
+    assert run.plan.calls == 5 + 3 and run.plan.upper_bound  # 5 + 3 query times planned
+    # the whole prefix [0, t]: the media grow with t
+    assert sorted(backend.durations) == pytest.approx([1.0, 2.0, 2.0, 3.0, 3.0], abs=0.11)
+    # steps of an item in order
+    assert [t for i, t in backend.calls if i == "a"] == [1.0, 2.0, 3.0]
+    # rerun: every step from the cache, no call, the same rows
+    again = Scripted(policy_yes_from({"a": 1.2, "b": 1.0}))
+    rerun = stream(again, items, WHEN, modality="audio_video", segments_root=root,
+                   cache_path=tmp_path / "c.jsonl", model="m", progress=False)  # fmt: skip
+    assert again.calls == [] and rerun.steps["cached"].all()
+    assert rerun.steps.drop(columns=["cached", "latency_s"]).equals(
+        steps.drop(columns=["cached", "latency_s"])
+    )
+
+
+def test_a_failed_step_fails_the_items_stream_and_a_rerun_resumes_there(segments, tmp_path):
+    root, items = segments
+
+    def flaky(item, t):
+        if item == "a" and t == 2.0:
+            return Reply(None, error="HTTP 503: overloaded")
+        return Reply("NO")
+
+    cache = tmp_path / "c.jsonl"
+    first = stream(Scripted(flaky), items, WHEN, modality="audio_video", segments_root=root,
+                   cache_path=cache, model="m", progress=False)  # fmt: skip
+    failed = first.steps[first.steps["kind"] == FAILED]
+    assert failed[["item_id", "t", "error"]].values.tolist() == [["a", 2.0, "HTTP 503: overloaded"]]
+    assert "a" not in first_utterances(first.steps)  # a failed stream has no response time
+    assert first.summary["n_failed_items"] == 1
+    healed = Scripted(lambda item, t: Reply("NO"))
+    second = stream(healed, items, WHEN, modality="audio_video", segments_root=root,
+                    cache_path=cache, model="m", progress=False)  # fmt: skip
+    assert healed.calls == [("a", 2.0), ("a", 3.0), ("a", 4.0), ("a", 5.0)]  # from the failed step on
+    assert first_utterances(second.steps) == {"a": None, "b": None}
+    assert len(load_results(cache)) == 5 + 3  # one record per step key (the failure superseded)
+    # under a failure policy half the item streams failing fails the job, after every call is stored
+    with pytest.raises(InferenceAborted, match="1 of 2 item streams failed"):
+        stream(Scripted(flaky), items, WHEN, modality="audio_video", segments_root=root,
+               cache_path=tmp_path / "p.jsonl", model="m", progress=False,
+               policy=FailurePolicy(max_failed_share=0.2, probe=False))  # fmt: skip
+
+
+def test_max_calls_below_the_plan_stops_before_any_call(segments, tmp_path):
+    root, items = segments
+    backend = Scripted(lambda item, t: Reply("NO"))
+    with pytest.raises(CallBudgetExceeded) as error:
+        stream(backend, items, WHEN, modality="audio_video", segments_root=root,
+               cache_path=tmp_path / "c.jsonl", entry={"name": "m", "max_calls": 7},
+               progress=False)  # fmt: skip
+    message = str(error.value)
+    assert "m: planned 8 calls" in message and "2 items x up to 5 steps" in message
+    assert "max_calls 7" in message and "no call was made" in message
+    assert backend.calls == [] and not (tmp_path / "c.jsonl").exists()
+    assert (
+        plan_calls("m", items, stop_at_first=False).describe()
+        == "m: 8 planned calls (2 items x up to 5 steps)"
+    )
+
+
+def test_run_to_the_end_with_history_and_a_sliding_window(segments, tmp_path):
+    root, items = segments
+    protocol = StreamProtocol(
+        "rtd", prompt, parse_yes_no, stop_at_first=False, window_s=2.0, carries_history=True
+    )
+    backend = Scripted(lambda item, t: Reply("YES" if t in (2.0, 4.0) else "NO"))
+    run = stream(backend, items[:1], protocol, modality="audio_video", segments_root=root,
+                 cache_path=tmp_path / "c.jsonl", model="m", progress=False)  # fmt: skip
+    assert run.steps["t"].tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]  # ran to the end, utterances and all
+    assert run.steps["window_start"].tolist() == [0.0, 0.0, 1.0, 2.0, 3.0]
+    assert backend.durations == pytest.approx([1.0, 2.0, 2.0, 2.0, 2.0], abs=0.11)
+    assert "Said so far: nothing" in backend.prompts[1] and "Said so far: 2: YES" in backend.prompts[2]
+    assert "Said so far: 2: YES; 4: YES" in backend.prompts[4]
