@@ -29,6 +29,34 @@ set before every batch. Requests are generated in batches of `batch_size` with l
 padding; note that on a GPU, padding can change greedy outputs in the last bits relative to
 batch size 1, so `batch_size` is part of the run's settings to record.
 
+Streaming (`omnisocial.streaming`: the same clip asked again at t_1 < t_2 < ..., each step's
+media the prefix [0, t_k]). What each family can reuse from one step to the next:
+- ``image_text`` with ``options.reuse_prefix: true``: the KV cache of the prompt up to the
+  last frame both steps share. Each frame is encoded on its own by the vision tower and the
+  text model uses 1-D positions, so the keys and values of [system, frames 1..c] do not
+  depend on what follows; a step prefills only its new frames and the prompt. Frames are
+  matched by content (sha256 of the decoded pixels) and the tokens before them must be
+  equal, so a changed frame, a sliding window that drops frames at the front, or a video
+  long enough that its frame rate is lowered (more than `IMAGE_TEXT_MAX_FRAMES` frames at
+  `VIDEO_FPS`) simply reuses less. Batches of one only, models whose processor gives one
+  pixel tensor per frame and no image grid (LLaVA-like; Qwen2.5-VL's M-RoPE positions
+  depend on the grid: no reuse, as without the option). The last `PREFIX_STREAMS` streams
+  are kept; a step takes over the cache it extends, and copies one it only partly shares.
+  Greedy replies equal those without reuse up to float rounding of the prefill (the option
+  is part of the cache fingerprint). `benchmarks/bench_streaming_steps.py`
+  measures the ratio.
+- ``qwen2_audio``: nothing. Its Whisper encoder attends over the whole 30 s input window
+  (padded), bidirectionally, so appending audio changes the encoding of every earlier
+  frame; the audio tokens, and so every key and value after the first, differ per step.
+- ``voxtral``: nothing in clips up to 30 s (the benchmarks' clips are up to 60 s): audio is
+  encoded in 30 s chunks, bidirectionally within a chunk, so only complete earlier chunks
+  would keep their encoding; not implemented.
+- ``qwen2_5_omni``: nothing. With the audio of the video, audio and video tokens are
+  interleaved in 2 s chunks under time-aligned M-RoPE positions, and the video's frames are
+  merged two by two (temporal patch 2); appending media rewrites the last chunk and the
+  positions of the prompt after it, and the processor runs only in .venv-omni.
+- ``chat``: no media; a step's prompt is its text only.
+
 Correctness guards: Qwen2.5-Omni needs transformers >= 5.23 (earlier releases silently drop
 the audio track of a video: the prompt gets 0 audio tokens and generation runs anyway), and
 every video batch is checked at run time to hold audio tokens; Voxtral fails at load, saying
@@ -55,12 +83,14 @@ with `error` set; the rest of its batch is retried one item at a time.
 from __future__ import annotations
 
 import base64
+import copy
 import hashlib
 import io
 import json
 import os
 import shutil
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,7 +122,8 @@ QWEN_OMNI_SYSTEM = (
     "auditory and visual inputs, as well as generating text and speech."
 )
 SOUNDFILE_SUFFIXES = (".wav", ".flac", ".ogg")
-OPTIONS = ("family", "device", "dtype", "batch_size", "attn_implementation")
+OPTIONS = ("family", "device", "dtype", "batch_size", "attn_implementation", "reuse_prefix")
+PREFIX_STREAMS = 16  # reuse_prefix: KV caches of the last 16 streams (one per item) kept
 ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "flash_attention_2")
 # Releases that get a family right; below them the family is refused at load.
 MIN_TRANSFORMERS = {"qwen2_5_omni": "5.23.0"}
@@ -373,6 +404,47 @@ class _Prepared:
     frames: list | None = None  # PIL images, in time order ("frames")
 
 
+@dataclass
+class _PrefixCache:
+    """The KV cache of one stream's prompt up to its last frame (`reuse_prefix`)."""
+
+    frames: tuple[str, ...]  # sha256 of each frame's pixels, in order
+    ids: list[int]  # the prompt's token ids up to the end of the last frame
+    cache: object  # a transformers DynamicCache holding exactly len(ids) positions
+
+
+def frame_hash(frame) -> str:
+    return hashlib.sha256(frame.tobytes() + repr(frame.size).encode()).hexdigest()
+
+
+def frame_ends(ids: list[int], image_token_id: int, n_frames: int) -> list[int] | None:
+    """Position after each frame's last image token; None unless every frame has equally many."""
+    positions = [k for k, token in enumerate(ids) if token == image_token_id]
+    if not n_frames or not positions or len(positions) % n_frames:
+        return None
+    per = len(positions) // n_frames
+    return [positions[(j + 1) * per - 1] + 1 for j in range(n_frames)]
+
+
+def shared_frames(entry: _PrefixCache, frames: tuple[str, ...], ids: list[int], ends: list[int]) -> int:
+    """How many leading frames `entry` shares with a request (their tokens equal up to there)."""
+    count = 0
+    for old, new in zip(entry.frames, frames, strict=False):
+        if old != new:
+            break
+        count += 1
+    while count and entry.ids[: ends[count - 1]] != ids[: ends[count - 1]]:
+        count -= 1
+    return count
+
+
+def _keep(cache, length: int) -> None:
+    """Cut a DynamicCache back to its first `length` positions (its crop takes what to remove)."""
+    extra = cache.get_seq_length() - length
+    if extra > 0:
+        cache.crop(-extra)
+
+
 def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:2000]
 
@@ -399,6 +471,7 @@ class TransformersBackend:
         batch_size: int | None = None,
         name: str | None = None,
         attn_implementation: str | None = None,
+        reuse_prefix: bool = False,
     ):
         if isinstance(model_path, Mapping):
             entry = model_path
@@ -417,6 +490,7 @@ class TransformersBackend:
             dtype = options.get("dtype", dtype)
             batch_size = options.get("batch_size", batch_size)
             attn_implementation = options.get("attn_implementation", attn_implementation)
+            reuse_prefix = options.get("reuse_prefix", reuse_prefix)
             name = name or entry.get("name")
         if family not in FAMILIES:
             raise ValueError(f"unknown family {family!r}; expected one of {', '.join(FAMILIES)}")
@@ -426,6 +500,13 @@ class TransformersBackend:
                 f"{', '.join(ATTN_IMPLEMENTATIONS)}"
             )
         self.attn_implementation = attn_implementation
+        if not isinstance(reuse_prefix, bool):
+            raise ValueError(f"options.reuse_prefix must be true or false, got {reuse_prefix!r}")
+        if reuse_prefix and family != "image_text":
+            raise ValueError(f"options.reuse_prefix: family {family} reuses nothing across steps")
+        self.reuse_prefix = reuse_prefix
+        self._prefixes: OrderedDict[tuple, _PrefixCache] = OrderedDict()
+        self.prefix_stats = {"steps": 0, "reused_frames": 0, "frames": 0}
         allowed = DEFAULT_MODALITIES[family]
         chosen = tuple(modalities) if modalities else allowed
         extra = [m for m in chosen if m not in allowed]
@@ -473,6 +554,8 @@ class TransformersBackend:
                 "generation": self.generation,
                 "attn_implementation": self.attn_implementation,
             }
+            if self.reuse_prefix:  # prefill in two parts: equal up to float rounding, so its own key
+                payload["reuse_prefix"] = True
             encoded = json.dumps(payload, sort_keys=True, default=str).encode()
             self._fingerprint = hashlib.sha256(encoded).hexdigest()
         return self._fingerprint
@@ -628,11 +711,15 @@ class TransformersBackend:
             if "audio" in media:  # only qwen2_5_omni takes audio (checked above)
                 prepared.audio = load_audio(media["audio"], self.sampling_rate)
         elif self.family == "image_text" and "video" in media:
-            prepared.kind = "frames"
-            video = load_video_frames(media["video"], VIDEO_FPS, IMAGE_TEXT_MAX_FRAMES, even=False)
+            # as the OpenAI frames mode: the rate lowered so a long clip gives IMAGE_TEXT_MAX_FRAMES
+            # spread over all of it (a streamed prefix's newest frames are never cut off)
             from PIL import Image
 
-            prepared.frames = [Image.fromarray(frame) for frame in video]
+            from omnisocial.models.media_io import sample_frames
+
+            jpegs = sample_frames(media["video"], VIDEO_FPS, IMAGE_TEXT_MAX_FRAMES)
+            prepared.kind = "frames"
+            prepared.frames = [Image.open(io.BytesIO(jpeg)).convert("RGB") for jpeg in jpegs]
         elif self.family == "qwen2_5_omni" and "video" in media:
             prepared.kind = "video"
             prepared.video = load_video_frames(media["video"])
@@ -727,19 +814,66 @@ class TransformersBackend:
             if torch.is_tensor(value) and value.is_floating_point():
                 inputs[key] = value.to(self.dtype)
         tokenizer = self._tokenizer
+        reuse = self.reuse_prefix and len(items) == 1 and items[0].kind == "frames"
         torch.manual_seed(self.seed)
         with torch.inference_mode():
-            output = self._model.generate(
-                **inputs,
-                **generate_kwargs,
-                max_new_tokens=items[0].max_new_tokens,
-                do_sample=False,
-                num_beams=1,
-                pad_token_id=tokenizer.pad_token_id,
-            )
+            if reuse:
+                output = self._generate_reusing(items[0], inputs)
+            else:
+                output = self._model.generate(
+                    **inputs,
+                    **generate_kwargs,
+                    max_new_tokens=items[0].max_new_tokens,
+                    do_sample=False,
+                    num_beams=1,
+                    pad_token_id=tokenizer.pad_token_id,
+                )
         sequences = output if torch.is_tensor(output) else output.sequences
         new_tokens = sequences[:, inputs["input_ids"].shape[1] :]
         return [text.strip() for text in tokenizer.batch_decode(new_tokens, skip_special_tokens=True)]
+
+    def _generate_reusing(self, item: _Prepared, inputs):
+        """`generate` on top of the KV cache of the frames this stream already prefilled (module doc)."""
+        from transformers import DynamicCache
+
+        ids = inputs["input_ids"][0].tolist()
+        frames = tuple(frame_hash(frame) for frame in item.frames)
+        ends = frame_ends(ids, self._model.config.image_token_id, len(frames))
+        pixels = inputs.get("pixel_values")
+        options = {
+            "max_new_tokens": item.max_new_tokens,
+            "do_sample": False,
+            "num_beams": 1,
+            "pad_token_id": self._tokenizer.pad_token_id,
+        }
+        if ends is None or "image_grid_thw" in inputs or pixels is None or pixels.shape[0] != len(frames):
+            return self._model.generate(**inputs, **options)  # this model's layout allows no reuse
+        best, shared = None, 0
+        for key, entry in self._prefixes.items():
+            count = shared_frames(entry, frames, ids, ends)
+            if count > shared:
+                best, shared = key, count
+        if best is not None:
+            entry = self._prefixes[best]
+            if shared == len(entry.frames):  # this step continues that stream: take its cache over
+                cache = self._prefixes.pop(best).cache
+            else:  # another stream, or a changed frame: copy, so that stream keeps its own
+                cache = copy.deepcopy(entry.cache)
+            _keep(cache, ends[shared - 1])
+        else:
+            cache = DynamicCache(config=self._model.config.get_text_config())
+        rest = {k: v for k, v in inputs.items() if k != "pixel_values"}
+        if shared < len(frames):
+            rest["pixel_values"] = pixels[shared:]  # only the new frames go through the vision tower
+        output = self._model.generate(**rest, cache=cache, **options)
+        _keep(cache, ends[-1])
+        self._prefixes[frames] = _PrefixCache(frames, ids[: ends[-1]], cache)
+        while len(self._prefixes) > PREFIX_STREAMS:
+            self._prefixes.popitem(last=False)
+        self.prefix_stats["steps"] += 1
+        self.prefix_stats["frames"] += len(frames)
+        self.prefix_stats["reused_frames"] += shared
+        return output
 
     def generate(self, requests: list[Request]) -> list[Reply]:
         replies: list[Reply | None] = [None] * len(requests)
