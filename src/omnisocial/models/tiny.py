@@ -339,19 +339,22 @@ def build_tiny_voxtral(folder: str | os.PathLike, seed: int = 0) -> Path:
     return folder
 
 
-def build_tiny_image_text(folder: str | os.PathLike, seed: int = 0) -> Path:
+def build_tiny_image_text(
+    folder: str | os.PathLike, seed: int = 0, image_size: int = 28, hidden_size: int = 32, layers: int = 2
+) -> Path:
     """Save a random-weight LLaVA (CLIP vision tower, Qwen2 text model) and its real LlavaProcessor.
 
     The family ``image_text`` on a CPU in the main venv: CLIPImageProcessor falls back to its
-    PIL implementation without torchvision. 28 px images, 14 px patches: 4 image tokens per
-    frame (the CLS feature dropped, the released LLaVA's ``default`` strategy).
+    PIL implementation without torchvision. By default 28 px images, 14 px patches: 4 image
+    tokens per frame (the CLS feature dropped, the released LLaVA's ``default`` strategy);
+    `image_size`, `hidden_size` and `layers` (of the text model) scale it up for benchmarks.
     """
     import torch
     from transformers import CLIPImageProcessor, LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
 
     folder = Path(folder)
     tokenizer = build_tokenizer(CHATML_TEMPLATE)
-    size = 28
+    size = int(image_size)
     processor = LlavaProcessor(
         image_processor=CLIPImageProcessor(
             size={"shortest_edge": size}, crop_size={"height": size, "width": size}
@@ -373,9 +376,15 @@ def build_tiny_image_text(folder: str | os.PathLike, seed: int = 0) -> Path:
         "patch_size": 14,
         "projection_dim": 16,
     }
+    text = _text_config(tokenizer)
+    if hidden_size != 32 or layers != 2:
+        text.update(hidden_size=hidden_size, intermediate_size=2 * hidden_size, num_hidden_layers=layers)
+        text.update(
+            num_attention_heads=max(4, hidden_size // 64), num_key_value_heads=max(2, hidden_size // 128)
+        )
     config = LlavaConfig(
         vision_config=vision,
-        text_config=_text_config(tokenizer),
+        text_config=text,
         image_token_index=tokenizer.convert_tokens_to_ids("<|IMAGE|>"),
         vision_feature_select_strategy="default",
         vision_feature_layer=-1,
