@@ -186,7 +186,8 @@ def main() -> int:
             if "ratio" in rows[0]:
                 ratios = [r["ratio"] for r in rows[1:]]  # step 0 has nothing to reuse
                 reused = [r["step_reuse_s"] for r in rows]
-                line += (f"; reuse: slope {slope(ts, reused) * 1000:.1f} ms/s, ratio mean {statistics.fmean(ratios):.2f}x "
+                mean_ratio = statistics.fmean(ratios)
+                line += (f"; reuse: slope {slope(ts, reused) * 1000:.1f} ms/s, ratio mean {mean_ratio:.2f}x "
                          f"(steps 2+), {rows[-1]['ratio']:.2f}x at {ts[-1]:g} s; reused frames "
                          f"{result['prefix_stats']['reused_frames']} of {result['prefix_stats']['frames']}; "
                          f"replies differing {result['mismatches']}")  # fmt: skip
