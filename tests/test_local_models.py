@@ -209,3 +209,21 @@ def test_voxtral_end_to_end(tmp_path_factory, stimuli, tmp_path):
     audio_id = backend._model.config.audio_token_id
     assert int((pieces["inputs"]["input_ids"] == audio_id).sum()) > 100
     _prompt_survives(backend, next(r for r in requests if not r.media), "text")
+
+
+@pytest.mark.skipif(not HAS_TORCHVISION, reason="Qwen2.5-Omni needs torchvision: runs in .venv-omni")
+def test_qwen2_5_omni_judges_a_frame_list(tmp_path_factory, tmp_path):
+    """A judge window's frames (image:000, ...) reach the omni thinker as images and it answers."""
+    from omnisocial.judges.replies import FRAME_KEY
+    from omnisocial.models.tiny import build_tiny_qwen2_5_omni, write_frames
+
+    folder = build_tiny_qwen2_5_omni(tmp_path_factory.mktemp("qwen2_5_omni_frames"))
+    paths = write_frames(tmp_path / "frames", 4)
+    media = {FRAME_KEY.format(k): path for k, path in enumerate(paths)}
+    request = Request(item_id="w", prompt="Is the sentence true of these frames?", media=media)
+    backend = TransformersBackend(folder, "qwen2_5_omni", generation={"max_new_tokens": 4}, device="cpu")
+    reply = backend.generate([request])[0]
+    assert reply.error is None and isinstance(reply.text, str)
+    inputs, _ = backend._inputs([backend._prepare(0, request)])
+    assert int((inputs["input_ids"] == backend._model.config.image_token_id).sum()) > 0
+    assert inputs["image_grid_thw"].shape[0] == 4  # one grid per frame

@@ -55,3 +55,20 @@ def test_only_tasks_with_human_scores_are_reported():
 def test_unknown_task_names_the_row_and_column():
     with pytest.raises(TableError, match="row 2 column task"):
         calibrate_judges(human([("timing", "m", "i1", "1")]), HOW, RTD)
+
+
+def test_reminder_sample_scores_against_human_ratings():
+    pr = pd.DataFrame(
+        {
+            "judge": ["gpt-judge"] * 4 + [""] * 4,  # "" = the offline judge's PR_SCORES rows
+            "model": ["m"] * 8,
+            "item_id": ["p1", "p2", "p3", "p4"] * 2,
+            "sample_score": ["0", "0", "1", "1", "1", "1", "0", "0"],
+        }
+    )
+    scores = human([("pr", "m", f"p{k}", str(k)) for k in (1, 2, 3, 4)])
+    table = calibrate_judges(scores, HOW, RTD, pr).set_index(["task", "judge"])
+    # ranks with ties: judge (1.5, 1.5, 3.5, 3.5) against 1..4 -> rho = 2 / sqrt(5)
+    assert table.loc[("pr", "gpt-judge"), "spearman_rho"] == pytest.approx(2 / math.sqrt(5))
+    assert table.loc[("pr", "streaming"), "spearman_rho"] == pytest.approx(-2 / math.sqrt(5))
+    assert table.loc[("pr", "gpt-judge"), "n_pairs"] == 4

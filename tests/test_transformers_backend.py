@@ -322,3 +322,117 @@ def test_chat_prompt_tokens_survive(tmp_path):
     assert len(prompt_ids) == len(prompt.encode("utf-8"))  # byte-level: nothing is lost
     assert any(ids[i : i + len(prompt_ids)] == prompt_ids for i in range(len(ids)))
     assert prompt in backend._tokenizer.decode(ids)
+
+
+# --- frame lists (local judges of the streaming tasks) ----------------------------------
+
+
+@pytest.fixture(scope="module")
+def image_text_dir(tmp_path_factory):
+    from omnisocial.models.tiny import build_tiny_image_text
+
+    return build_tiny_image_text(tmp_path_factory.mktemp("tiny_image_text"), seed=0)
+
+
+def _frame_request(paths, item_id="w1", reverse_keys=False):
+    from omnisocial.judges.replies import FRAME_KEY
+
+    keyed = [(FRAME_KEY.format(k), path) for k, path in enumerate(paths)]
+    if reverse_keys:  # a dict built in another order: the frames still go in key (time) order
+        keyed = keyed[::-1]
+    return Request(item_id=item_id, prompt="Is the sentence true of these frames?", media=dict(keyed))
+
+
+def test_image_text_takes_a_frame_list_in_time_order(image_text_dir, tmp_path):
+    from PIL import Image
+
+    from omnisocial.models.tiny import write_frames
+
+    paths = write_frames(tmp_path / "frames", 3)
+    settings = {"max_new_tokens": 5}
+    backend = TransformersBackend(image_text_dir, "image_text", generation=settings, device="cpu")
+    prepared = backend._prepare(0, _frame_request(paths, reverse_keys=True))
+    assert prepared.kind == "frames" and len(prepared.frames) == 3
+    for frame, path in zip(prepared.frames, paths, strict=True):
+        assert np.array_equal(np.asarray(frame), np.asarray(Image.open(path).convert("RGB")))
+    backend.load()
+    inputs, _ = backend._inputs([prepared])
+    image_token = backend._tokenizer.convert_tokens_to_ids("<|IMAGE|>")
+    # 3 frames x 4 patch tokens (28 px / 14 px patches, CLS dropped): every frame reached the prompt
+    assert int((inputs["input_ids"] == image_token).sum()) == 3 * 4
+    assert tuple(inputs["pixel_values"].shape) == (3, 3, 28, 28)
+
+    requests = [_frame_request(paths, "w1"), _frame_request(paths[:2], "w2")]
+    replies = backend.generate(requests)
+    assert [r.error for r in replies] == [None, None] and all(isinstance(r.text, str) for r in replies)
+    again = TransformersBackend(image_text_dir, "image_text", generation=settings, device="cpu", batch_size=2)
+    assert [r.text for r in again.generate(requests)] == [r.text for r in replies]
+
+
+def test_frame_lists_refused_where_a_family_takes_no_images(qwen2_audio_dir, tmp_path):
+    from omnisocial.models.tiny import write_frames
+
+    paths = write_frames(tmp_path / "frames", 2)
+    audio = TransformersBackend(qwen2_audio_dir, "qwen2_audio", device="cpu")
+    with pytest.raises(ValueError, match=r"does not take images \(2 frames\)"):
+        audio._prepare(0, _frame_request(paths))
+    text_only = TransformersBackend(tmp_path, "image_text", modalities=["text"], device="cpu")
+    with pytest.raises(ValueError, match="images"):
+        text_only._prepare(0, _frame_request(paths))
+    missing = TransformersBackend(tmp_path, "image_text", device="cpu")
+    with pytest.raises(FileNotFoundError, match="frame file not found"):
+        missing._prepare(0, _frame_request([tmp_path / "nope.jpg"]))
+
+
+def test_qwen2_5_omni_frame_list_layout(tmp_path):
+    """The omni thinker gets one image part per frame, then the prompt (its processor runs in
+    .venv-omni: tests/test_local_models.py generates from it)."""
+    from omnisocial.models.tiny import write_frames
+    from omnisocial.models.transformers_backend import QWEN_OMNI_SYSTEM
+
+    paths = write_frames(tmp_path / "frames", 3)
+    backend = TransformersBackend(tmp_path, "qwen2_5_omni", device="cpu")
+    prepared = backend._prepare(0, _frame_request(paths))
+    assert prepared.kind == "frames" and prepared.audio is None
+    system, user = backend._conversation(prepared)
+    assert system["content"][0]["text"] == QWEN_OMNI_SYSTEM
+    assert [part["type"] for part in user["content"]] == ["image", "image", "image", "text"]
+
+
+@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg not installed")
+def test_local_judge_scores_rtd_temporal_windows_from_frames(image_text_dir, tmp_path):
+    """The judges' own request path (stream_jobs -> run_judge -> runner) on a local frames judge."""
+    import pandas as pd
+
+    from omnisocial.judges.llm import run_judge, stream_jobs
+
+    video = tmp_path / "clip.mp4"
+    subprocess.run(
+        ["ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=6",
+         "-pix_fmt", "yuv420p", str(video)],
+        check=True,
+    )  # fmt: skip
+    entry = {
+        "name": "tiny-vlm-judge",
+        "backend": "transformers",
+        "model": str(image_text_dir),
+        "modalities": ["text", "video"],
+        "generation": {"max_new_tokens": 4},
+        "options": {"family": "image_text", "device": "cpu"},
+    }
+    items = pd.DataFrame(
+        [{"split": "RTD_counting", "item_id": "c1", "video": str(video), "video_duration": 6.0,
+          "question_text": "Count the squares.", "answer1": "", "answer2": ""}]
+    )  # fmt: skip
+    responses = pd.DataFrame(
+        [{"model": "m", "split": "RTD_counting", "item_id": "c1", "sentence_index": k, "start": s, "end": e,
+          "text": f"sentence {k}"} for k, (s, e) in enumerate([(1.0, 3.0), (3.0, 5.0)])]
+    )  # fmt: skip
+    jobs = stream_jobs(["rtd_temporal"], entry, responses, items, tmp_path, tmp_path / "frames")
+    # judge windows (max(0, s - 2), max(ws + 0.5, e - 2)): (0, 1) and (1, 3) s, at 2 fps
+    assert [len(job.request.media) for job in jobs] == [2, 4]
+    table = run_judge(entry, jobs, tmp_path / "judge.jsonl")
+    assert table["ok"].all() and table["n_media"].tolist() == [2, 4]
+    assert not table["cached"].any()
+    again = run_judge(entry, jobs, tmp_path / "judge.jsonl")
+    assert again["cached"].all() and again["reply"].tolist() == table["reply"].tolist()

@@ -165,6 +165,7 @@ rule duplexeval_score:
         pr_events=sout("scores", "pr_event_scores.csv"),
         pr=sout("scores", "pr_scores.csv"),
         metrics=sout("metrics", "streaming_metrics.csv"),
+        agreement=sout("metrics", "stream_judge_agreement.csv"),
     log:
         sout("logs", "social_score_streaming.log"),
     benchmark:

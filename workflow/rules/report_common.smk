@@ -169,6 +169,13 @@ def report_tables():
                 "Tables",
                 "social_streaming",
             ),
+            (
+                "stream_judge_agreement",
+                "streaming: judge agreement",
+                SOCIAL_STREAM_CATEGORY,
+                "Tables",
+                "social_stream_agreement",
+            ),
         ]
         if SOCIAL["human_scores"]:
             social.append(

@@ -83,6 +83,8 @@ if SOCIAL["human_scores"]:
             how=sout("scores", "how_judgements.csv"),
             rtd=sout("scores", "rtd_scores.csv"),
             rtd_judges=sout("scores", "rtd_judge_scores.csv"),
+            pr=sout("scores", "pr_scores.csv"),
+            pr_judges=sout("scores", "pr_judge_scores.csv"),
         output:
             calibration=sout("metrics", "judge_calibration.csv"),
         log:

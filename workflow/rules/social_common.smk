@@ -101,7 +101,11 @@ def duplexeval_outputs():
     if not SOCIAL["enabled"]:
         return []
     metrics = ["detector_prf.csv", "streaming_metrics.csv"]
-    metrics += ["rtd_judge_metrics.csv", "pr_judge_metrics.csv"]
+    metrics += [
+        "rtd_judge_metrics.csv",
+        "pr_judge_metrics.csv",
+        "stream_judge_agreement.csv",
+    ]
     return [sout("metrics", name) for name in metrics] + [
         sout("figures", f"streaming.{ext}") for ext in ("png", "pdf")
     ]

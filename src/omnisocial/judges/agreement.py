@@ -10,18 +10,35 @@
   agreement, from the two-way ANOVA mean squares; units with a missing rating are dropped.
 - `spearman_with_humans`: Spearman's rho (scipy) between automatic and human scores on the
   items both have.
+- `rater_agreement`: all of the above between raters of one long table (alpha at the asked
+  levels, ICC where at least 2 raters scored 2 units alike, the share of units every rater
+  scored identically), one row a group: how and the streaming tasks report it alike.
 
 Data layout everywhere: a (raters x units) array, or a long frame via `to_matrix`.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 LEVELS = ("nominal", "ordinal", "interval")
+AGREEMENT_COLUMNS = (
+    "n_judges",
+    "n_items",
+    "n_complete",
+    "alpha_nominal",
+    "alpha_ordinal",
+    "alpha_interval",
+    "icc_2_1",
+    "icc_2_k",
+    "exact_agreement",
+)
+log = logging.getLogger(__name__)
 
 
 def to_matrix(
@@ -157,3 +174,36 @@ def spearman_with_humans(automatic, human) -> SpearmanResult:
         return SpearmanResult(float("nan"), float("nan"), n)
     result = spearmanr(a[keep], h[keep])
     return SpearmanResult(float(result.statistic), float(result.pvalue), n)
+
+
+def rater_agreement(
+    frame: pd.DataFrame,
+    rater: str = "judge",
+    unit: str = "item_id",
+    value: str = "score",
+    levels: tuple[str, ...] = ("ordinal", "interval"),
+) -> dict:
+    """AGREEMENT_COLUMNS of long (rater, unit, value) rows; NaN values are missing ratings.
+
+    alpha at `levels` (the others NaN); ICC(2,1) / ICC(2,k) and exact agreement over the
+    units every rater scored (`n_complete`); NaN where there is too little to compute.
+    """
+    matrix = to_matrix(frame.dropna(subset=[value]), rater=rater, unit=unit, value=value)
+    data = matrix.to_numpy()
+    complete = matrix.dropna(axis=1)
+    row = {
+        "n_judges": int(matrix.shape[0]),
+        "n_items": int(matrix.shape[1]),
+        "n_complete": int(complete.shape[1]) if matrix.shape[0] >= 2 else 0,
+    }
+    for level in LEVELS:
+        row[f"alpha_{level}"] = krippendorff_alpha(data, level) if level in levels else math.nan
+    row |= {"icc_2_1": math.nan, "icc_2_k": math.nan, "exact_agreement": math.nan}
+    if matrix.shape[0] >= 2 and complete.shape[1]:
+        row["exact_agreement"] = float((complete.nunique(axis=0) == 1).mean())
+        try:
+            result = icc(data)
+            row["icc_2_1"], row["icc_2_k"] = result.icc_2_1, result.icc_2_k
+        except ValueError as error:
+            log.info("ICC not computed: %s", error)
+    return row

@@ -4,7 +4,9 @@ Human scores arrive as one CSV, `task, model, item_id, human_score`, where task 
 - `how`: a human rating of a generated next utterance (compared per judge with the
   judge's score of the same model and item);
 - `rtd_temporal` / `rtd_content`: a human 0-3 rating of a real-time description
-  (compared with the item's temporal sensitivity / content consistency score).
+  (compared with the item's temporal sensitivity / content consistency score);
+- `pr`: a human rating of a proactive-reminder response (compared with the item's sample
+  score, 1 only if every reminder passed; from `pr_scores` when given).
 Each (task, judge) gets Spearman's rho over the answers both scored (benchmarks.md 3.3;
 the paper reports about 0.9 for content and 0.8 for timing).
 
@@ -47,7 +49,7 @@ def judge_calibration(auto, human) -> dict:
     return {"rho": float(result.statistic), "p_value": float(result.pvalue), "n": n}
 
 
-TASKS = ("how", "rtd_temporal", "rtd_content")
+TASKS = ("how", "rtd_temporal", "rtd_content", "pr")
 
 
 HUMAN_SCORES = Contract(
@@ -78,29 +80,39 @@ JUDGE_CALIBRATION = Contract(
 _RTD_COLUMNS = {"rtd_temporal": "temporal_score", "rtd_content": "content_score"}
 
 
-def automatic_scores(how_judgements: pd.DataFrame, rtd_scores: pd.DataFrame) -> pd.DataFrame:
+def automatic_scores(
+    how_judgements: pd.DataFrame, rtd_scores: pd.DataFrame, pr_scores: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Long table `task, judge, model, item_id, auto_score` of every automatic score."""
     score = pd.to_numeric(how_judgements["score"], errors="coerce")
     how = how_judgements.assign(task="how", auto_score=score)
     parts = [how[["task", "judge", "model", "item_id", "auto_score"]]]
-    for task, column in _RTD_COLUMNS.items():
+    columns = {**_RTD_COLUMNS, "pr": "sample_score"}
+    tables = {"rtd_temporal": rtd_scores, "rtd_content": rtd_scores, "pr": pr_scores}
+    for task, column in columns.items():
+        scores = tables[task]
+        if scores is None:
+            continue
         judge = "streaming"
-        if "judge" in rtd_scores:
-            named = rtd_scores["judge"].fillna("").astype(str).str.strip()
+        if "judge" in scores:
+            named = scores["judge"].fillna("").astype(str).str.strip()
             judge = named.where(named != "", "streaming")
-        rtd = rtd_scores.assign(
-            task=task, judge=judge, auto_score=pd.to_numeric(rtd_scores[column], errors="coerce")
+        rows = scores.assign(
+            task=task, judge=judge, auto_score=pd.to_numeric(scores[column], errors="coerce")
         )
-        parts.append(rtd[["task", "judge", "model", "item_id", "auto_score"]])
+        parts.append(rows[["task", "judge", "model", "item_id", "auto_score"]])
     return pd.concat(parts, ignore_index=True)
 
 
 def calibrate_judges(
-    human: pd.DataFrame, how_judgements: pd.DataFrame, rtd_scores: pd.DataFrame
+    human: pd.DataFrame,
+    how_judgements: pd.DataFrame,
+    rtd_scores: pd.DataFrame,
+    pr_scores: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One JUDGE_CALIBRATION row per (task, judge) that has human scores for its task."""
     human = HUMAN_SCORES.validate(human)
-    auto = automatic_scores(how_judgements, rtd_scores)
+    auto = automatic_scores(how_judgements, rtd_scores, pr_scores)
     joined = auto.merge(human, on=["task", "model", "item_id"], how="inner")
     rows = []
     for (task, judge), pairs in joined.groupby(["task", "judge"], sort=True):

@@ -339,6 +339,78 @@ def build_tiny_voxtral(folder: str | os.PathLike, seed: int = 0) -> Path:
     return folder
 
 
+def build_tiny_image_text(
+    folder: str | os.PathLike, seed: int = 0, image_size: int = 28, hidden_size: int = 32, layers: int = 2
+) -> Path:
+    """Save a random-weight LLaVA (CLIP vision tower, Qwen2 text model) and its real LlavaProcessor.
+
+    The family ``image_text`` on a CPU in the main venv: CLIPImageProcessor falls back to its
+    PIL implementation without torchvision. By default 28 px images, 14 px patches: 4 image
+    tokens per frame (the CLS feature dropped, the released LLaVA's ``default`` strategy);
+    `image_size`, `hidden_size` and `layers` (of the text model) scale it up for benchmarks.
+    """
+    import torch
+    from transformers import CLIPImageProcessor, LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
+
+    folder = Path(folder)
+    tokenizer = build_tokenizer(CHATML_TEMPLATE)
+    size = int(image_size)
+    processor = LlavaProcessor(
+        image_processor=CLIPImageProcessor(
+            size={"shortest_edge": size}, crop_size={"height": size, "width": size}
+        ),
+        tokenizer=tokenizer,
+        chat_template=CHATML_TEMPLATE,
+        patch_size=14,
+        vision_feature_select_strategy="default",
+        image_token="<|IMAGE|>",
+        num_additional_image_tokens=1,
+    )
+    vision = {
+        "model_type": "clip_vision_model",
+        "hidden_size": 16,
+        "intermediate_size": 32,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "image_size": size,
+        "patch_size": 14,
+        "projection_dim": 16,
+    }
+    text = _text_config(tokenizer)
+    if hidden_size != 32 or layers != 2:
+        text.update(hidden_size=hidden_size, intermediate_size=2 * hidden_size, num_hidden_layers=layers)
+        text.update(
+            num_attention_heads=max(4, hidden_size // 64), num_key_value_heads=max(2, hidden_size // 128)
+        )
+    config = LlavaConfig(
+        vision_config=vision,
+        text_config=text,
+        image_token_index=tokenizer.convert_tokens_to_ids("<|IMAGE|>"),
+        vision_feature_select_strategy="default",
+        vision_feature_layer=-1,
+    )
+    torch.manual_seed(seed)
+    model = LlavaForConditionalGeneration(config).eval()
+    _save_generation_config(model, tokenizer, folder)
+    processor.save_pretrained(folder)
+    return folder
+
+
+def write_frames(folder: str | os.PathLike, count: int, size: tuple[int, int] = (48, 64)) -> list[Path]:
+    """`count` JPEG frames (distinct seeded noise images) named as a judge window's frames."""
+    from PIL import Image
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(count)
+    paths = []
+    for k in range(count):
+        path = folder / f"{k:03d}.jpg"
+        Image.fromarray(rng.integers(0, 256, (*size, 3), dtype=np.uint8)).save(path, quality=90)
+        paths.append(path)
+    return paths
+
+
 def build_tiny_chat(folder: str | os.PathLike, seed: int = 0, architecture: str = "qwen2") -> Path:
     """Save a random-weight causal LM (`qwen2` or `llama`) and the tiny tokenizer to `folder`."""
     import torch

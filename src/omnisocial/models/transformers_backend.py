@@ -1,6 +1,6 @@
 """Local Hugging Face models behind the `Backend` interface.
 
-Four families, each a (model class, processor class, prompt layout) triple:
+Five families, each a (model class, processor class, prompt layout) triple:
 
 - ``qwen2_5_omni``: the *thinker* of Qwen2.5-Omni (text out only, no talker), with video
   frames and the audio track of the same video (``use_audio_in_video=True``), or audio,
@@ -8,7 +8,19 @@ Four families, each a (model class, processor class, prompt layout) triple:
 - ``qwen2_audio``: Qwen2-Audio(-Instruct), audio + text;
 - ``voxtral``: Voxtral, audio + text through the processor's ``apply_chat_template``
   (needs the ``mistral-common`` package for its tokenizer);
+- ``image_text``: any ``AutoModelForImageTextToText`` checkpoint with an ``AutoProcessor``
+  and a chat template (LLaVA, Qwen2.5-VL, Gemma 3, ...): images + text; a video is sent as
+  its frames (`VIDEO_FPS`, at most `IMAGE_TEXT_MAX_FRAMES`), as the OpenAI-compatible backend
+  does in ``frames`` mode;
 - ``chat``: any causal LM with a tokenizer (text only).
+
+Frame lists: a request whose media are images (key ``image``, or ``image:000``,
+``image:001``, ... = the frames of one window in time order, the layout the LLM judges send,
+`judges.replies.FRAME_KEY`) goes to ``qwen2_5_omni`` and ``image_text`` as one image part per
+frame, in key order, so temporal judging runs on a local judge as on API judges. Families
+that take no images (``qwen2_audio``, ``voxtral``, ``chat``) refuse such a request with an
+error reply. The entry's modalities say ``video`` for a frames judge (the schema has no
+``image`` modality: frames are a video's).
 
 Weights come from a local folder, or from the local Hugging Face cache when
 `model_path` is a repo id; nothing is ever downloaded (``local_files_only=True`` and
@@ -16,6 +28,34 @@ Weights come from a local folder, or from the local Hugging Face cache when
 set before every batch. Requests are generated in batches of `batch_size` with left
 padding; note that on a GPU, padding can change greedy outputs in the last bits relative to
 batch size 1, so `batch_size` is part of the run's settings to record.
+
+Streaming (`omnisocial.streaming`: the same clip asked again at t_1 < t_2 < ..., each step's
+media the prefix [0, t_k]). What each family can reuse from one step to the next:
+- ``image_text`` with ``options.reuse_prefix: true``: the KV cache of the prompt up to the
+  last frame both steps share. Each frame is encoded on its own by the vision tower and the
+  text model uses 1-D positions, so the keys and values of [system, frames 1..c] do not
+  depend on what follows; a step prefills only its new frames and the prompt. Frames are
+  matched by content (sha256 of the decoded pixels) and the tokens before them must be
+  equal, so a changed frame, a sliding window that drops frames at the front, or a video
+  long enough that its frame rate is lowered (more than `IMAGE_TEXT_MAX_FRAMES` frames at
+  `VIDEO_FPS`) simply reuses less. Batches of one only, models whose processor gives one
+  pixel tensor per frame and no image grid (LLaVA-like; Qwen2.5-VL's M-RoPE positions
+  depend on the grid: no reuse, as without the option). The last `PREFIX_STREAMS` streams
+  are kept; a step takes over the cache it extends, and copies one it only partly shares.
+  Greedy replies equal those without reuse up to float rounding of the prefill (the option
+  is part of the cache fingerprint). `benchmarks/bench_streaming_steps.py`
+  measures the ratio.
+- ``qwen2_audio``: nothing. Its Whisper encoder attends over the whole 30 s input window
+  (padded), bidirectionally, so appending audio changes the encoding of every earlier
+  frame; the audio tokens, and so every key and value after the first, differ per step.
+- ``voxtral``: nothing in clips up to 30 s (the benchmarks' clips are up to 60 s): audio is
+  encoded in 30 s chunks, bidirectionally within a chunk, so only complete earlier chunks
+  would keep their encoding; not implemented.
+- ``qwen2_5_omni``: nothing. With the audio of the video, audio and video tokens are
+  interleaved in 2 s chunks under time-aligned M-RoPE positions, and the video's frames are
+  merged two by two (temporal patch 2); appending media rewrites the last chunk and the
+  positions of the prompt after it, and the processor runs only in .venv-omni.
+- ``chat``: no media; a step's prompt is its text only.
 
 Correctness guards: Qwen2.5-Omni needs transformers >= 5.23 (earlier releases silently drop
 the audio track of a video: the prompt gets 0 audio tokens and generation runs anyway), and
@@ -43,12 +83,14 @@ with `error` set; the rest of its batch is retried one item at a time.
 from __future__ import annotations
 
 import base64
+import copy
 import hashlib
 import io
 import json
 import os
 import shutil
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,13 +101,16 @@ import numpy as np
 from omnisocial.io import sha256_file
 from omnisocial.models.base import Reply, Request
 
-FAMILIES = ("qwen2_5_omni", "qwen2_audio", "voxtral", "chat")
+FAMILIES = ("qwen2_5_omni", "qwen2_audio", "voxtral", "image_text", "chat")
 DEFAULT_MODALITIES = {
     "qwen2_5_omni": ("text", "audio", "video"),
     "qwen2_audio": ("text", "audio"),
     "voxtral": ("text", "audio"),
+    "image_text": ("text", "video"),
     "chat": ("text",),
 }
+FRAME_FAMILIES = ("qwen2_5_omni", "image_text")  # families that take images (frame lists)
+IMAGE_TEXT_MAX_FRAMES = 32  # frames of a video for image_text (the OpenAI frames mode's default)
 WEIGHT_SUFFIXES = (".safetensors", ".bin")
 DEFAULT_SEED = 42
 DEFAULT_MAX_NEW_TOKENS = 256
@@ -77,7 +122,8 @@ QWEN_OMNI_SYSTEM = (
     "auditory and visual inputs, as well as generating text and speech."
 )
 SOUNDFILE_SUFFIXES = (".wav", ".flac", ".ogg")
-OPTIONS = ("family", "device", "dtype", "batch_size", "attn_implementation")
+OPTIONS = ("family", "device", "dtype", "batch_size", "attn_implementation", "reuse_prefix")
+PREFIX_STREAMS = 16  # reuse_prefix: KV caches of the last 16 streams (one per item) kept
 ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "flash_attention_2")
 # Releases that get a family right; below them the family is refused at load.
 MIN_TRANSFORMERS = {"qwen2_5_omni": "5.23.0"}
@@ -277,9 +323,10 @@ def _frames_stream(path: Path, fps: float, max_frames: int):
 
 
 def load_video_frames(
-    path: str | os.PathLike, fps: float = VIDEO_FPS, max_frames: int = VIDEO_MAX_FRAMES
+    path: str | os.PathLike, fps: float = VIDEO_FPS, max_frames: int = VIDEO_MAX_FRAMES, even: bool = True
 ) -> np.ndarray:
-    """RGB frames (T, H, W, 3) uint8 sampled at `fps` with ffmpeg (even T: Qwen's temporal patch is 2)."""
+    """RGB frames (T, H, W, 3) uint8 sampled at `fps` with ffmpeg (`even`: T made even by repeating
+    the last frame, as Qwen's temporal patch is 2)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"media file not found: {path}")
@@ -309,8 +356,27 @@ def load_video_frames(
     if count == 0:
         raise ValueError(f"no video frames decoded from {path}")
     frames = np.frombuffer(stdout[: count * frame_bytes], dtype=np.uint8).reshape(count, height, width, 3)
-    if count % 2:
+    if even and count % 2:
         frames = np.concatenate([frames, frames[-1:]], axis=0)
+    return frames
+
+
+def is_frame_key(key: str) -> bool:
+    """``image`` or ``image:NNN`` (one frame of a frame list)."""
+    return key == "image" or key.startswith("image:")
+
+
+def load_frames(paths: Sequence[str | os.PathLike]) -> list:
+    """RGB PIL images of `paths`, in the order given (decoded now: a bad file fails its request)."""
+    from PIL import Image
+
+    frames = []
+    for path in paths:
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"frame file not found: {path}")
+        with Image.open(path) as image:
+            frames.append(image.convert("RGB"))
     return frames
 
 
@@ -331,10 +397,52 @@ class _Prepared:
 
     index: int
     request: Request
-    kind: str  # "text", "audio" or "video"
+    kind: str  # "text", "audio", "video" or "frames"
     max_new_tokens: int
     audio: np.ndarray | None = None
     video: np.ndarray | None = None
+    frames: list | None = None  # PIL images, in time order ("frames")
+
+
+@dataclass
+class _PrefixCache:
+    """The KV cache of one stream's prompt up to its last frame (`reuse_prefix`)."""
+
+    frames: tuple[str, ...]  # sha256 of each frame's pixels, in order
+    ids: list[int]  # the prompt's token ids up to the end of the last frame
+    cache: object  # a transformers DynamicCache holding exactly len(ids) positions
+
+
+def frame_hash(frame) -> str:
+    return hashlib.sha256(frame.tobytes() + repr(frame.size).encode()).hexdigest()
+
+
+def frame_ends(ids: list[int], image_token_id: int, n_frames: int) -> list[int] | None:
+    """Position after each frame's last image token; None unless every frame has equally many."""
+    positions = [k for k, token in enumerate(ids) if token == image_token_id]
+    if not n_frames or not positions or len(positions) % n_frames:
+        return None
+    per = len(positions) // n_frames
+    return [positions[(j + 1) * per - 1] + 1 for j in range(n_frames)]
+
+
+def shared_frames(entry: _PrefixCache, frames: tuple[str, ...], ids: list[int], ends: list[int]) -> int:
+    """How many leading frames `entry` shares with a request (their tokens equal up to there)."""
+    count = 0
+    for old, new in zip(entry.frames, frames, strict=False):
+        if old != new:
+            break
+        count += 1
+    while count and entry.ids[: ends[count - 1]] != ids[: ends[count - 1]]:
+        count -= 1
+    return count
+
+
+def _keep(cache, length: int) -> None:
+    """Cut a DynamicCache back to its first `length` positions (its crop takes what to remove)."""
+    extra = cache.get_seq_length() - length
+    if extra > 0:
+        cache.crop(-extra)
 
 
 def _error_text(exc: BaseException) -> str:
@@ -363,6 +471,7 @@ class TransformersBackend:
         batch_size: int | None = None,
         name: str | None = None,
         attn_implementation: str | None = None,
+        reuse_prefix: bool = False,
     ):
         if isinstance(model_path, Mapping):
             entry = model_path
@@ -381,6 +490,7 @@ class TransformersBackend:
             dtype = options.get("dtype", dtype)
             batch_size = options.get("batch_size", batch_size)
             attn_implementation = options.get("attn_implementation", attn_implementation)
+            reuse_prefix = options.get("reuse_prefix", reuse_prefix)
             name = name or entry.get("name")
         if family not in FAMILIES:
             raise ValueError(f"unknown family {family!r}; expected one of {', '.join(FAMILIES)}")
@@ -390,6 +500,13 @@ class TransformersBackend:
                 f"{', '.join(ATTN_IMPLEMENTATIONS)}"
             )
         self.attn_implementation = attn_implementation
+        if not isinstance(reuse_prefix, bool):
+            raise ValueError(f"options.reuse_prefix must be true or false, got {reuse_prefix!r}")
+        if reuse_prefix and family != "image_text":
+            raise ValueError(f"options.reuse_prefix: family {family} reuses nothing across steps")
+        self.reuse_prefix = reuse_prefix
+        self._prefixes: OrderedDict[tuple, _PrefixCache] = OrderedDict()
+        self.prefix_stats = {"steps": 0, "reused_frames": 0, "frames": 0}
         allowed = DEFAULT_MODALITIES[family]
         chosen = tuple(modalities) if modalities else allowed
         extra = [m for m in chosen if m not in allowed]
@@ -437,6 +554,8 @@ class TransformersBackend:
                 "generation": self.generation,
                 "attn_implementation": self.attn_implementation,
             }
+            if self.reuse_prefix:  # prefill in two parts: equal up to float rounding, so its own key
+                payload["reuse_prefix"] = True
             encoded = json.dumps(payload, sort_keys=True, default=str).encode()
             self._fingerprint = hashlib.sha256(encoded).hexdigest()
         return self._fingerprint
@@ -524,6 +643,10 @@ class TransformersBackend:
             processor = transformers.AutoProcessor.from_pretrained(path, **common)
             tokenizer = processor.tokenizer
             model = transformers.VoxtralForConditionalGeneration.from_pretrained(path, **load_kwargs)
+        elif self.family == "image_text":
+            processor = transformers.AutoProcessor.from_pretrained(path, **common)
+            tokenizer = processor.tokenizer
+            model = transformers.AutoModelForImageTextToText.from_pretrained(path, **load_kwargs)
         else:  # qwen2_5_omni: the thinker alone, from a full Omni checkpoint or a thinker-only one
             processor = transformers.Qwen2_5OmniProcessor.from_pretrained(path, **common)
             tokenizer = processor.tokenizer
@@ -569,15 +692,35 @@ class TransformersBackend:
         if float(settings.get("temperature", 0.0) or 0.0) > 0:
             raise ValueError("local models decode greedily; temperature must be 0")
         max_new_tokens = int(settings.get("max_new_tokens", self.max_new_tokens))
-        unknown = [m for m in request.media if m not in ("audio", "video", "image")]
+        unknown = [m for m in request.media if m not in ("audio", "video") and not is_frame_key(m)]
         if unknown:
             raise ValueError(f"unknown media kind(s): {', '.join(unknown)}")
-        wanted = [m for m in request.media if m not in self.modalities]
+        frame_keys = sorted(m for m in request.media if is_frame_key(m))  # image:NNN sort in time order
+        wanted = [m for m in request.media if m not in self.modalities and not is_frame_key(m)]
+        if frame_keys and (self.family not in FRAME_FAMILIES or "video" not in self.modalities):
+            wanted.append(f"images ({len(frame_keys)} frames)")
         if wanted:
             raise ValueError(f"{self.name} does not take {', '.join(wanted)} (it takes {self.modalities})")
         prepared = _Prepared(index=index, request=request, kind="text", max_new_tokens=max_new_tokens)
         media = request.media
-        if self.family == "qwen2_5_omni" and "video" in media:
+        if frame_keys:
+            if "video" in media:
+                raise ValueError("a request holds either a video or a frame list, not both")
+            prepared.kind = "frames"
+            prepared.frames = load_frames([media[key] for key in frame_keys])
+            if "audio" in media:  # only qwen2_5_omni takes audio (checked above)
+                prepared.audio = load_audio(media["audio"], self.sampling_rate)
+        elif self.family == "image_text" and "video" in media:
+            # as the OpenAI frames mode: the rate lowered so a long clip gives IMAGE_TEXT_MAX_FRAMES
+            # spread over all of it (a streamed prefix's newest frames are never cut off)
+            from PIL import Image
+
+            from omnisocial.models.media_io import sample_frames
+
+            jpegs = sample_frames(media["video"], VIDEO_FPS, IMAGE_TEXT_MAX_FRAMES)
+            prepared.kind = "frames"
+            prepared.frames = [Image.open(io.BytesIO(jpeg)).convert("RGB") for jpeg in jpegs]
+        elif self.family == "qwen2_5_omni" and "video" in media:
             prepared.kind = "video"
             prepared.video = load_video_frames(media["video"])
             prepared.audio = load_audio(media["video"], self.sampling_rate)
@@ -601,7 +744,11 @@ class TransformersBackend:
             content.append({"type": "text", "text": text})
             return [{"role": "user", "content": content}]
         content = []
-        if item.kind == "video":
+        if item.kind == "frames":
+            content.extend({"type": "image"} for _ in item.frames)
+            if item.audio is not None:
+                content.append({"type": "audio", "audio": str(request.media["audio"])})
+        elif item.kind == "video":
             content.append({"type": "video", "video": str(request.media["video"])})
         elif item.kind == "audio":
             source = str(request.media.get("audio", request.media.get("video")))
@@ -611,6 +758,8 @@ class TransformersBackend:
         if self.family == "qwen2_5_omni":
             system = request.system or QWEN_OMNI_SYSTEM
             messages.append({"role": "system", "content": [{"type": "text", "text": system}]})
+        elif self.family == "image_text" and request.system:  # HF multimodal templates: list contents
+            messages.append({"role": "system", "content": [{"type": "text", "text": request.system}]})
         elif request.system:  # without one, Qwen2-Audio's template adds its default system turn
             messages.append({"role": "system", "content": request.system})
         return messages + [{"role": "user", "content": content}]
@@ -639,7 +788,9 @@ class TransformersBackend:
         ]
         kwargs = {"text": texts, "return_tensors": "pt", "padding": True}
         generate_kwargs = {}
-        if kind in ("audio", "video"):
+        if kind == "frames":
+            kwargs["images"] = [item.frames for item in items]
+        if kind in ("audio", "video") or (kind == "frames" and items[0].audio is not None):
             kwargs["audio"] = [item.audio for item in items]
             kwargs["sampling_rate"] = self.sampling_rate
         if kind == "video":
@@ -663,19 +814,66 @@ class TransformersBackend:
             if torch.is_tensor(value) and value.is_floating_point():
                 inputs[key] = value.to(self.dtype)
         tokenizer = self._tokenizer
+        reuse = self.reuse_prefix and len(items) == 1 and items[0].kind == "frames"
         torch.manual_seed(self.seed)
         with torch.inference_mode():
-            output = self._model.generate(
-                **inputs,
-                **generate_kwargs,
-                max_new_tokens=items[0].max_new_tokens,
-                do_sample=False,
-                num_beams=1,
-                pad_token_id=tokenizer.pad_token_id,
-            )
+            if reuse:
+                output = self._generate_reusing(items[0], inputs)
+            else:
+                output = self._model.generate(
+                    **inputs,
+                    **generate_kwargs,
+                    max_new_tokens=items[0].max_new_tokens,
+                    do_sample=False,
+                    num_beams=1,
+                    pad_token_id=tokenizer.pad_token_id,
+                )
         sequences = output if torch.is_tensor(output) else output.sequences
         new_tokens = sequences[:, inputs["input_ids"].shape[1] :]
         return [text.strip() for text in tokenizer.batch_decode(new_tokens, skip_special_tokens=True)]
+
+    def _generate_reusing(self, item: _Prepared, inputs):
+        """`generate` on top of the KV cache of the frames this stream already prefilled (module doc)."""
+        from transformers import DynamicCache
+
+        ids = inputs["input_ids"][0].tolist()
+        frames = tuple(frame_hash(frame) for frame in item.frames)
+        ends = frame_ends(ids, self._model.config.image_token_id, len(frames))
+        pixels = inputs.get("pixel_values")
+        options = {
+            "max_new_tokens": item.max_new_tokens,
+            "do_sample": False,
+            "num_beams": 1,
+            "pad_token_id": self._tokenizer.pad_token_id,
+        }
+        if ends is None or "image_grid_thw" in inputs or pixels is None or pixels.shape[0] != len(frames):
+            return self._model.generate(**inputs, **options)  # this model's layout allows no reuse
+        best, shared = None, 0
+        for key, entry in self._prefixes.items():
+            count = shared_frames(entry, frames, ids, ends)
+            if count > shared:
+                best, shared = key, count
+        if best is not None:
+            entry = self._prefixes[best]
+            if shared == len(entry.frames):  # this step continues that stream: take its cache over
+                cache = self._prefixes.pop(best).cache
+            else:  # another stream, or a changed frame: copy, so that stream keeps its own
+                cache = copy.deepcopy(entry.cache)
+            _keep(cache, ends[shared - 1])
+        else:
+            cache = DynamicCache(config=self._model.config.get_text_config())
+        rest = {k: v for k, v in inputs.items() if k != "pixel_values"}
+        if shared < len(frames):
+            rest["pixel_values"] = pixels[shared:]  # only the new frames go through the vision tower
+        output = self._model.generate(**rest, cache=cache, **options)
+        _keep(cache, ends[-1])
+        self._prefixes[frames] = _PrefixCache(frames, ids[: ends[-1]], cache)
+        while len(self._prefixes) > PREFIX_STREAMS:
+            self._prefixes.popitem(last=False)
+        self.prefix_stats["steps"] += 1
+        self.prefix_stats["frames"] += len(frames)
+        self.prefix_stats["reused_frames"] += shared
+        return output
 
     def generate(self, requests: list[Request]) -> list[Reply]:
         replies: list[Reply | None] = [None] * len(requests)
@@ -694,7 +892,9 @@ class TransformersBackend:
                 replies[index] = Reply(text=None, error=_error_text(exc))
         groups: dict[tuple[str, int], list[_Prepared]] = {}
         for item in prepared:
-            groups.setdefault((item.kind, item.max_new_tokens), []).append(item)
+            # frames with and without audio do not share a processor call
+            kind = f"{item.kind}+audio" if item.kind == "frames" and item.audio is not None else item.kind
+            groups.setdefault((kind, item.max_new_tokens), []).append(item)
         try:
             version = f"{self.family}:{self.fingerprint()[:16]}"
         except Exception:  # weights in a format we do not hash: the replies still count

@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 
 from omnisocial.importing import nan_to_none
-from omnisocial.judges.agreement import icc, krippendorff_alpha, to_matrix
+from omnisocial.judges.agreement import rater_agreement
 from omnisocial.socialomni.contracts import HOW_JUDGEMENTS, answered
 from omnisocial.socialomni.parsing import check_parser
 
@@ -409,28 +409,10 @@ def how_released(
 
 def how_agreement(judgements: pd.DataFrame) -> pd.DataFrame:
     """Per model: Krippendorff's alpha (ordinal, interval) and ICC(2,1) / ICC(2,k) between the judges."""
+    columns = ["n_judges", "n_items", "alpha_ordinal", "alpha_interval", "icc_2_1", "icc_2_k"]
+    columns.append("exact_agreement")
     rows = []
     for model, group in judgements.groupby("model", sort=True):
-        matrix = to_matrix(group.dropna(subset=["score"]), rater="judge", unit="item_id", value="score")
-        row = {
-            "model": model,
-            "n_judges": int(matrix.shape[0]),
-            "n_items": int(matrix.shape[1]),
-            "alpha_ordinal": krippendorff_alpha(matrix.to_numpy(), "ordinal"),
-            "alpha_interval": krippendorff_alpha(matrix.to_numpy(), "interval"),
-            "icc_2_1": math.nan,
-            "icc_2_k": math.nan,
-            "exact_agreement": math.nan,
-        }
-        if matrix.shape[0] >= 2:
-            complete = matrix.dropna(axis=1)
-            if complete.shape[1]:
-                row["exact_agreement"] = float((complete.nunique(axis=0) == 1).mean())
-            try:
-                result = icc(matrix.to_numpy())
-                row["icc_2_1"], row["icc_2_k"] = result.icc_2_1, result.icc_2_k
-            except ValueError as error:
-                log.info("ICC for %s not computed: %s", model, error)
-        rows.append(row)
-    columns = ["model", "n_judges", "n_items", "alpha_ordinal", "alpha_interval", "icc_2_1", "icc_2_k"]
-    return pd.DataFrame(rows, columns=[*columns, "exact_agreement"])
+        row = rater_agreement(group, rater="judge", unit="item_id", value="score")
+        rows.append({"model": model, **{c: row[c] for c in columns}})
+    return pd.DataFrame(rows, columns=["model", *columns])

@@ -7,6 +7,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
+from omnisocial.duplexeval.agreement import STREAM_JUDGE_AGREEMENT, stream_judge_agreement
 from omnisocial.duplexeval.contracts import (
     PR_EVENT_SCORES,
     PR_SCORES,
@@ -71,6 +72,16 @@ for name, table in runs.items():
     log.info(
         "%s: %d streaming judge calls, %d failed (never scores)", name, len(table), int((~table["ok"]).sum())
     )
+agreement = stream_judge_agreement(rtd_judged, pr_judged, rtd, pr)
+for row in agreement[agreement["split"] == "all"].itertuples():
+    log.info(
+        "%s %s: %d judges on %d items, ICC(2,1) %.2f",
+        row.task,
+        row.model,
+        row.n_judges,
+        row.n_items,
+        row.icc_2_1,
+    )
 write_csv(snakemake.output.rtd_judges, rtd_judged)
 write_csv(snakemake.output.pr_judges, pr_judged)
 write_csv(snakemake.output.rtd_judge_metrics, judge_split_metrics(rtd_judged, "rtd"))
@@ -80,3 +91,4 @@ RTD_SCORES.write(snakemake.output.rtd, rtd)
 PR_EVENT_SCORES.write(snakemake.output.pr_events, pr_events)
 PR_SCORES.write(snakemake.output.pr, pr)
 write_csv(snakemake.output.metrics, metrics)
+STREAM_JUDGE_AGREEMENT.write(snakemake.output.agreement, agreement)

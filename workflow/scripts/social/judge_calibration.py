@@ -19,6 +19,10 @@ table = calibrate_judges(
         [read_csv_strings(snakemake.input.rtd), read_csv_strings(snakemake.input.rtd_judges)],
         ignore_index=True,
     ),
+    pd.concat(
+        [read_csv_strings(snakemake.input.pr), read_csv_strings(snakemake.input.pr_judges)],
+        ignore_index=True,
+    ),
 )
 log.info("%d (task, judge) calibrations", len(table))
 JUDGE_CALIBRATION.write(snakemake.output.calibration, table)
