@@ -6,8 +6,8 @@ Per seed: 96 dyads whose latent difficulties in two modalities are bivariate nor
 r = 0.87); each modality has its own raters (8 or 30, abilities N(0, 0.5^2)) who all answer
 every dyad (`rasch.simulate_responses`). Both modalities are fitted by `rasch.fit_rasch`
 (hierarchical prior on the difficulties; 2 chains, until converged), and the Pearson r of the
-posterior means is corrected by the two fits' EAP reliabilities (`stats.reliability`), as the
-rasch rule does. Printed per rater count: the raw and the corrected r over the seeds (mean, SD,
+posterior means is corrected by the two fits' EAP reliabilities (`stats.reliability`, with
+the SDs of the relative difficulties, `sd_relative`), as the rasch rule does. Printed per rater count: the raw and the corrected r over the seeds (mean, SD,
 and the standard error of the mean), the mean reliabilities and the fits' worst R-hat / ESS.
 Exits 1 when a corrected mean is more than 3 standard errors (and 0.05) from 0.87.
 """
@@ -41,7 +41,7 @@ def one_seed(seed: int, n_raters: int, draws: int, tune: int) -> dict:
         worst.append((info["r_hat_max"], info["ess_bulk_min"], info["draws"]))
     x, y = fits
     raw = float(np.corrcoef(x["difficulty"], y["difficulty"])[0, 1])
-    rel = (eap_reliability(x["difficulty"], x["sd"]), eap_reliability(y["difficulty"], y["sd"]))
+    rel = tuple(eap_reliability(fit["difficulty"], fit["sd_relative"]) for fit in fits)
     return {
         "raw": raw,
         "corrected": disattenuate(raw, *rel),

@@ -157,10 +157,10 @@ def _summaries(draws: dict, items, persons):
     hyper = ["difficulty_mean", "difficulty_sd", "person_sd"]
     stacked = np.concatenate([draws["difficulty"], *[draws[name][..., None] for name in hyper]], axis=-1)
     stats = summary_frame([*items, *hyper], stacked, "item")
-    table = stats.iloc[: len(items)].rename(columns={"mean": "difficulty"})[ITEM_COLUMNS]
-    table = table.reset_index(drop=True)
     relative = draws["difficulty"] - draws["difficulty"].mean(axis=-1, keepdims=True)
+    table = stats.iloc[: len(items)].rename(columns={"mean": "difficulty"}).reset_index(drop=True)
     table["sd_relative"] = relative.reshape(-1, len(items)).std(axis=0, ddof=1)
+    table = table[ITEM_COLUMNS]
     abilities = summary_frame(persons, draws["theta"], "person").rename(columns={"mean": "ability"})
     rows = stats.iloc[len(items) :].set_index("item")
     return (
