@@ -7,8 +7,9 @@ r = 0.87); each modality has its own raters (8 or 30, abilities N(0, 0.5^2)) who
 every dyad (`rasch.simulate_responses`). Both modalities are fitted by `rasch.fit_rasch`
 (hierarchical prior on the difficulties; 2 chains, until converged), and the Pearson r of the
 posterior means is corrected by the two fits' EAP reliabilities (`stats.reliability`, with
-the SDs of the relative difficulties, `sd_relative`), as the rasch rule does. Printed per rater count: the raw and the corrected r over the seeds (mean, SD,
-and the standard error of the mean), the mean reliabilities and the fits' worst R-hat / ESS.
+the SDs of the relative difficulties, `sd_relative`), as the rasch rule does. Printed per
+rater count: the raw and the corrected r over the seeds (mean, SD, and the standard error of
+the mean), the mean reliabilities and the fits' worst R-hat / ESS.
 Exits 1 when a corrected mean is more than 3 standard errors (and 0.05) from 0.87.
 """
 
