@@ -620,6 +620,7 @@ def test_cli_glmm_and_rasch(tmp_path, capsys):
     code = cli.main(
         ["rasch", str(trials), "--person", "rater_id", "--item", "dyad_id", "--correct", "correct"]
         + ["-o", str(items_path), "--draws", "200", "--tune", "200", "--persons", str(tmp_path / "p.csv")]
+        + ["--until-converged", "--max-draws", "400"]
     )
     assert code == 0
     items = pd.read_csv(items_path, dtype={"item": str})
@@ -628,6 +629,7 @@ def test_cli_glmm_and_rasch(tmp_path, capsys):
     assert list(items.columns) == rasch.ITEM_COLUMNS and len(items) == frame["dyad_id"].nunique()
     sidecar = json.loads((tmp_path / "items.csv.json").read_text())
     assert sidecar["person_sd_mean"] > 0 and sidecar["n_items"] == len(items)
+    assert sidecar["difficulty_sd_mean"] > 0 and 200 <= sidecar["draws"] <= 400 and sidecar["attempts"] >= 1
     assert "person SD" in capsys.readouterr().err
 
     assert (

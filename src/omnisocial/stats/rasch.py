@@ -323,6 +323,12 @@ def add_cli(subparsers) -> None:
     parser.add_argument("--chains", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--method", choices=METHODS, default="fast")
+    parser.add_argument(
+        "--until-converged",
+        action="store_true",
+        help="sample again with more draws (at most 3 fits) while R-hat > 1.01 or bulk ESS < 400",
+    )
+    parser.add_argument("--max-draws", type=int, default=MAX_DRAWS, help="per chain, with --until-converged")
     parser.set_defaults(func=run_cli)
 
 
@@ -347,6 +353,8 @@ def run_cli(args: argparse.Namespace) -> int:
             chains=args.chains,
             seed=args.seed,
             method=args.method,
+            until_converged=args.until_converged,
+            max_draws=args.max_draws,
         )
     except ValueError as error:
         raise InputError(f"{args.data}: {error}") from None

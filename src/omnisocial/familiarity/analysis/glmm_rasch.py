@@ -221,7 +221,8 @@ def rasch_tables(
     """rasch_difficulty, rasch_fits, rasch_persons, rasch_correlations, rasch_partial (module docstring).
 
     params: draws, tune, chains, seed, until_converged (rerun a fit that misses the R-hat/ESS
-    targets with more draws, `stats.rasch`), max_draws. sources: {model: source} of models not inferred here
+    targets with more draws, `stats.rasch`; false unless given, the schema's default is true),
+    max_draws. sources: {model: source} of models not inferred here
     (released); a models' fit says the sources of the models in it.
     """
     from omnisocial.stats.rasch import MAX_DRAWS, fit_rasch
@@ -267,7 +268,7 @@ def rasch_tables(
             tune=int(params.get("tune", 500)),
             chains=int(params.get("chains", 2)),
             seed=int(params.get("seed", 0)),
-            until_converged=bool(params.get("until_converged", True)),
+            until_converged=bool(params.get("until_converged", False)),
             max_draws=int(params.get("max_draws", MAX_DRAWS)),
         )
         fits.append(
