@@ -100,7 +100,7 @@ def _responses(frame: pd.DataFrame, person: str, item: str, correct: str):
     return data, persons, items
 
 
-def rasch_fast_model(data: pd.DataFrame, persons, items, priors: tuple[float, float, float]):
+def rasch_fast_model(data: pd.DataFrame, persons, items, priors: tuple[float, float, float], centered="auto"):
     """The fast-path layout of the model (module docstring) for `_responses` data.
 
     priors: (difficulty_mean_prior_sd, difficulty_sd_prior, person_sd_prior).
@@ -117,6 +117,7 @@ def rasch_fast_model(data: pd.DataFrame, persons, items, priors: tuple[float, fl
             GroupSpec("item", ITEM_TERM, list(items), difficulty_sd),
             GroupSpec("person", PERSON_TERM, list(persons), person_sd),
         ],
+        centered=centered,
     )
 
 
