@@ -488,15 +488,26 @@ def _fake_rasch_posterior(persons, items, seed=0):
 
     rng = np.random.default_rng(seed)
     theta = rng.normal(np.linspace(-1, 1, len(persons)), 0.3, (2, 500, len(persons)))
-    effect = rng.normal(0.0, 0.5, (2, 500, len(items)))  # = -difficulty
+    intercept = rng.normal(0.2, 0.1, (2, 500, 1))  # = -mu
+    effect = rng.normal(0.0, 0.5, (2, 500, len(items)))  # = -(difficulty - mu)
     sigma = np.abs(rng.normal(1.0, 0.1, (2, 500)))
     idata = az.from_dict(
-        posterior={"item": effect, "1|person_sigma": sigma, "1|person": theta},
-        coords={"item_dim": items, "person__factor_dim": persons},
-        dims={"item": ["item_dim"], "1|person": ["person__factor_dim"]},
+        posterior={
+            "intercept": intercept,
+            "1|item_sigma": sigma * 0.8,
+            "1|person_sigma": sigma,
+            "1|item": effect,
+            "1|person": theta,
+        },
+        coords={"intercept_dim": ["all"], "item__factor_dim": items, "person__factor_dim": persons},
+        dims={
+            "intercept": ["intercept_dim"],
+            "1|item": ["item__factor_dim"],
+            "1|person": ["person__factor_dim"],
+        },
     )
     idata.add_groups(sample_stats={"diverging": np.zeros((2, 500), dtype=bool)})
-    return idata, theta, effect
+    return idata, theta, -(intercept + effect)
 
 
 def test_rasch_person_table_is_the_posterior_of_theta(monkeypatch):
@@ -505,17 +516,25 @@ def test_rasch_person_table_is_the_posterior_of_theta(monkeypatch):
 
     frame, _, _ = _rasch_responses(n_persons=6, n_items=4, seed=2)
     persons_sorted, items_sorted = sorted(frame["rater"].unique()), sorted(frame["dyad"].unique())
-    idata, theta, effect = _fake_rasch_posterior(persons_sorted, items_sorted)
+    idata, theta, difficulty = _fake_rasch_posterior(persons_sorted, items_sorted)
     monkeypatch.setattr(rasch, "sample_fast_model", lambda *args, **kwargs: idata)
-    items, persons, _ = rasch.fit_rasch(frame, "rater", "dyad", "correct")
+    items, persons, info = rasch.fit_rasch(frame, "rater", "dyad", "correct")
     flat = theta.reshape(-1, theta.shape[-1])
     hdi = np.array([az.hdi(flat[:, j], hdi_prob=0.95) for j in range(flat.shape[1])])
     assert list(persons["person"]) == persons_sorted
     np.testing.assert_allclose(persons["ability"], flat.mean(axis=0), rtol=1e-12)
     np.testing.assert_allclose(persons["sd"], flat.std(axis=0, ddof=1), rtol=1e-12)
     np.testing.assert_allclose(persons[["hdi_low", "hdi_high"]], hdi, rtol=1e-12)
-    # the item effect of the sampler is minus the difficulty
-    np.testing.assert_allclose(items["difficulty"], -effect.reshape(-1, len(items_sorted)).mean(axis=0))
+    # the difficulty is minus (intercept + item effect); sd_relative is of b_i - mean_j b_j
+    flat_b = difficulty.reshape(-1, len(items_sorted))
+    np.testing.assert_allclose(items["difficulty"], flat_b.mean(axis=0))
+    np.testing.assert_allclose(items["sd"], flat_b.std(axis=0, ddof=1))
+    relative = flat_b - flat_b.mean(axis=1, keepdims=True)
+    np.testing.assert_allclose(items["sd_relative"], relative.std(axis=0, ddof=1))
+    assert (items["sd_relative"] < items["sd"]).all()  # the shared -mu noise drops out
+    assert info["difficulty_sd_mean"] == pytest.approx(0.8 * idata.posterior["1|person_sigma"].mean())
+    assert info["difficulty_mean"] == pytest.approx(-0.2, abs=0.01)
+    assert info["draws"] == 2000 and info["attempts"] == 1
 
 
 @pytest.mark.slow
@@ -524,30 +543,45 @@ def test_rasch_kernel_equals_pymc_model():
     frame, _, _ = _rasch_responses(n_persons=30, n_items=8, seed=4)
     model, persons, items = rasch.build_rasch_model(frame, "rater", "dyad", "correct")
     data, _, _ = rasch._responses(frame, "rater", "dyad", "correct")
-    fast = glmm.make_fast_model(
-        data,
-        "correct",
-        "item",
-        items,
-        0.0,
-        2.5,
-        [glmm.GroupSpec("person", "1|person", persons, 2.5)],
-        centered=False,
-    )
+    fast = rasch.rasch_fast_model(data, persons, items, (2.5, 2.5, 2.5))
+    assert [f.term for f in fast.factors] == ["1|item", "1|person"] and fast.fixed_levels == ["all"]
     logp = model.compile_logp(mode="FAST_COMPILE")
-    (person,) = fast.factors
     rng = np.random.default_rng(5)
     for _ in range(3):
         theta = rng.normal(0, 0.8, fast.ndim)
-        point = {  # a_item = -(item location), same sigma, block mean and zero-sum coordinates
-            "item_location": -theta[: len(items)],
-            "person_sd_log__": np.asarray(theta[person.pos_ls]),
-            "person_mean_z": np.asarray(theta[person.eta_pos[0]]),
-            "person_zs_zerosum__": theta[person.w_pos[0] : person.w_pos[0] + len(persons) - 1],
-        }
+        point = glmm.theta_to_pymc_point(fast, theta)
         # abs=1e-6: PyMC's Binomial goes through p = sigmoid(logit), which loses ~1e-9 of 1 - p
         # at logits near 20; the kernel works on the logit scale.
         assert fast.logp_grad(theta)[0] == pytest.approx(float(logp(point)), rel=1e-10, abs=1e-6)
+
+
+def test_rasch_reruns_with_more_draws_until_converged(monkeypatch):
+    """until_converged: a miss is sampled again with the GLMM's next_draws, capped by max_draws."""
+    frame, _, _ = _rasch_responses(n_persons=6, n_items=4, seed=2)
+    persons_sorted, items_sorted = sorted(frame["rater"].unique()), sorted(frame["dyad"].unique())
+    calls = []
+
+    def fake(fast, draws, *args):
+        calls.append(draws)
+        # ESS grows with the draws: draws of 300 or fewer per chain are autocorrelated (repeated)
+        idata, _, _ = _fake_rasch_posterior(persons_sorted, items_sorted, seed=len(calls))
+        if draws <= 300:
+            posterior = idata.posterior.isel(draw=np.repeat(np.arange(100), 5))
+            idata.posterior = posterior.assign_coords(draw=np.arange(500))
+        return idata
+
+    monkeypatch.setattr(rasch, "sample_fast_model", fake)
+    _, _, info = rasch.fit_rasch(frame, "rater", "dyad", "correct", draws=200, until_converged=True)
+    assert calls[0] == 200 and len(calls) == 2 and calls[1] > 300
+    assert info["attempts"] == 2 and info["draws"] == calls[1] and info["converged"]
+    calls.clear()
+    _, _, info = rasch.fit_rasch(
+        frame, "rater", "dyad", "correct", draws=200, until_converged=True, max_draws=250
+    )
+    assert calls == [200, 250] and info["draws"] == 250 and not info["converged"] and info["flag"]
+    calls.clear()
+    _, _, info = rasch.fit_rasch(frame, "rater", "dyad", "correct", draws=200)  # one fit by default
+    assert calls == [200] and info["attempts"] == 1 and not info["converged"]
 
 
 @pytest.mark.slow
@@ -586,6 +620,7 @@ def test_cli_glmm_and_rasch(tmp_path, capsys):
     code = cli.main(
         ["rasch", str(trials), "--person", "rater_id", "--item", "dyad_id", "--correct", "correct"]
         + ["-o", str(items_path), "--draws", "200", "--tune", "200", "--persons", str(tmp_path / "p.csv")]
+        + ["--until-converged", "--max-draws", "400"]
     )
     assert code == 0
     items = pd.read_csv(items_path, dtype={"item": str})
@@ -594,6 +629,7 @@ def test_cli_glmm_and_rasch(tmp_path, capsys):
     assert list(items.columns) == rasch.ITEM_COLUMNS and len(items) == frame["dyad_id"].nunique()
     sidecar = json.loads((tmp_path / "items.csv.json").read_text())
     assert sidecar["person_sd_mean"] > 0 and sidecar["n_items"] == len(items)
+    assert sidecar["difficulty_sd_mean"] > 0 and 200 <= sidecar["draws"] <= 400 and sidecar["attempts"] >= 1
     assert "person SD" in capsys.readouterr().err
 
     assert (

@@ -1,27 +1,49 @@
 """Rasch model of item difficulty on a long table of scored responses (benchmarks.md 1.8).
 
     logit P(person p answers item i correctly) = theta_p - b_i
-    theta_p ~ Normal(0, sigma),  sigma ~ HalfNormal(person_sd_prior),  b_i ~ Normal(0, difficulty_prior_sd)
+    theta_p ~ Normal(0, sigma),  sigma ~ HalfNormal(person_sd_prior)
+    b_i ~ Normal(mu, tau),  mu ~ Normal(0, difficulty_mean_prior_sd),  tau ~ HalfNormal(difficulty_sd_prior)
 
-A larger difficulty b_i means a harder item. `fit_rasch` reports both b_i and the person
-abilities theta_p (posterior mean, SD, 95% HDI) on that one logit scale.
+A larger difficulty b_i means a harder item. `fit_rasch` reports b_i and the person abilities
+theta_p (posterior mean, SD, 95% HDI) on that one logit scale, and mu and tau.
 
-Parameterization: the mean of the person abilities trades off against every difficulty (adding
-c to all theta and all b changes nothing but the priors), which makes NUTS slow. As in the
-GLMM's fast path (`omnisocial.stats.glmm`), abilities are split into their mean and a zero-sum
-part, theta = sigma * (eta / sqrt(P) + z) with eta ~ N(0, 1) and z ~ ZeroSumNormal(1) (exactly
-i.i.d. Normal(0, sigma) abilities), and the sampler moves the identified item locations
-c_i = b_i - mean(theta) with the Normal prior kept on b_i = c_i + sigma * eta / sqrt(P). The
-likelihood uses Binomial counts per (person, item). The posterior is the one of the model
-above; only the coordinates differ.
+Why a hierarchical prior on the difficulties: the spread tau of the difficulties is estimated
+from the data, so each b_i is shrunken towards mu by as much as its data warrant. With a fixed
+prior (formerly Normal(0, 2.5^2)) the shrinkage did not match the difficulties' real spread
+(SD about 1 on these logit scales), and the EAP reliability var(means) / (var(means) + mean
+posterior var) (`stats.reliability`), which equals the shrinkage factor only when the prior's
+spread is the difficulties', was overstated: the attenuation-corrected correlation of two sets
+of difficulties stayed low (latent r 0.87, 8 raters per item: 0.72). With tau estimated, the
+prior is (approximately) the population the difficulties come from, the law of total variance
+var(b) = var(E[b | y]) + E[var(b | y)] makes the EAP reliability var(E[b | y]) / var(b), and
+the correction recovers the latent r (`benchmarks/bench_rasch_attenuation.py`) when the
+error term is the posterior variance of the *relative* difficulty b_i - mean_j b_j (`sd_relative`
+of the item table): the posterior SD of b_i also holds the uncertainty of the scale's origin
+(the mean of a few raters' abilities), an error shared by all items that moves no correlation
+across them (with 8 raters it was a fifth of the posterior variance, and the reliability came
+out 0.54 against a true 0.60; with sd_relative 0.59).
+
+Parameterization: the Rasch model is the crossed GLMM `correct ~ 1 + (1|item) + (1|person)`
+with intercept -mu and item effects -(b_i - mu) (the Normal priors are symmetric), and is
+sampled with the GLMM fast path's layout (`omnisocial.stats.glmm`): both factors are split
+into a block mean and a zero-sum part (the person mean otherwise trades off against every
+difficulty, and the item mean against mu), the sampler moves the identified intercept, and
+each factor's zero-sum part is centred or non-centred by the fast path's information rule
+(centred when the data inform a level more than the prior does). The likelihood uses Binomial
+counts per (person, item). The posterior is the one of the model above; only the
+coordinates differ.
 
 Two implementations of that same density, both sampled with nutpie's NUTS:
 
-- `method="pymc"`: the PyMC model of `build_rasch_model`, compiled by nutpie (numba); the
-  compilation alone takes 20-40 s;
-- `method="fast"` (default): the GLMM fast path's numba kernel, since the Rasch model is the
-  GLMM `correct ~ 0 + item + (1|person)` with b_item = -difficulty (the Normal prior is
-  symmetric) and the same block/zero-sum reparameterization; no compilation per fit.
+- `method="fast"` (default): the GLMM fast path's numba kernel; no compilation per fit;
+- `method="pymc"`: the same layout written in PyMC (`glmm.build_pymc_model`), compiled by
+  nutpie (numba); the compilation alone takes 20-40 s.
+
+Draws: `until_converged=True` samples `draws` per chain, and when a difficulty, mu, tau or the
+person SD misses R-hat <= 1.01 or bulk ESS >= 400 (`stats.convergence`) samples again from the
+start with more draws (the GLMM's `next_draws`: scaled to the ESS target, or to the R-hat
+miss), up to `max_draws` per chain and `max_attempts` fits in all; the same seed every time, so
+the result is deterministic. The draws used and the attempts are in the fit's info.
 """
 
 from __future__ import annotations
@@ -29,7 +51,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import os
 import sys
 
@@ -37,19 +58,28 @@ import numpy as np
 import pandas as pd
 
 from omnisocial.stats.glmm import (
+    ESS_MIN,
+    MAX_ROUNDS,
+    RHAT_MAX,
     GroupSpec,
+    _sample_pymc,
+    build_pymc_model,
     coerce_binary,
     convergence_problems,
     make_fast_model,
+    next_draws,
     sample_fast_model,
     summary_frame,
 )
 
 log = logging.getLogger(__name__)
 
-ITEM_COLUMNS = ["item", "difficulty", "sd", "hdi_low", "hdi_high"]
+ITEM_COLUMNS = ["item", "difficulty", "sd", "hdi_low", "hdi_high", "sd_relative"]
 PERSON_COLUMNS = ["person", "ability", "sd", "hdi_low", "hdi_high"]
 METHODS = ("fast", "pymc")
+MAX_DRAWS = 20000  # per chain, the GLMM's cap
+# the fast model's names: the intercept (-mu) of its one level, and the two factors' terms
+INTERCEPT, LEVEL, ITEM_TERM, PERSON_TERM = "intercept", "all", "1|item", "1|person"
 
 
 def _responses(frame: pd.DataFrame, person: str, item: str, correct: str):
@@ -70,73 +100,77 @@ def _responses(frame: pd.DataFrame, person: str, item: str, correct: str):
     return data, persons, items
 
 
+def rasch_fast_model(data: pd.DataFrame, persons, items, priors: tuple[float, float, float], centered="auto"):
+    """The fast-path layout of the model (module docstring) for `_responses` data.
+
+    priors: (difficulty_mean_prior_sd, difficulty_sd_prior, person_sd_prior).
+    """
+    mean_sd, difficulty_sd, person_sd = priors
+    return make_fast_model(
+        data.assign(**{INTERCEPT: LEVEL}),
+        "correct",
+        INTERCEPT,
+        [LEVEL],
+        0.0,
+        mean_sd,
+        [
+            GroupSpec("item", ITEM_TERM, list(items), difficulty_sd),
+            GroupSpec("person", PERSON_TERM, list(persons), person_sd),
+        ],
+        centered=centered,
+    )
+
+
 def build_rasch_model(
     frame: pd.DataFrame,
     person: str,
     item: str,
     correct: str,
-    difficulty_prior_sd: float = 2.5,
+    difficulty_mean_prior_sd: float = 2.5,
+    difficulty_sd_prior: float = 2.5,
     person_sd_prior: float = 2.5,
 ):
-    """The PyMC model (see the module docstring) and the person and item labels, sorted."""
-    import pymc as pm
-
+    """The PyMC model of the fast layout (module docstring) and the person and item labels, sorted."""
     data, persons, items = _responses(frame, person, item, correct)
-    cells = data.groupby(["person", "item"], sort=True)["correct"].agg(["sum", "count"]).reset_index()
-    person_idx = cells["person"].map({p: i for i, p in enumerate(persons)}).to_numpy()
-    item_idx = cells["item"].map({p: i for i, p in enumerate(items)}).to_numpy()
-
-    root = math.sqrt(len(persons))
-    with pm.Model(coords={"person": persons, "item": items}) as model:
-        sigma = pm.HalfNormal("person_sd", sigma=person_sd_prior)
-        eta = pm.Normal("person_mean_z", 0.0, 1.0)
-        z = pm.ZeroSumNormal("person_zs", sigma=1.0, dims="person")
-        location = pm.Flat("item_location", dims="item")
-        pm.Deterministic("theta", sigma * (eta / root + z), dims="person")
-        difficulty = pm.Deterministic("difficulty", location + sigma * eta / root, dims="item")
-        pm.Potential("difficulty_prior", pm.logp(pm.Normal.dist(0.0, difficulty_prior_sd), difficulty).sum())
-        pm.Binomial(
-            "correct",
-            n=cells["count"].to_numpy(),
-            logit_p=sigma * z[person_idx] - location[item_idx],
-            observed=cells["sum"].to_numpy(),
-        )
-    return model, persons, items
+    priors = (difficulty_mean_prior_sd, difficulty_sd_prior, person_sd_prior)
+    fast = rasch_fast_model(data, persons, items, priors)
+    return build_pymc_model(fast), persons, items
 
 
-def _draws(idata, names: tuple[str, str, str], sign: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Draws (chain, draw, ...) of the difficulties, the person SD and the abilities."""
-    difficulty, person_sd, theta = (
-        idata.posterior[name].transpose("chain", "draw", ...).to_numpy() for name in names
+def _draws(idata) -> dict[str, np.ndarray]:
+    """Draws (chain, draw, ...) of the difficulties, mu, tau, the person SD and the abilities."""
+
+    def get(name):
+        return idata.posterior[name].transpose("chain", "draw", ...).to_numpy()
+
+    intercept = get(INTERCEPT)[..., 0]  # = -mu
+    return {
+        "difficulty": -(intercept[..., None] + get(ITEM_TERM)),
+        "difficulty_mean": -intercept,
+        "difficulty_sd": get(f"{ITEM_TERM}_sigma"),
+        "person_sd": get(f"{PERSON_TERM}_sigma"),
+        "theta": get(PERSON_TERM),
+    }
+
+
+def _summaries(draws: dict, items, persons):
+    """(item table, person table, the summary rows of the hyperparameters, r_hat max, ESS min)."""
+    hyper = ["difficulty_mean", "difficulty_sd", "person_sd"]
+    stacked = np.concatenate([draws["difficulty"], *[draws[name][..., None] for name in hyper]], axis=-1)
+    stats = summary_frame([*items, *hyper], stacked, "item")
+    relative = draws["difficulty"] - draws["difficulty"].mean(axis=-1, keepdims=True)
+    table = stats.iloc[: len(items)].rename(columns={"mean": "difficulty"}).reset_index(drop=True)
+    table["sd_relative"] = relative.reshape(-1, len(items)).std(axis=0, ddof=1)
+    table = table[ITEM_COLUMNS]
+    abilities = summary_frame(persons, draws["theta"], "person").rename(columns={"mean": "ability"})
+    rows = stats.iloc[len(items) :].set_index("item")
+    return (
+        table,
+        abilities[PERSON_COLUMNS],
+        rows,
+        float(stats["r_hat"].max(skipna=False)),
+        float(stats["ess_bulk"].min(skipna=False)),
     )
-    return sign * difficulty, person_sd, theta
-
-
-def _sample_fast(data, persons, items, settings, priors):
-    fast = make_fast_model(
-        data, "correct", "item", items, 0.0, priors[0], [GroupSpec("person", "1|person", persons, priors[1])]
-    )
-    idata = sample_fast_model(fast, *settings)
-    # the GLMM's item effect is minus the difficulty; its person effects are the abilities
-    return idata, _draws(idata, ("item", "1|person_sigma", "1|person"), -1.0)
-
-
-def _sample_pymc(frame, columns, settings, priors):
-    import nutpie
-
-    model, _, _ = build_rasch_model(frame, *columns, *priors)
-    draws, tune, chains, cores, seed = settings
-    idata = nutpie.sample(
-        nutpie.compile_pymc_model(model),
-        draws=draws,
-        tune=tune,
-        chains=chains,
-        cores=cores,
-        seed=seed,
-        progress_bar=False,
-        save_warmup=False,
-    )
-    return idata, _draws(idata, ("difficulty", "person_sd", "theta"), 1.0)
 
 
 def fit_rasch(
@@ -148,48 +182,69 @@ def fit_rasch(
     tune: int = 500,
     chains: int = 2,
     seed: int = 0,
-    difficulty_prior_sd: float = 2.5,
+    difficulty_mean_prior_sd: float = 2.5,
+    difficulty_sd_prior: float = 2.5,
     person_sd_prior: float = 2.5,
     method: str = "fast",
+    until_converged: bool = False,
+    max_draws: int = MAX_DRAWS,
+    max_attempts: int = MAX_ROUNDS,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Fit the Rasch model; return (items, persons, info).
 
     items: one row per item (sorted by label): item, difficulty (posterior mean), sd,
-    hdi_low, hdi_high (95% HDI). persons: one row per person (sorted): person, ability
-    (posterior mean of theta, on the difficulties' logit scale), sd, hdi_low, hdi_high.
-    info: person_sd_mean, person_sd_hdi_low, person_sd_hdi_high, r_hat_max and ess_bulk_min
-    over the difficulties and the person SD, converged, flag (non-empty and logged at WARNING
-    level when r_hat > 1.01 or bulk ESS < 400 anywhere), divergences, the counts and the
-    sampler settings.
+    hdi_low, hdi_high (95% HDI), sd_relative (posterior SD of b_i - mean_j b_j, the error that
+    attenuates a correlation across items; see the module docstring). persons: one row per
+    person (sorted): person, ability (posterior mean of theta, on the difficulties' logit
+    scale), sd, hdi_low, hdi_high.
+    info: person_sd_mean and its 95% HDI, difficulty_mean (of mu), difficulty_sd_mean (of tau)
+    and its HDI, r_hat_max and ess_bulk_min over the difficulties, mu, tau and the person SD,
+    converged, flag (non-empty and logged at WARNING level when r_hat > 1.01 or bulk ESS < 400
+    anywhere), divergences, the counts, the sampler settings, draws (per chain, of the last
+    fit) and attempts. `until_converged`: rerun with more draws on a miss (module docstring).
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
+    if draws < 1 or tune < 0 or chains < 1 or max_attempts < 1:
+        raise ValueError("draws, chains and max_attempts must be positive, tune non-negative")
     data, persons, items = _responses(frame, person, item, correct)
-    settings = (draws, tune, chains, min(chains, os.cpu_count() or 1), seed)
-    priors = (difficulty_prior_sd, person_sd_prior)
-    if method == "fast":
-        idata, (difficulty, person_sd, theta) = _sample_fast(data, persons, items, settings, priors)
-    else:
-        idata, (difficulty, person_sd, theta) = _sample_pymc(frame, (person, item, correct), settings, priors)
-    stats = summary_frame(
-        [*items, "person_sd"], np.concatenate([difficulty, person_sd[..., None]], axis=-1), "item"
-    )
-    table = stats.iloc[:-1].rename(columns={"mean": "difficulty"})[ITEM_COLUMNS].reset_index(drop=True)
-    abilities = summary_frame(persons, theta, "person").rename(columns={"mean": "ability"})[PERSON_COLUMNS]
-    sd_row = stats.iloc[-1]
-    r_hat_max = float(stats["r_hat"].max(skipna=False))
-    ess_min = float(stats["ess_bulk"].min(skipna=False))
+    priors = (difficulty_mean_prior_sd, difficulty_sd_prior, person_sd_prior)
+    fast = rasch_fast_model(data, persons, items, priors)
+    sample = sample_fast_model if method == "fast" else _sample_pymc
+    cores = min(chains, os.cpu_count() or 1)
+    attempts = 1
+    while True:
+        idata = sample(fast, draws, tune, chains, cores, seed)
+        table, abilities, rows, r_hat_max, ess_min = _summaries(_draws(idata), items, persons)
+        if not until_converged or attempts >= max_attempts or draws >= max_draws:
+            break
+        more = next_draws(draws, ess_min, 1.0 if chains == 1 else r_hat_max, ESS_MIN, RHAT_MAX)
+        if more is None:
+            break
+        more = min(more, max_draws)
+        log.info(
+            "Rasch fit, %d draws per chain: min ESS %.0f, max R-hat %.3f; sampling again with %d",
+            draws,
+            ess_min,
+            r_hat_max,
+            more,
+        )
+        draws, attempts = more, attempts + 1
     why = convergence_problems(r_hat_max, ess_min)
     flag = f"not converged: {'; '.join(why)}" if why else ""
     if flag:
-        log.warning("Rasch fit: %s", flag)
+        log.warning("Rasch fit: %s (%d draws per chain, %d attempt(s))", flag, draws, attempts)
     divergences = int(idata.sample_stats["diverging"].sum()) if "diverging" in idata.sample_stats else 0
     if divergences:
         log.warning("Rasch fit: %d divergent transitions", divergences)
     info = {
-        "person_sd_mean": float(sd_row["mean"]),
-        "person_sd_hdi_low": float(sd_row["hdi_low"]),
-        "person_sd_hdi_high": float(sd_row["hdi_high"]),
+        "person_sd_mean": float(rows.loc["person_sd", "mean"]),
+        "person_sd_hdi_low": float(rows.loc["person_sd", "hdi_low"]),
+        "person_sd_hdi_high": float(rows.loc["person_sd", "hdi_high"]),
+        "difficulty_mean": float(rows.loc["difficulty_mean", "mean"]),
+        "difficulty_sd_mean": float(rows.loc["difficulty_sd", "mean"]),
+        "difficulty_sd_hdi_low": float(rows.loc["difficulty_sd", "hdi_low"]),
+        "difficulty_sd_hdi_high": float(rows.loc["difficulty_sd", "hdi_high"]),
         "r_hat_max": r_hat_max,
         "ess_bulk_min": ess_min,
         "converged": not why,
@@ -200,19 +255,40 @@ def fit_rasch(
         "n_responses": len(data),
         "method": method,
         "draws": draws,
+        "attempts": attempts,
         "tune": tune,
         "chains": chains,
         "seed": seed,
     }
     log.info(
-        "Rasch fit: %d items, %d persons, person SD %.3f [%.3f, %.3f]",
+        "Rasch fit: %d items, %d persons, person SD %.3f [%.3f, %.3f], difficulty SD %.3f, "
+        "%d draws per chain, %d attempt(s)",
         len(items),
         len(persons),
         info["person_sd_mean"],
         info["person_sd_hdi_low"],
         info["person_sd_hdi_high"],
+        info["difficulty_sd_mean"],
+        draws,
+        attempts,
     )
     return table, abilities, info
+
+
+def simulate_responses(difficulty, n_persons: int, rng, ability_sd: float = 0.5) -> pd.DataFrame:
+    """Every one of `n_persons` persons (abilities ~ N(0, ability_sd)) answers every item once,
+    right with probability logistic(theta - difficulty); long table [person, item, correct]."""
+    difficulty = np.asarray(difficulty, dtype=float)
+    ability = rng.normal(0.0, ability_sd, n_persons)
+    logit = ability[:, None] - difficulty[None, :]
+    right = rng.random(logit.shape) < 1 / (1 + np.exp(-logit))
+    return pd.DataFrame(
+        {
+            "person": [f"p{p:03d}" for p in np.repeat(np.arange(n_persons), difficulty.size)],
+            "item": [f"i{i:03d}" for i in np.tile(np.arange(difficulty.size), n_persons)],
+            "correct": right.ravel(),
+        }
+    )
 
 
 # --- command line -----------------------------------------------------------------------
@@ -248,6 +324,12 @@ def add_cli(subparsers) -> None:
     parser.add_argument("--chains", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--method", choices=METHODS, default="fast")
+    parser.add_argument(
+        "--until-converged",
+        action="store_true",
+        help="sample again with more draws (at most 3 fits) while R-hat > 1.01 or bulk ESS < 400",
+    )
+    parser.add_argument("--max-draws", type=int, default=MAX_DRAWS, help="per chain, with --until-converged")
     parser.set_defaults(func=run_cli)
 
 
@@ -272,6 +354,8 @@ def run_cli(args: argparse.Namespace) -> int:
             chains=args.chains,
             seed=args.seed,
             method=args.method,
+            until_converged=args.until_converged,
+            max_draws=args.max_draws,
         )
     except ValueError as error:
         raise InputError(f"{args.data}: {error}") from None

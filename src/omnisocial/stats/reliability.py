@@ -13,7 +13,10 @@ Reliabilities:
   response theory). In the normal model, with EAP = lambda (theta + e) and lambda the
   shrinkage factor, var(EAP) = lambda sigma^2 and E[posterior var] = (1 - lambda) sigma^2,
   so this is lambda, and corr(EAP_x, EAP_y) = rho sqrt(lambda_x lambda_y): the correction
-  recovers the latent rho;
+  recovers the latent rho. It needs a prior whose spread is the latent values' (a prior
+  estimated from the data, as the Rasch fits' hierarchical one; a fixed wide prior shrinks
+  too little and overstates the reliability) and SDs of the error that varies from item to
+  item (the Rasch fits' `sd_relative`: an error shared by all items moves no correlation);
 - `classical_reliability(values, error_variances)`: of unshrunken estimates (as per-dyad
   shares of correct answers): 1 - mean(error variance) / var(values).
 

@@ -34,7 +34,10 @@ Choices made here (the published analysis leaves them open):
 - correlations of Rasch difficulties (across modalities; humans vs models) are reported raw
   (between posterior means, which shrinkage and noise attenuate) and corrected for
   attenuation, r / sqrt(rel_x rel_y) capped at +/- 1, with each fit's EAP reliability
-  (`omnisocial.stats.reliability`); the accuracy measure uses the binomial sampling variance
+  (`omnisocial.stats.reliability`) from the posterior SDs of the relative difficulties
+  (`sd_relative`: b_i minus the fit's mean difficulty; the fits' hierarchical prior on the
+  difficulties, `omnisocial.stats.rasch`, makes that reliability right); the accuracy
+  measure uses the binomial sampling variance
   of the per-dyad shares. The p-values are those of the raw correlations;
 - "crowd accuracy" per dyad in the Rasch tables is the share of the raters who were right,
   not the majority vote (the majority vote is the `human_majority` rater of the other tables);

@@ -220,10 +220,12 @@ def rasch_tables(
 ) -> dict[str, pd.DataFrame]:
     """rasch_difficulty, rasch_fits, rasch_persons, rasch_correlations, rasch_partial (module docstring).
 
-    params: draws, tune, chains, seed. sources: {model: source} of models not inferred here
+    params: draws, tune, chains, seed, until_converged (rerun a fit that misses the R-hat/ESS
+    targets with more draws, `stats.rasch`; false unless given, the schema's default is true),
+    max_draws. sources: {model: source} of models not inferred here
     (released); a models' fit says the sources of the models in it.
     """
-    from omnisocial.stats.rasch import fit_rasch
+    from omnisocial.stats.rasch import MAX_DRAWS, fit_rasch
 
     models = model_predictions(predictions, design)
     human = human_source(trials)
@@ -266,6 +268,8 @@ def rasch_tables(
             tune=int(params.get("tune", 500)),
             chains=int(params.get("chains", 2)),
             seed=int(params.get("seed", 0)),
+            until_converged=bool(params.get("until_converged", False)),
+            max_draws=int(params.get("max_draws", MAX_DRAWS)),
         )
         fits.append(
             {
@@ -273,7 +277,7 @@ def rasch_tables(
                 **{k: info[k] for k in RASCH_FITS.names if k in info},
                 "fitted": True,
                 "reason": "",
-                "reliability": eap_reliability(items["difficulty"], items["sd"]),
+                "reliability": eap_reliability(items["difficulty"], items["sd_relative"]),
             }
         )
         abilities.append(_person_rows(persons, responses, (modality, rater_type), source))
@@ -286,6 +290,7 @@ def rasch_tables(
                     "dyad_id": items["item"].astype(str).to_numpy(),
                     "difficulty": items["difficulty"].to_numpy(float),
                     "sd": items["sd"].to_numpy(float),
+                    "sd_relative": items["sd_relative"].to_numpy(float),
                     "hdi_low": items["hdi_low"].to_numpy(float),
                     "hdi_high": items["hdi_high"].to_numpy(float),
                     "source": source,
@@ -308,16 +313,17 @@ def rasch_tables(
     for rater_type, group in table.groupby("rater_type", sort=True):
         present = [m for m in MODALITIES if m in set(group["modality"])]
         for first, second in itertools.combinations(present, 2):
-            x = group[group["modality"] == first].set_index("dyad_id")[["difficulty", "sd"]]
-            y = group[group["modality"] == second].set_index("dyad_id")[["difficulty", "sd"]]
+            # the error of a correlation across dyads: the SD of the relative difficulty
+            x = group[group["modality"] == first].set_index("dyad_id")[["difficulty", "sd_relative"]]
+            y = group[group["modality"] == second].set_index("dyad_id")[["difficulty", "sd_relative"]]
             raw = _correlation(x["difficulty"], y["difficulty"])
             joined = x.merge(y, left_index=True, right_index=True, suffixes=("_x", "_y")).dropna()
             both = pd.DataFrame(
                 {
                     "x": joined["difficulty_x"],
                     "y": joined["difficulty_y"],
-                    "ex": joined["sd_x"],
-                    "ey": joined["sd_y"],
+                    "ex": joined["sd_relative_x"],
+                    "ey": joined["sd_relative_y"],
                 }
             )
             rel_a, rel_b = _reliabilities(both, "difficulty")
@@ -336,9 +342,8 @@ def rasch_tables(
     partial = []
     for modality in MODALITIES:
         own = table[table["modality"] == modality]
-        wide = own.pivot_table(
-            index="dyad_id", columns="rater_type", values=["accuracy", "difficulty", "sd", "n_responses"]
-        )
+        values = ["accuracy", "difficulty", "sd_relative", "n_responses"]
+        wide = own.pivot_table(index="dyad_id", columns="rater_type", values=values)
         if ("accuracy", "human") not in wide.columns or ("accuracy", "model") not in wide.columns:
             continue
         classes = np.asarray(wide.index.map(truth), dtype=object)
@@ -346,8 +351,8 @@ def rasch_tables(
             x, y = wide[(measure, "human")].to_numpy(float), wide[(measure, "model")].to_numpy(float)
             if measure == "difficulty":
                 error_x, error_y = (
-                    wide[("sd", "human")].to_numpy(float),
-                    wide[("sd", "model")].to_numpy(float),
+                    wide[("sd_relative", "human")].to_numpy(float),
+                    wide[("sd_relative", "model")].to_numpy(float),
                 )
             else:
                 error_x = share_error_variance(x, wide[("n_responses", "human")].to_numpy(float))
