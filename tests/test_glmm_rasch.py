@@ -268,6 +268,32 @@ def test_fast_path_does_not_import_bambi_or_pymc(tmp_path):
 
 
 @pytest.mark.slow
+def test_compile_kernel_caches_it_for_the_next_process(tmp_path):
+    """`glmm.compile_kernel()` (run by `make setup`) fills numba's cache; a later process's fit
+    loads the kernel from it and compiles nothing."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}  # empty: a new setup
+    first = "from omnisocial.stats import glmm; assert glmm.compile_kernel()"
+    done = subprocess.run([sys.executable, "-c", first], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(list((tmp_path / "numba").rglob("_kernel.*.nbi"))) == 3
+    later = (
+        "from omnisocial.stats import glmm; from omnisocial.stats.glmm import _kernel as k; "
+        "glmm.fit_glmm(glmm.simulate_trials(6, 12, 6, seed=2), draws=20, tune=20, chains=1); "
+        "funcs = (k._prior_and_eta, k._binomial_terms, k._likelihood_and_backprop); "
+        "hits = [sum(f.stats.cache_hits.values()) for f in funcs]; "
+        "misses = [sum(f.stats.cache_misses.values()) for f in funcs]; "
+        # _binomial_terms is called inside _likelihood_and_backprop: loaded with it, no lookup
+        "assert hits == [1, 0, 1] and misses == [0, 0, 0], (hits, misses)"
+    )
+    done = subprocess.run([sys.executable, "-c", later], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+@pytest.mark.slow
 def test_kernel_without_a_writable_cache_compiles_in_process():
     """No writable numba cache folder (every locator refused): the kernel still imports and gives
     the same log density and gradient, compiled in the process, with one warning."""
