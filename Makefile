@@ -19,6 +19,8 @@ $(STAMP): pyproject.toml requirements/lock.txt
 	# torch is pinned in the lock: an unpinned torch would pull a multi-GB CUDA build.
 	# slurm: the executor plugins, for the cluster profile's dry-run tests and make test-slurm
 	$(BIN)/python -m pip install --quiet -c requirements/lock.txt -e '.[dev,slurm]'
+	# the GLMM/Rasch numba kernel into its disk cache: the first fit then loads it (saves ~6 s)
+	$(BIN)/python -c 'from omnisocial.stats import glmm; glmm.compile_kernel()'
 	touch $(STAMP)
 
 demo: setup

@@ -241,21 +241,91 @@ def test_standard_design_and_priors_equal_bambi(formula, which):
 
 
 def test_fast_path_does_not_import_bambi_or_pymc(tmp_path):
-    """The default fit and the CLI on the fast path load neither bambi nor PyMC (subprocess)."""
+    """`omnisocial glmm` (a subprocess, as a user runs it) takes the fast path, loads neither bambi
+    nor PyMC, and writes exactly the library call's summary (same seed, same draws)."""
     import subprocess
     import sys
 
+    from omnisocial.io import write_csv
+
     trials = tmp_path / "trials.csv"
     TRIALS.write(trials, _small_trials()[TRIALS.names])
+    args = ["glmm", str(trials), "-o", str(tmp_path / "g.csv"), "--draws", "30", "--tune", "30"]
     code = (
         "import sys; from omnisocial import cli; "
-        f"assert cli.main(['glmm', {str(trials)!r}, '-o', {str(tmp_path / 'g.csv')!r}, '--draws', '30', "
-        "'--tune', '30']) == 0; "
+        f"assert cli.main({args!r}) == 0; "
         "bad = [m for m in sys.modules if m.split('.')[0] in ('bambi', 'pymc', 'pytensor')]; "
         "assert not bad, bad"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1])["sampler"] == "fast"
+
+    result = glmm.fit_glmm(glmm.read_data(str(trials), FORMULA), draws=30, tune=30)
+    assert result.sampler == "fast"
+    write_csv(tmp_path / "library.csv", glmm.summarize(result))
+    assert (tmp_path / "g.csv").read_bytes() == (tmp_path / "library.csv").read_bytes()
+
+
+@pytest.mark.slow
+def test_compile_kernel_caches_it_for_the_next_process(tmp_path):
+    """`glmm.compile_kernel()` (run by `make setup`) fills numba's cache; a later process's fit
+    loads the kernel from it and compiles nothing."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}  # empty: a new setup
+    first = "from omnisocial.stats import glmm; assert glmm.compile_kernel()"
+    done = subprocess.run([sys.executable, "-c", first], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(list((tmp_path / "numba").rglob("_kernel.*.nbi"))) == 3
+    later = (
+        "from omnisocial.stats import glmm; from omnisocial.stats.glmm import _kernel as k; "
+        "glmm.fit_glmm(glmm.simulate_trials(6, 12, 6, seed=2), draws=20, tune=20, chains=1); "
+        "funcs = (k._prior_and_eta, k._binomial_terms, k._likelihood_and_backprop); "
+        "hits = [sum(f.stats.cache_hits.values()) for f in funcs]; "
+        "misses = [sum(f.stats.cache_misses.values()) for f in funcs]; "
+        # _binomial_terms is called inside _likelihood_and_backprop: loaded with it, no lookup
+        "assert hits == [1, 0, 1] and misses == [0, 0, 0], (hits, misses)"
+    )
+    done = subprocess.run([sys.executable, "-c", later], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_kernel_without_a_writable_cache_compiles_in_process():
+    """No writable numba cache folder (every locator refused): the kernel still imports and gives
+    the same log density and gradient, compiled in the process, with one warning."""
+    import os
+    import subprocess
+    import sys
+
+    frame = _small_trials()
+    standard = glmm.parse_standard_formula(FORMULA)
+    fast = glmm.standard_fast_model(glmm._prepare(frame, FORMULA, standard, "bernoulli"), standard)
+    theta = np.random.default_rng(1).normal(0, 0.5, fast.ndim)
+    value, grad = fast.logp_grad(theta)
+    code = (
+        "import json, sys, numpy as np; from omnisocial.stats import glmm; "
+        "from omnisocial.stats.glmm import _kernel; "
+        "assert _kernel._UNCACHED == ['_prior_and_eta', '_binomial_terms', '_likelihood_and_backprop']; "
+        "frame = glmm.simulate_trials(12, 24, 8, modality_effects={'text': 0.2, 'audio': 0.6, "
+        "'video': 1.0}, rater_sd=0.6, dyad_sd=0.9, seed=3); "
+        "s = glmm.parse_standard_formula(glmm.DEFAULT_FORMULA); "
+        "fast = glmm.standard_fast_model(glmm._prepare(frame, glmm.DEFAULT_FORMULA, s, 'bernoulli'), s); "
+        "v, g = fast.logp_grad(np.array(json.loads(sys.stdin.read()))); "
+        "print(json.dumps([v, g.tolist()]))"
+    )
+    # Only the IPython locator: it refuses a plain file, as every locator refuses a read-only one.
+    env = {**os.environ, "NUMBA_CACHE_LOCATOR_CLASSES": "numba.core.caching.IPythonCacheLocator"}
+    stdin = json.dumps(theta.tolist())
+    done = subprocess.run([sys.executable, "-c", code], input=stdin, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stderr.count("compiled in this process") == 1
+    their_value, their_grad = json.loads(done.stdout.strip().splitlines()[-1])
+    assert their_value == pytest.approx(value, rel=1e-12)
+    np.testing.assert_allclose(their_grad, grad, rtol=1e-12, atol=1e-12)
 
 
 def test_next_draws_sizes_to_the_ess_target():

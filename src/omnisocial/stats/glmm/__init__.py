@@ -29,7 +29,8 @@ priors read from the bambi model object, but
    levels more than the prior does (median trials per level x p(1-p) x a moment estimate of
    sigma_g^2 > 1, e.g. dyads rated ~90 times), else non-centred (w ~ N(0, 1), scaled by sigma_g);
 4. evaluates the log density and its gradient with a hand-written numba kernel
-   (`glmm/_kernel.py`, compiled once and cached on disk) and samples it with nutpie's NUTS.
+   (`glmm/_kernel.py`, compiled once and cached on disk, by `make setup` through
+   `compile_kernel()`; where the cache lives: `_kernel.py`) and samples it with nutpie's NUTS.
    Compiling the same model from PyMC with nutpie (`sampler="pymc"`, kept as a reference
    implementation) takes longer than the whole fast fit.
 
@@ -276,6 +277,21 @@ def fit_glmm(
     result.wall_s = time.perf_counter() - started
     log.info("GLMM %s fitted with sampler %s in %.1f s", formula, chosen, result.wall_s)
     return result
+
+
+def compile_kernel() -> bool:
+    """Compile the fast path's numba kernel into its disk cache now; True if it was cached.
+
+    `make setup` calls it, so the first fit in a new setup loads the kernel instead of compiling
+    it (about 6 s on 2 cores). A tiny model has the argument types of every fast-path model.
+    """
+    from omnisocial.stats.glmm import _kernel
+
+    standard = parse_standard_formula(DEFAULT_FORMULA)
+    frame = _prepare(simulate_trials(2, 4, 2, seed=0), DEFAULT_FORMULA, standard, "bernoulli")
+    fast = standard_fast_model(frame, standard)
+    fast.logp_grad(fast.initial_point(0))
+    return not _kernel._UNCACHED
 
 
 def _bambi_model(formula, frame, family, priors):

@@ -21,17 +21,47 @@ so `u_g` is exactly i.i.d. Normal(0, sigma_g) (an orthonormal change of basis of
 vector) and the density equals bambi's model up to the linear, volume-preserving change of variables
 (b, u) -> (a, eta, w). All constants are kept, so the value equals PyMC's `model.logp()` of the same
 model written in PyMC (`glmm.build_pymc_model`).
+
+Compile cache: the three jitted functions are compiled on the first call in a setup (about 6 s
+on 2 cores) and cached on disk (numba's `cache=True`), so later processes load them (well under
+a second). numba keeps the cache in the first writable of: `$NUMBA_CACHE_DIR`, the
+`__pycache__` folder beside this file (for the editable install:
+`src/omnisocial/stats/glmm/__pycache__/_kernel.*.nbi|nbc`, ignored by git), and
+`$XDG_CACHE_HOME/numba` (`~/.cache/numba`). It is keyed on this file's modification time, so a
+fresh clone or an edit compiles once again. Where none is writable (a read-only install and
+home) the functions are compiled in each process instead, with a warning, and nothing fails.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 
 import numba
 import numpy as np
 
+log = logging.getLogger("omnisocial.stats.glmm")
+
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG_SQRT_2_OVER_PI = 0.5 * math.log(2.0 / math.pi)
+
+
+_UNCACHED: list[str] = []  # the functions compiled without a cache (none where one is writable)
+
+
+def _cached_njit(**options):
+    """numba.njit with the on-disk cache, or without it where no cache folder is writable."""
+
+    def decorate(func):
+        try:
+            return numba.njit(cache=True, **options)(func)
+        except RuntimeError as error:  # numba: "cannot cache function ...: no locator available"
+            if not _UNCACHED:
+                log.warning("%s; the GLMM kernel is compiled in this process (about 6 s)", error)
+            _UNCACHED.append(func.__name__)
+            return numba.njit(**options)(func)
+
+    return decorate
 
 
 def logp_grad(
@@ -109,7 +139,7 @@ def logp_grad(
     return logp
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@_cached_njit(nogil=True, error_model="numpy")
 def _prior_and_eta(
     theta,
     grad,
@@ -207,7 +237,7 @@ def _prior_and_eta(
     return logp
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"nsz", "arcp", "contract", "reassoc"})
+@_cached_njit(nogil=True, error_model="numpy", fastmath={"nsz", "arcp", "contract", "reassoc"})
 def _binomial_terms(eta, small, log_term, k, n, resid):
     """Sum of k*eta - n*log(1 + exp(eta)) from exp(-|eta|) and its log1p; resid = d/d eta."""
     logp = 0.0
@@ -220,7 +250,7 @@ def _binomial_terms(eta, small, log_term, k, n, resid):
     return logp
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@_cached_njit(nogil=True, error_model="numpy")
 def _likelihood_and_backprop(
     theta,
     grad,
