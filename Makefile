@@ -82,6 +82,7 @@ benchmark: setup
 	OMP_NUM_THREADS=1 $(BIN)/python benchmarks/bench_vad_filters.py
 	$(BIN)/python benchmarks/bench_inference.py
 	$(BIN)/python benchmarks/bench_glmm.py
+	$(BIN)/python benchmarks/bench_rasch_attenuation.py
 	$(BIN)/python benchmarks/bench_failures.py
 	$(BIN)/python benchmarks/bench_streaming_media.py
 
