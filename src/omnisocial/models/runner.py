@@ -250,6 +250,8 @@ def console_progress(bar, failures: int, *, force: bool = False, stream=None) ->
     """Every CONSOLE_EVERY_S seconds (and when done), one line with done/total, rate and ETA on
     the console: `sys.__stderr__`, which workflow scripts leave pointing at Snakemake's terminal
     while their logging and stderr go to the rule's log. Returns the line written, if any."""
+    if getattr(bar, "disable", False):  # progress off: a disabled bar has no desc and counts nothing
+        return None
     now = time.monotonic()
     last = getattr(bar, "_console_last", None)
     done = bar.n >= (bar.total or 0)
