@@ -300,3 +300,14 @@ def test_score_takes_other_label_and_modality_vocabularies(tmp_path, capsys):
     assert row["familiar_recall"] == 1.0 and row["stranger_recall"] == 0.5  # 'yes' is the signal class
     code, _ = score(tmp_path, text)  # the default vocabulary names the offending value
     assert code == 2 and "column modality: 'speech' not in {text, audio, video}" in capsys.readouterr().err
+
+
+def test_console_progress_is_silent_when_progress_is_off():
+    """A job run with progress=False (its bar disabled) writes no console line, and does not fail
+    once CONSOLE_EVERY_S has passed (a disabled tqdm has no desc)."""
+    from tqdm import tqdm
+
+    from omnisocial.models.runner import console_progress
+
+    bar = tqdm(total=3, desc="m", disable=True)
+    assert console_progress(bar, 0, force=True) is None

@@ -48,9 +48,8 @@ rule duplexeval_stream_segments:
         sout("logs", "duplexeval_stream_segments.log"),
     benchmark:
         sout("benchmarks", "duplexeval_stream_segments.tsv")
-    # omnisocial.streaming loads the runner (tqdm): the inference env, which has ffmpeg too
     conda:
-        "../../envs/inference.yaml"
+        "../../envs/media.yaml"
     threads: 2
     resources:
         runtime=minutes(60),

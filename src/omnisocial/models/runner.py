@@ -9,6 +9,10 @@ A record is keyed by `Request.key(model fingerprint, media sha256s)`. On a rerun
 with a successful record make no call; failed keys (their reason and attempt count are
 recorded) are called again. A key's result is its latest successful record, or its latest
 failure when none succeeded.
+
+`run_inference` answers a fixed list of requests; `InferenceSession` is the same machinery
+kept open for callers that build their next requests from the last replies (the streaming
+driver, `omnisocial.streaming`, asks step k + 1 of an item after step k's reply).
 """
 
 from __future__ import annotations
@@ -250,6 +254,8 @@ def console_progress(bar, failures: int, *, force: bool = False, stream=None) ->
     """Every CONSOLE_EVERY_S seconds (and when done), one line with done/total, rate and ETA on
     the console: `sys.__stderr__`, which workflow scripts leave pointing at Snakemake's terminal
     while their logging and stderr go to the rule's log. Returns the line written, if any."""
+    if getattr(bar, "disable", False):  # progress off: a disabled bar has no desc and counts nothing
+        return None
     now = time.monotonic()
     last = getattr(bar, "_console_last", None)
     done = bar.n >= (bar.total or 0)
