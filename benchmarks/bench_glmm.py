@@ -243,7 +243,8 @@ def main() -> int:
     lme4 = not args.skip_lme4 and have_lme4()
     in_process = args.in_process or not lme4
     samplers = ["fast"] if args.skip_bambi else ["bambi", "fast"]
-    print("reference:", "lme4 (Rscript)" if lme4 else "out-of-the-box bambi (no Rscript with lme4)")
+    reference = "lme4 (Rscript)" if lme4 else "out-of-the-box bambi, in process (no lme4)"
+    print("reference:", reference if lme4 or "bambi" in samplers else "none (no lme4, --skip-bambi)")
     print(f"cores: {os.cpu_count()}, load average at start: {_load():.2f}")
     tmp = Path(tempfile.mkdtemp(prefix="bench_glmm_"))
 
