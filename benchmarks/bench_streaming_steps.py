@@ -20,7 +20,7 @@ clip's audio), ``image_text`` (a tiny LLaVA: frames at 2 fps). ``chat`` takes no
 and said so. Tiny random weights: the figures show how cost scales with the prefix and what
 reuse saves in the backend's own path, not a 7B model's seconds.
 
-    python benchmarks/bench_streaming_steps.py [--prefix-s 16] [--step-s 1] [--passes 3]
+    python benchmarks/bench_streaming_steps.py [--prefix-s 16] [--step-s 1] [--passes 3] [--scaled]
 """
 
 from __future__ import annotations
@@ -159,7 +159,13 @@ def main() -> int:
         action="store_true",
         help="image_text: 112 px frames (64 tokens) and a 256-wide 4-layer text model, not the tiny one",
     )
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch CPU threads (1: a shared machine is not oversubscribed)"
+    )
     args = parser.parse_args()
+    import torch
+
+    torch.set_num_threads(args.threads)
     print("skipped: chat (no media: a step is its prompt only); qwen2_5_omni (needs torchvision: "
           ".venv-omni); voxtral (needs mistral-common: .venv-voxtral)")  # fmt: skip
     failed = False
