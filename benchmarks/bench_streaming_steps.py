@@ -18,7 +18,8 @@ median over the passes. The summary gives, per family, the linear slope of step_
 clip's audio), ``image_text`` (a tiny LLaVA: frames at 2 fps). ``chat`` takes no media, and
 ``qwen2_5_omni`` / ``voxtral`` need their own venvs (torchvision / mistral-common): skipped
 and said so. Tiny random weights: the figures show how cost scales with the prefix and what
-reuse saves in the backend's own path, not a 7B model's seconds.
+reuse saves in the backend's own path, not a 7B model's seconds. Reuse saves prefill only:
+each step still decodes its whole prefix into frames and runs the processor on all of them.
 
     python benchmarks/bench_streaming_steps.py [--prefix-s 16] [--step-s 1] [--passes 3] [--scaled]
 """
