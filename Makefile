@@ -81,6 +81,7 @@ benchmark: setup
 	$(BIN)/python benchmarks/bench_inference.py
 	$(BIN)/python benchmarks/bench_glmm.py
 	$(BIN)/python benchmarks/bench_failures.py
+	$(BIN)/python benchmarks/bench_streaming_media.py
 
 report: setup
 	$(BIN)/snakemake --cores $(CORES) --report results/report.html

@@ -175,3 +175,38 @@ def test_tables_print_r_hat_with_three_decimals_and_counts_as_integers():
     assert text["r_hat_max"].tolist() == ["1.005", "1.200", "1.010"]
     assert text["n"].tolist() == ["1510", "", "3"]
     assert text["estimate"].tolist() == ["0.123", "12346", "-2.5"]
+
+
+def test_social_sections_list_streaming_calls_and_the_timing_per_model(tmp_path):
+    calls = pd.DataFrame(
+        {
+            "model": ["m2", "m1"], "benchmark": ["socialomni", "socialomni"],
+            "protocol": ["when_stream", "when_stream"], "n_items": [2, 2], "n_planned": [20, 20],
+            "n_steps": [9, 7], "n_calls": [6, 7], "n_cached": [3, 0], "n_silence": [7, 5],
+            "n_utterance": [2, 1], "n_unparsed": [0, 1], "n_failed_items": [0, 0],
+        }
+    )  # fmt: skip
+    timing = pd.DataFrame(
+        {
+            "model": ["baseline_signal", "m1"], "n": [2, 2], "on_time": [0.5, 0.0], "early": [0.0, 0.0],
+            "late": [0.5, 1.0], "no_response": [0.0, 0.0], "n_responses": [2, 2], "mean_offset": [1.2, 1.9],
+            "mean_offset_low": [0.1, 1.5], "mean_offset_high": [2.3, 2.3], "precision_0.5": [0.5, 0.0],
+            "recall_0.5": [0.5, 0.0], "f1_0.5": [0.5, 0.0], "n_steps": [None, 7], "n_calls": [None, 7],
+            "n_unparsed": [None, 1], "n_failed_items": [None, 0],
+        }
+    )  # fmt: skip
+    config = {"social": {"enabled": True}}
+    sections = summary.build_summary(config, {"stream_calls": calls, "social_timing": timing})
+    assert sections["stream_calls"]["model"].tolist() == ["m1", "m2"]
+    assert sections["stream_calls"].loc[1, "n_calls"] == 6 and "n_silence" not in sections["stream_calls"]
+    assert {"mean_offset_low", "f1_0.5", "n_unparsed"} <= set(sections["social_timing"].columns)
+    assert "n_calls" not in sections["social_timing"]  # the calls table has them
+    summary.write_summary(sections, tmp_path)
+    text = (tmp_path / "summary.md").read_text()
+    assert "## Streaming calls per model and benchmark" in text and "When to speak, streamed" in text
+    empty = summary.build_summary(config, {})
+    assert empty["stream_calls"].empty and list(empty["stream_calls"].columns)[:3] == [
+        "model",
+        "benchmark",
+        "protocol",
+    ]

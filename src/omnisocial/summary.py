@@ -411,6 +411,32 @@ def streaming_section(streaming: pd.DataFrame | None) -> pd.DataFrame:
     return streaming.copy()
 
 
+TIMING_COLUMNS = ["model", "n", "on_time", "early", "late", "no_response", "mean_offset",
+                  "mean_offset_low", "mean_offset_high"]  # fmt: skip
+STREAM_CALL_COLUMNS = ["model", "benchmark", "protocol", "n_items", "n_planned", "n_steps", "n_calls",
+                       "n_cached", "n_unparsed", "n_failed_items"]  # fmt: skip
+
+
+def social_timing_section(timing: pd.DataFrame | None) -> pd.DataFrame:
+    """The streaming when timing table per model (silence baseline and streamed models):
+    rates, mean signed offset with its 95% interval, P/R/F1 per delta, unparsed steps."""
+    if timing is None or timing.empty:
+        return pd.DataFrame(columns=TIMING_COLUMNS)
+    prf = [c for c in timing.columns if c.split("_")[0] in ("precision", "recall", "f1")]
+    extra = [c for c in ("n_unparsed", "n_failed_items") if c in timing.columns]
+    return timing[[*TIMING_COLUMNS, *prf, *extra]].copy()
+
+
+def stream_calls_section(summaries: pd.DataFrame | None) -> pd.DataFrame:
+    """Calls of every streaming job, per model and benchmark (streaming.STREAM_SUMMARY rows):
+    planned, steps answered (cached included), calls made in the last run, unparsed, failed."""
+    if summaries is None or summaries.empty:
+        return pd.DataFrame(columns=STREAM_CALL_COLUMNS)
+    return (
+        summaries[STREAM_CALL_COLUMNS].sort_values(["benchmark", "model", "protocol"]).reset_index(drop=True)
+    )
+
+
 SECTION_TITLES = {
     "inputs": "Inputs: real or simulated",
     "raters": "Raters: imported against the plan (ratings.raters_per_modality)",
@@ -421,6 +447,8 @@ SECTION_TITLES = {
     "convergence": "Convergence of every Bayesian fit",
     "social": "Who / when / how profile",
     "streaming": "Streaming (Omni-DuplexEval-style)",
+    "social_timing": "When to speak, streamed: timing per model (SocialOmni-style)",
+    "stream_calls": "Streaming calls per model and benchmark",
 }
 
 
@@ -433,8 +461,9 @@ def build_summary(
 
     tables: filter_report, design, raters (`familiarity.ratings.panel.raters_section`, built by
     the caller), metrics, responses (the models' RESPONSES, concatenated), glmm_summary,
-    rasch_fits, social_profile, streaming_metrics, release_predictions and release_report (the
-    released predictions and their import report).
+    rasch_fits, social_profile, streaming_metrics, social_timing (the streaming when timing
+    table), stream_calls (every streaming job's STREAM_SUMMARY row), release_predictions and
+    release_report (the released predictions and their import report).
     """
     get = tables.get
     sections = {
@@ -449,6 +478,8 @@ def build_summary(
     if (config.get("social") or {}).get("enabled"):
         sections["social"] = social_section(get("social_profile"))
         sections["streaming"] = streaming_section(get("streaming_metrics"))
+        sections["social_timing"] = social_timing_section(get("social_timing"))
+        sections["stream_calls"] = stream_calls_section(get("stream_calls"))
     return {name: table for name, table in sections.items() if table is not None}  # raters: given or not
 
 

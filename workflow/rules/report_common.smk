@@ -226,6 +226,9 @@ def summary_inputs(wildcards=None):
     if SOCIAL["enabled"]:
         inputs["social_profile"] = sout("metrics", "social_profile.csv")
         inputs["streaming_metrics"] = sout("metrics", "streaming_metrics.csv")
+        inputs["social_timing"] = sout("metrics", "when_timing.csv")
+        # every streaming job's call summary (streaming.STREAM_SUMMARY), all benchmarks
+        inputs["stream_calls"] = stream_summaries()
     return inputs
 
 
@@ -237,7 +240,11 @@ SUMMARY_SECTIONS = [
     "finish_reasons",
     "headline",
     "convergence",
-] + (["social", "streaming"] if SOCIAL["enabled"] else [])
+] + (
+    ["social", "streaming", "social_timing", "stream_calls"]
+    if SOCIAL["enabled"]
+    else []
+)
 
 
 def report_outputs():

@@ -84,6 +84,7 @@ def socialomni_outputs():
         "when_single_metrics.csv",
         "when_stream_rates.csv",
         "when_tolerance.csv",
+        "when_timing.csv",
         "how_metrics.csv",
         "how_released.csv",
         "how_agreement.csv",
@@ -108,6 +109,11 @@ def duplexeval_outputs():
     return [sout("metrics", name) for name in metrics] + [
         sout("figures", f"streaming.{ext}") for ext in ("png", "pdf")
     ]
+
+
+def stream_summaries():
+    """Every streaming job's STREAM_SUMMARY table (one row: calls per model and benchmark)."""
+    return social_stream_files("summary") if SOCIAL["enabled"] else []
 
 
 def social_outputs():

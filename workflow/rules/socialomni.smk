@@ -144,6 +144,71 @@ rule socialomni_model_replies:
         "../scripts/socialomni/model_replies.py"
 
 
+rule socialomni_stream_segments:
+    """Each when stream item cut once into its step segments for models of one input modality."""
+    input:
+        when_stream_items=sout("items", "when_stream_items.csv"),
+    output:
+        directory(sout("stream_media", "{modality}")),
+    log:
+        sout("logs", "socialomni_stream_segments_{modality}.log"),
+    benchmark:
+        sout("benchmarks", "socialomni_stream_segments_{modality}.tsv")
+    wildcard_constraints:
+        modality="audio_video|video|audio",
+    conda:
+        "../../envs/media.yaml"
+    threads: 2
+    resources:
+        runtime=minutes(60),
+    params:
+        root=social_roots()[0],
+        segments_root=lambda wildcards, output: str(Path(output[0]).parent),
+        step_s=SOCIAL["when"]["stream_step_s"],
+        window_s=SOCIAL["when"]["stream_window_s"],
+    script:
+        "../scripts/socialomni/stream_segments.py"
+
+
+rule socialomni_stream_when:
+    """A registry model asked "speak now?" every stream_step_s along each when stream item (resumable per step)."""
+    input:
+        when_stream_items=sout("items", "when_stream_items.csv"),
+        segments=social_stream_segments,
+    output:
+        steps=sout("stream", "when", "{model}_steps.csv"),
+        responses=sout("stream", "when", "{model}_responses.csv"),
+        summary=sout("stream", "when", "{model}_summary.csv"),
+    log:
+        sout("logs", "socialomni_stream_when_{model}.log"),
+    benchmark:
+        sout("benchmarks", "socialomni_stream_when_{model}.tsv")
+    wildcard_constraints:
+        model=SOCIAL_STREAM_PATTERN,
+    group:
+        model_job_group(SOCIAL_STREAM_MODELS)
+    conda:
+        model_conda_env(SOCIAL_STREAM_MODELS)
+    resources:
+        mem_mb=social_model_resource("mem_mb"),
+        gpu=social_model_resource("gpu"),
+        runtime=social_stream_runtime,
+        slurm_partition=social_model_resource("slurm_partition"),
+        gpu_model=social_model_resource("gpu_model"),
+        cpus_per_gpu=social_model_resource("cpus_per_gpu"),
+    params:
+        entry=lambda wildcards: SOCIAL_STREAM_MODELS[wildcards.model],
+        root=social_roots()[0],
+        segments_root=sout("stream_media"),
+        cache=social_stream_cache,
+        step_s=SOCIAL["when"]["stream_step_s"],
+        window_s=SOCIAL["when"]["stream_window_s"],
+        parser=SOCIAL["parser"],
+        failure_policy=failure_policy_config(),
+    script:
+        "../scripts/socialomni/stream_when.py"
+
+
 rule socialomni_score_who:
     """Who accuracy overall, by consistency, option, domain; confusion and error types."""
     input:
@@ -168,17 +233,22 @@ rule socialomni_score_who:
 
 
 rule socialomni_score_when:
-    """Single-cut accuracy; streaming offsets, labels, rates and tolerance P/R/F1."""
+    """Single-cut accuracy; streaming offsets, labels, rates, tolerance P/R/F1 and the timing table (baseline and streamed models)."""
     input:
         when_items=sout("items", "when_items.csv"),
         replies=social_replies("when"),
-        stream=sout("baselines", "when_stream_responses.csv"),
+        stream=[
+            sout("baselines", "when_stream_responses.csv"),
+            *social_stream_files("responses"),
+        ],
+        summaries=social_stream_files("summary"),
     output:
         single_scores=sout("scores", "when_single_scores.csv"),
         single_metrics=sout("metrics", "when_single_metrics.csv"),
         stream_scores=sout("scores", "when_stream_scores.csv"),
         rates=sout("metrics", "when_stream_rates.csv"),
         tolerance=sout("metrics", "when_tolerance.csv"),
+        timing=sout("metrics", "when_timing.csv"),
     log:
         sout("logs", "social_score_when.log"),
     conda:

@@ -6,6 +6,9 @@ it while Snakemake parses, and on a cluster every job parses the workflow again.
 
 from __future__ import annotations
 
+import csv
+import math
+import os
 from collections.abc import Mapping
 
 
@@ -60,3 +63,25 @@ def run_modality(entry: Mapping, ablation: str | None = None) -> str | None:
     if ablation != "transcript" and ablation not in set(entry.get("modalities") or ()):
         return None
     return ablation
+
+
+# --- the streaming when protocol (socialomni.stream); here, scipy-free, for the rule files ---
+
+DEFAULT_STREAM_S = 60.0  # cluster runtime estimate for an item without a stream_end
+
+
+def first_query(stream_start: float, step_s: float) -> float:
+    """The first query time: stream_start, or one step later when it is the clip's start (module doc)."""
+    return float(stream_start) if stream_start > 0 else float(stream_start) + step_s
+
+
+def planned_steps(items_csv: str | os.PathLike, step_s: float) -> int:
+    """Calls a model's streaming job may make, for its cluster runtime (DEFAULT_STREAM_S of
+    stream where an item's end is unknown)."""
+    total = 0
+    with open(items_csv, encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            start = first_query(float(row["stream_start"]), step_s)
+            end = float(row["stream_end"]) if row.get("stream_end") else start + DEFAULT_STREAM_S
+            total += max(int(math.floor((end - start) / step_s + 1e-9)) + 1, 0)
+    return total

@@ -4,7 +4,8 @@ A shared layer: it knows no benchmark. A benchmark hands it items and a protocol
 back one row per answered step.
 
 - `Schedule(start, end, step_s=1.0)`: the query times t_k = start + k * step_s up to end
-  (inclusive, rounded to the microsecond; 0.5 s steps as well as the paper's 1 s).
+  (inclusive, rounded to the microsecond; 0.5 s steps as well as the paper's 1 s);
+  `format_time(t)` writes one as prompts and request ids show it (microseconds, no trailing 0).
 - `StreamItem(item_id, source, schedule, media_start=0.0, context={})`: one clip; `context`
   is whatever the benchmark's prompt builder needs (target speaker, question, ...).
 - `StreamProtocol(name, prompt, parse, stop_at_first, window_s=None, carries_history=False,
@@ -34,7 +35,13 @@ back one row per answered step.
 from omnisocial.streaming.contracts import STREAM_STEPS, STREAM_SUMMARY
 from omnisocial.streaming.cost import CallBudgetExceeded, CallPlan, check_budget, plan_calls, price_line
 from omnisocial.streaming.driver import StreamRun, first_utterances, media_key, stream
-from omnisocial.streaming.media import assemble, cut_segments, segment_bounds, segment_paths
+from omnisocial.streaming.media import (
+    assemble,
+    cut_all_segments,
+    cut_segments,
+    segment_bounds,
+    segment_paths,
+)
 from omnisocial.streaming.protocol import (
     FAILED,
     SILENCE,
@@ -46,7 +53,7 @@ from omnisocial.streaming.protocol import (
     StreamItem,
     StreamProtocol,
 )
-from omnisocial.streaming.schedule import Schedule
+from omnisocial.streaming.schedule import Schedule, format_time
 
 __all__ = [
     "FAILED",
@@ -66,8 +73,10 @@ __all__ = [
     "StreamRun",
     "assemble",
     "check_budget",
+    "cut_all_segments",
     "cut_segments",
     "first_utterances",
+    "format_time",
     "media_key",
     "plan_calls",
     "price_line",

@@ -46,6 +46,7 @@ from omnisocial.streaming.protocol import (
     StreamItem,
     StreamProtocol,
 )
+from omnisocial.streaming.schedule import format_time
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,11 @@ def step_request(
 ):
     system, prompt = protocol.prompt(item, t, history if protocol.carries_history else ())
     return Request(
-        f"{item.item_id}@{t:.3f}", prompt, system=system, media={key: media}, settings=dict(protocol.settings)
+        f"{item.item_id}@{format_time(t)}",
+        prompt,
+        system=system,
+        media={key: media},
+        settings=dict(protocol.settings),
     )
 
 
@@ -83,7 +88,7 @@ def _step_media(item, protocol, root, modality, t, folder: Path) -> Path:
     missing = [path for path in parts if not path.is_file()]
     if missing:
         return missing[0]
-    return assemble(parts, folder / f"{item.item_id}@{t:.3f}{paths[0].suffix}")
+    return assemble(parts, folder / f"{item.item_id}@{format_time(t)}{paths[0].suffix}")
 
 
 def stream(

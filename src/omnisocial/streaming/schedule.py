@@ -34,3 +34,8 @@ class Schedule:
     def times(self) -> list[float]:
         """t_0 = start, ..., the last grid time <= end; computed as start + k * step (no drift)."""
         return [round(self.start + k * self.step_s, DIGITS) for k in range(len(self))]
+
+
+def format_time(t: float) -> str:
+    """A query time as prompts and request ids show it: to the microsecond, no trailing zeros."""
+    return f"{float(t):.{DIGITS}f}".rstrip("0").rstrip(".")

@@ -7,6 +7,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
+from omnisocial.importing import concat_frames
 from omnisocial.io import write_csv
 from omnisocial.socialomni.contracts import (
     ACCURACY_BREAKDOWN,
@@ -16,7 +17,9 @@ from omnisocial.socialomni.contracts import (
     WHEN_STREAM_RESPONSES,
     WHEN_STREAM_SCORES,
 )
+from omnisocial.socialomni.stream import timing_table
 from omnisocial.socialomni.when import score_when_replies, score_when_stream
+from omnisocial.streaming import STREAM_SUMMARY
 from omnisocial.workflow import start
 
 log = start(snakemake)
@@ -24,9 +27,12 @@ params = snakemake.params
 items = WHEN_ITEMS.read(snakemake.input.when_items)
 replies = pd.concat([REPLIES.read(path) for path in snakemake.input.replies], ignore_index=True)
 single, breakdown = score_when_replies(items, replies, params.parser)
-streamed, rates, tolerance = score_when_stream(
-    WHEN_STREAM_RESPONSES.read(snakemake.input.stream), list(params.thresholds), list(params.deltas)
+# the silence baseline's response times, then each streamed registry model's
+responses = concat_frames(
+    [WHEN_STREAM_RESPONSES.read(path) for path in snakemake.input.stream], WHEN_STREAM_RESPONSES
 )
+streamed, rates, tolerance = score_when_stream(responses, list(params.thresholds), list(params.deltas))
+summaries = concat_frames([STREAM_SUMMARY.read(path) for path in snakemake.input.summaries], STREAM_SUMMARY)
 for row in rates.itertuples():
     log.info(
         "%s: on time %.3f, early %.3f, late %.3f over %d items",
@@ -41,3 +47,4 @@ ACCURACY_BREAKDOWN.write(snakemake.output.single_metrics, breakdown)
 WHEN_STREAM_SCORES.write(snakemake.output.stream_scores, streamed)
 write_csv(snakemake.output.rates, rates)
 write_csv(snakemake.output.tolerance, tolerance)
+write_csv(snakemake.output.timing, timing_table(streamed, tolerance, summaries))
