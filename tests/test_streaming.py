@@ -107,6 +107,7 @@ def test_assembled_steps_are_deterministic_and_as_long_as_the_prefix(clip, tmp_p
         assert info["video_duration"] == pytest.approx(reference["video_duration"], abs=0.11)
     else:
         assert info["sample_rate"] == 16000 and info["channels"] == 1
+        assert info["audio_duration"] == pytest.approx(4.0, abs=1 / 16000)  # split at exact samples
     assert not list((tmp_path / "a").glob("*.txt"))  # the concat list is cleaned up
 
 

@@ -172,7 +172,8 @@ def test_a_model_streamed_through_the_when_protocol(tmp_path):
 
         # 2. a plain rerun of everything downstream: no answered call repeated
         timing_target = "results/social/metrics/when_timing.csv"
-        rerun = snakemake(tmp_path, timing_target)
+        figure_target = "results/social/figures/timing.png"  # models beside the silence baseline
+        rerun = snakemake(tmp_path, timing_target, figure_target)
         assert rerun.returncode == 0, rerun.stderr[-4000:]
         after = policy.answered[len(before) :]
         assert not set(before) & set(after)
@@ -200,6 +201,9 @@ def test_a_model_streamed_through_the_when_protocol(tmp_path):
         offsets = [v["offset"] for v in truth.values() if v["offset"] is not None]
         assert timing.loc[MODEL, "mean_offset"] == pytest.approx(sum(offsets) / len(offsets))
         assert {"precision_0.2", "recall_0.5", "f1_1"} <= set(timing.columns)
+        profile = pd.read_csv(results / "metrics" / "social_profile.csv").set_index("model")
+        assert profile.loc[MODEL, "when_on_time"] == pytest.approx(timing.loc[MODEL, "on_time"])
+        assert (tmp_path / figure_target).stat().st_size > 0
         steps = pd.read_csv(results / "stream" / "when" / f"{MODEL}_steps.csv", dtype={"item_id": str})
         assert steps["cached"].sum() == 3  # the three steps answered before the kill
         summary = pd.read_csv(results / "stream" / "when" / f"{MODEL}_summary.csv")

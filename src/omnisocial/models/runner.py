@@ -9,6 +9,10 @@ A record is keyed by `Request.key(model fingerprint, media sha256s)`. On a rerun
 with a successful record make no call; failed keys (their reason and attempt count are
 recorded) are called again. A key's result is its latest successful record, or its latest
 failure when none succeeded.
+
+`run_inference` answers a fixed list of requests; `InferenceSession` is the same machinery
+kept open for callers that build their next requests from the last replies (the streaming
+driver, `omnisocial.streaming`, asks step k + 1 of an item after step k's reply).
 """
 
 from __future__ import annotations

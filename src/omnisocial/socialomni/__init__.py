@@ -14,11 +14,14 @@ Implements the exactly-specified parts of benchmarks.md section 2, split by stag
 - `who`: letter extraction, the who-MCQ scorer, McNemar between models, prompts per
   modality and a builder of factorial 4-way items for new corpora;
 - `when`: the released single-cut YES/NO scorer and the streaming turn-taking protocol;
+- `stream`: registry models streamed through that protocol (every `stream_step_s` along
+  each when stream item, via the shared `omnisocial.streaming` driver), their response
+  times and the timing table per model;
 - `how`: judge-score parsing, judging the candidates, aggregation, the released scripts'
   averages, response coverage and the large-gap rate, and judge agreement;
 - `profile`: one row per model with perception and generation ranks;
 - `figures`: profile, timing and rank figures.
 
-Shared layers only (`omnisocial.importing`, `media`, `models`, `judges`, `stats`, `tables`,
-`io`, `figures.style`); nothing of `omnisocial.duplexeval`.
+Shared layers only (`omnisocial.importing`, `media`, `models`, `streaming`, `judges`, `stats`,
+`tables`, `io`, `figures.style`); nothing of `omnisocial.duplexeval`.
 """

@@ -2,7 +2,8 @@
 
 An item's segment bounds are every time a step's media starts or ends (`segment_bounds`):
 the media start, each query time t_k and, with a sliding window, each t_k - window_s. Each
-span [b_i, b_i+1) is cut ONCE, re-encoded and bitexact (`cut_segments`, `media.cut.cut_clip`),
+span [b_i, b_i+1) is cut ONCE, re-encoded and bitexact (`cut_segments`: audio decoded once
+and split at exact sample positions, video cut per span by `media.cut.cut_clip`),
 into `segment_dir(root, modality, item_id)`, so every model reads the same files (a rule's
 declared output; atomic writes, so jobs side by side never see half a file).
 
@@ -17,6 +18,7 @@ of near-silence at each join); video segments each start on a keyframe.
 from __future__ import annotations
 
 import os
+import tempfile
 import wave
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -70,9 +72,18 @@ def step_segments(item: StreamItem, window_s: float | None, start: float, t: flo
 def cut_segments(
     item: StreamItem, window_s: float | None, root: str | os.PathLike, modality: str, threads: int = 1
 ) -> list[Path]:
-    """Cut every segment of `item` that is not there yet; the segment files, in time order."""
+    """Cut every segment of `item` that is not there yet; the segment files, in time order.
+
+    Audio: the span is decoded ONCE to 16 kHz mono PCM and split at the bounds' sample
+    positions (round(b * rate)), so consecutive segments join into exactly the prefix's
+    samples. Video: each segment is its own exact re-encoded cut (`media.cut.cut_clip`).
+    """
     bounds = segment_bounds(item, window_s)
     paths = segment_paths(root, modality, item, window_s)
+    if all(path.is_file() for path in paths):
+        return paths
+    if modality == "audio":
+        return _split_wav(item, bounds, paths)
 
     def cut(i: int) -> Path:
         if not paths[i].is_file():
@@ -81,6 +92,29 @@ def cut_segments(
 
     with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
         return list(pool.map(cut, range(len(paths))))
+
+
+def _split_wav(item: StreamItem, bounds: list[float], paths: list[Path]) -> list[Path]:
+    folder = paths[0].parent
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".decode-", dir=folder) as scratch:
+        whole = cut_clip(
+            item.source, bounds[0], bounds[-1], Path(scratch) / "span.wav", "audio", bitexact=True
+        )
+        with wave.open(str(whole), "rb") as span:
+            rate, width, channels = span.getframerate(), span.getsampwidth(), span.getnchannels()
+            frames = span.readframes(span.getnframes())
+    frame_bytes = width * channels
+    total = len(frames) // frame_bytes
+    for i, path in enumerate(paths):
+        first = min(round((bounds[i] - bounds[0]) * rate), total)
+        last = min(round((bounds[i + 1] - bounds[0]) * rate), total)
+        with atomic_path(path) as tmp, wave.open(str(tmp), "wb") as out:
+            out.setnchannels(channels)
+            out.setsampwidth(width)
+            out.setframerate(rate)
+            out.writeframes(frames[first * frame_bytes : last * frame_bytes])
+    return paths
 
 
 def assemble(segments: list[Path], destination: str | os.PathLike) -> Path:
