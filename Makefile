@@ -85,6 +85,7 @@ benchmark: setup
 	$(BIN)/python benchmarks/bench_rasch_attenuation.py
 	$(BIN)/python benchmarks/bench_failures.py
 	$(BIN)/python benchmarks/bench_streaming_media.py
+	$(BIN)/python benchmarks/bench_streaming_steps.py --prefix-s 16 --step-s 2 --passes 3 --scaled
 
 report: setup
 	$(BIN)/snakemake --cores $(CORES) --report results/report.html

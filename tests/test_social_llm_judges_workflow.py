@@ -101,6 +101,11 @@ def test_llm_judge_runs_through_the_social_workflow(tmp_path):
         pr = pd.read_csv(results / "metrics" / "pr_judge_metrics.csv").set_index(["judge", "model", "split"])
         assert pr.loc[("judge-a", DETECTOR_MODEL, "all"), "success_fraction"] == 1
         assert (results / "cache" / "judge_judge-a.jsonl").stat().st_size > 0
+        # the streaming judges' agreement: the LLM judge beside the offline one, per task and model
+        agreement = pd.read_csv(results / "metrics" / "stream_judge_agreement.csv")
+        temporal = agreement.set_index(["task", "model", "split"]).loc[("rtd_temporal", CAPTION_MODEL, "all")]
+        assert temporal["judges"] == "judge-a;offline" and temporal["n_items"] >= 1
+        assert "pr" in set(agreement["task"])
 
         # a rerun of the judge jobs answers from the cache: no new request
         shutil.rmtree(results / "judges")

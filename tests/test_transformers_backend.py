@@ -436,3 +436,24 @@ def test_local_judge_scores_rtd_temporal_windows_from_frames(image_text_dir, tmp
     assert not table["cached"].any()
     again = run_judge(entry, jobs, tmp_path / "judge.jsonl")
     assert again["cached"].all() and again["reply"].tolist() == table["reply"].tolist()
+
+
+def test_reuse_prefix_is_an_image_text_registry_option(image_text_dir):
+    from omnisocial.models.entries import validate_entry
+    from omnisocial.models.registry import build_backend
+
+    entry = {
+        "name": "tiny-vlm",
+        "backend": "transformers",
+        "model": str(image_text_dir),
+        "modalities": ["text", "video"],
+        "options": {"family": "image_text", "device": "cpu", "reuse_prefix": True},
+    }
+    backend = build_backend(validate_entry(entry))
+    assert backend.reuse_prefix and backend.family == "image_text"
+    plain = build_backend(validate_entry({**entry, "options": {"family": "image_text", "device": "cpu"}}))
+    assert not plain.reuse_prefix and plain.fingerprint() != backend.fingerprint()
+    with pytest.raises(ValueError, match="reuses nothing"):
+        TransformersBackend(image_text_dir, "qwen2_audio", reuse_prefix=True)
+    with pytest.raises(ValueError, match="true or false"):
+        TransformersBackend({**entry, "options": {"family": "image_text", "reuse_prefix": "yes"}})
