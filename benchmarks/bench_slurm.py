@@ -67,6 +67,11 @@ def demo_config(demo: str) -> dict:
         visual_splits=["RTD_counting", "PR_event_reminder"],
     )
     config["social"]["streaming"]["caption_delay_s"] = 2.0
+    # the models are not streamed here: the cluster mechanics (identity, scancel, hang) are the
+    # same for the streaming rules, whose placement the profile's dry-run test checks, and the
+    # CI step stays near five minutes
+    config["social"]["when"]["stream_models"] = False
+    config["social"]["streaming"]["stream_models"] = False
     av = {
         "backend": "baseline",
         "model": "chance",
