@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -57,23 +56,27 @@ _BUILT: dict[str, Path] = {}  # this process's shared folders, by name
 
 def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
     """A folder `build` fills once per session; under xdist the first worker to ask builds it and
-    the others wait for it. A test that must change it copies it first."""
+    the others wait for it. A test that must change it copies it first. A build that failed is
+    not tried again (it would fail the same way, after as long): the tests that ask for it
+    later fail at once, with its error."""
     if name in _BUILT:
         return _BUILT[name]
-    if "PYTEST_XDIST_WORKER" not in os.environ:
-        folder = tmp_path_factory.mktemp(name)
-        build(folder)
-        _BUILT[name] = folder
-        return folder
-    # the workers' base folders (.../popen-gw0, ...) share this run's own base folder
-    root = tmp_path_factory.getbasetemp().parent / "shared"
+    root = tmp_path_factory.getbasetemp() / "shared"
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        # the workers' base folders (.../popen-gw0, ...) share this run's own base folder
+        root = tmp_path_factory.getbasetemp().parent / "shared"
     root.mkdir(exist_ok=True)
-    folder, done = root / name, root / f"{name}.done"
+    folder, done, failed = root / name, root / f"{name}.done", root / f"{name}.failed"
     with FileLock(str(root / f"{name}.lock")):
+        if failed.exists():
+            pytest.fail(f"the shared {name!r} failed to build earlier:\n{failed.read_text()}")
         if not done.exists():
-            shutil.rmtree(folder, ignore_errors=True)  # a build that failed on another worker
             folder.mkdir()
-            build(folder)
+            try:
+                build(folder)
+            except BaseException as error:
+                failed.write_text(f"{type(error).__name__}: {error}"[-20000:])
+                raise
             done.touch()
     _BUILT[name] = folder
     return folder
