@@ -14,7 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _pytest.nodeid import NodeId
 from filelock import FileLock
 
 
@@ -40,6 +39,8 @@ def _name_the_group(item: pytest.Item) -> None:
     marks = item.iter_markers("xdist_group")
     names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in marks})
     if names and "@" not in item.nodeid.rsplit("]", 1)[-1]:
+        from _pytest.nodeid import NodeId  # pytest >= 9.2 (the venvs pin 9.2.0)
+
         item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
 
 
