@@ -39,8 +39,12 @@ $(NOTEBOOK_STAMP): $(STAMP) pyproject.toml requirements/lock.txt
 notebook-strip: setup
 	$(BIN)/python -c "import nbformat, sys; p = 'notebooks/familiarity.ipynb'; nb = nbformat.read(p, 4); [c.update(outputs=[], execution_count=None) for c in nb.cells if c.cell_type == 'code']; nbformat.write(nb, p)"
 
+# Two workers (pytest-xdist; TEST_WORKERS=auto takes one per core): tests/conftest.py groups the
+# tests (a module's fast ones together, each slow one alone or with the tests sharing its
+# workflow run) and queues the slow ones first; --no-loadscope-reorder keeps that order.
+TEST_WORKERS ?= 2
 test: setup notebook-deps
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 # Local model families whose pins conflict with the main venv get their own venv (the same
 # split as envs/omni.yaml and envs/voxtral.yaml under --use-conda), from exact requirement files:

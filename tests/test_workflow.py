@@ -1,11 +1,11 @@
 """The whole workflow on a small demo corpus, in a temporary folder.
 
-One full run (module-scoped), then: nothing left to do, also with the config's keys in another
-order; a seed change reruns sampling
-and what follows, not the corpus or the filters; a threshold change reruns filtering and
-what follows, not the corpus or the signal measurements; the demo's built-in
-failures are all excluded with reasons; a second run in another folder gives the same
-bytes; a malformed config fails before any job, naming the key.
+One full run (built once per session and shared by the xdist workers: conftest.shared_dir), then:
+nothing left to do, also with the config's keys in another order; a seed change reruns sampling
+and what follows, not the corpus or the filters; a threshold change reruns filtering and what
+follows, not the corpus or the signal measurements; the demo's built-in failures are all excluded
+with reasons; a second run in another folder (up to the stimuli) gives the same bytes; a malformed
+config fails before any job, naming the key.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 import yaml
 from config_order import reversed_keys
+from conftest import shared_dir
 
 from omnisocial.tables import DESIGN, FILTER_REPORT, STIMULI_MANIFEST
 
@@ -89,12 +90,24 @@ def write_config(workdir: Path, config: dict) -> None:
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
 
 
+def run_study(workdir: Path, *targets: str) -> None:
+    write_config(workdir, small_config())
+    snakemake(workdir, "--cores", "2", *targets)
+
+
+def shared_study(tmp_path_factory) -> Path:
+    """The one full run the tests below read, built once per session (conftest.shared_dir)."""
+    return shared_dir(tmp_path_factory, "study", run_study)
+
+
 @pytest.fixture(scope="module")
 def study(tmp_path_factory) -> Path:
-    workdir = tmp_path_factory.mktemp("study")
-    write_config(workdir, small_config())
-    snakemake(workdir, "--cores", "2")
-    return workdir
+    return shared_study(tmp_path_factory)
+
+
+# The tests that run snakemake in the study's folder (some rewrite its config for a while) go in
+# sequence on one worker; the ones that only read its outputs may run on another.
+in_the_study = pytest.mark.xdist_group("study")
 
 
 def results(workdir: Path) -> Path:
@@ -148,10 +161,12 @@ def test_every_built_in_failure_is_excluded_with_a_reason(study):
             assert not outcome[column], f"{row.expected}: {column} passed; reasons: {outcome['reasons']}"
 
 
+@in_the_study
 def test_rerun_has_nothing_to_do(study):
     assert planned_jobs(study) == set()
 
 
+@in_the_study
 def test_a_config_with_its_keys_reordered_has_nothing_to_do(study):
     """Snakemake compares dict params in key order; the validated config's mappings are sorted."""
     write_config(study, reversed_keys(small_config()))
@@ -163,6 +178,7 @@ def test_a_config_with_its_keys_reordered_has_nothing_to_do(study):
         write_config(study, small_config())
 
 
+@in_the_study
 def test_seed_change_reruns_sampling_onward_only(study):
     config = small_config()
     config["sampling"]["seed"] = 7
@@ -175,6 +191,7 @@ def test_seed_change_reruns_sampling_onward_only(study):
         write_config(study, small_config())
 
 
+@in_the_study
 def test_threshold_change_reruns_filters_onward_only(study):
     config = small_config()
     config["filters"]["min_total_speech_s"] = 80.0
@@ -187,10 +204,13 @@ def test_threshold_change_reruns_filters_onward_only(study):
         write_config(study, small_config())
 
 
-def test_same_config_gives_the_same_bytes(study, tmp_path):
-    write_config(tmp_path, small_config())
-    snakemake(tmp_path, "--cores", "2")
-    for table in ("filters/filter_report.csv", "design/design.csv", "stimuli/manifest.csv"):
+@pytest.mark.xdist_group("study_twin")  # queued with the study's group: the two runs side by side
+def test_same_config_gives_the_same_bytes(tmp_path_factory, tmp_path):
+    tables = ("filters/filter_report.csv", "design/design.csv", "stimuli/manifest.csv")
+    # the jobs these tables need (corpus to stimuli), not the models, ratings and analyses after them
+    run_study(tmp_path, *(f"results/familiarity/{table}" for table in tables))
+    study = shared_study(tmp_path_factory)  # after the own run: under xdist it is built meanwhile
+    for table in tables:
         assert (results(tmp_path) / table).read_bytes() == (results(study) / table).read_bytes(), table
 
 
@@ -227,6 +247,7 @@ def test_missing_transcripts_route_to_the_asr_rule(study, tmp_path):
     assert set(segments["interaction_id"]) <= {missing}
 
 
+@in_the_study
 def test_a_dead_model_host_fails_its_job_fast_and_a_plain_rerun_resumes(study):
     """A registry entry whose host is down fails in seconds, not after hours of retries."""
     import socket
@@ -293,6 +314,7 @@ def _browser() -> str | None:
     )
 
 
+@in_the_study
 def test_report_opens_in_a_headless_browser(study):
     """`snakemake --report` of the small run, opened by headless chromium: the summary comes first
     and the tables are entries of the report (HTML, so they show inline)."""

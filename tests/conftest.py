@@ -1,0 +1,83 @@
+"""Suite-wide test plumbing for `make test`'s parallel run (pytest-xdist, `-n 2 --dist loadgroup`).
+
+- Scheduling: a module's fast tests stay on one worker (its module fixtures are built once), each
+  slow test is a unit of its own unless it names an `xdist_group`, and the slow units are queued
+  first (named groups first) so that the long workflow runs start at once rather than trail.
+- `shared_dir`: a folder built once per session and read by tests on every worker (one
+  workflow run answering several tests).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from filelock import FileLock
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not getattr(config.option, "loadgroup", False):
+        return  # a plain run keeps the files' order
+    rank = {id(item): _rank(item) for item in items}
+    for item in items:
+        if rank[id(item)] == 2:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+        _name_the_group(item)
+    # stable, so the same order on every worker (xdist checks); make test passes
+    # --no-loadscope-reorder, which keeps this order in xdist's queue
+    items.sort(key=lambda item: rank[id(item)])
+
+
+def _name_the_group(item: pytest.Item) -> None:
+    """What xdist 3.8's own hook means to do: the groups' names as a `@` suffix of the test's id,
+    from which its scheduler reads the group. Under pytest 9.2 that hook writes a field pytest no
+    longer reads (pytest-dev/pytest-xdist#1386, open), so the suffix is set here on the field
+    pytest reads now."""
+    marks = item.iter_markers("xdist_group")
+    names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in marks})
+    if names and "@" not in item.nodeid.rsplit("]", 1)[-1]:
+        from _pytest.nodeid import NodeId  # pytest >= 9.2 (the venvs pin 9.2.0)
+
+        item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
+
+
+def _rank(item: pytest.Item) -> int:
+    """0: a named group of slow tests (one workflow run and the tests reading it), 1: another
+    slow test, 2: a fast one."""
+    if item.get_closest_marker("slow") is None:
+        return 2
+    return 0 if item.get_closest_marker("xdist_group") else 1
+
+
+_BUILT: dict[str, Path] = {}  # this process's shared folders, by name
+
+
+def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """A folder `build` fills once per session; under xdist the first worker to ask builds it and
+    the others wait for it. A test that must change it copies it first. A build that failed is
+    not tried again (it would fail the same way, after as long): the tests that ask for it
+    later fail at once, with its error."""
+    if name in _BUILT:
+        return _BUILT[name]
+    root = tmp_path_factory.getbasetemp() / "shared"
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        # the workers' base folders (.../popen-gw0, ...) share this run's own base folder
+        root = tmp_path_factory.getbasetemp().parent / "shared"
+    root.mkdir(exist_ok=True)
+    folder, done, failed = root / name, root / f"{name}.done", root / f"{name}.failed"
+    with FileLock(str(root / f"{name}.lock")):
+        if failed.exists():
+            pytest.fail(f"the shared {name!r} failed to build earlier:\n{failed.read_text()}")
+        if not done.exists():
+            folder.mkdir()
+            try:
+                build(folder)
+            except BaseException as error:
+                failed.write_text(f"{type(error).__name__}: {error}"[-20000:])
+                raise
+            done.touch()
+    _BUILT[name] = folder
+    return folder
