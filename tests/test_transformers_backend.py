@@ -404,6 +404,7 @@ def test_local_judge_scores_rtd_temporal_windows_from_frames(image_text_dir, tmp
     """The judges' own request path (stream_jobs -> run_judge -> runner) on a local frames judge."""
     import pandas as pd
 
+    from omnisocial.duplexeval.judge_requests import judge_specs
     from omnisocial.judges.llm import run_judge, stream_jobs
 
     video = tmp_path / "clip.mp4"
@@ -428,7 +429,8 @@ def test_local_judge_scores_rtd_temporal_windows_from_frames(image_text_dir, tmp
         [{"model": "m", "split": "RTD_counting", "item_id": "c1", "sentence_index": k, "start": s, "end": e,
           "text": f"sentence {k}"} for k, (s, e) in enumerate([(1.0, 3.0), (3.0, 5.0)])]
     )  # fmt: skip
-    jobs = stream_jobs(["rtd_temporal"], entry, responses, items, tmp_path, tmp_path / "frames")
+    specs = judge_specs(["rtd_temporal"], responses, items, tmp_path, fps=2.0)
+    jobs = stream_jobs(specs, entry, tmp_path / "frames")
     # judge windows (max(0, s - 2), max(ws + 0.5, e - 2)): (0, 1) and (1, 3) s, at 2 fps
     assert [len(job.request.media) for job in jobs] == [2, 4]
     table = run_judge(entry, jobs, tmp_path / "judge.jsonl")
