@@ -21,9 +21,7 @@ FORGET_AFTER_S, as a cluster with MinJobAge = FORGET_AFTER_S does; one job ends 
 status check, once the plugin's interval has grown to 22 s or more. Forgetting after 5 s
 (MinJobAge below the interval) must hang the run (the control: the job ended, the run still
 waits); after 45 s (MinJobAge above the interval plus a margin, as 300 s is above the 180 s
-cap) the run must complete. Both run at once, beside the local run (they submit one short
-job each and mostly wait; the local run submits nothing), so they are over before the timed
-cluster run.
+cap) the run must complete. Both run at once, beside the scancel run.
 
 Needs a running SLURM cluster (.ci/slurm-cluster.sh start) and snakemake-executor-plugin-slurm
 importable by this Python (pip install '.[slurm]'). Exits non-zero on any failure.
@@ -143,13 +141,15 @@ def compare(local: Path, slurm: Path) -> None:
 
 
 def kill_one_job(stop: threading.Event, killed: list[str]) -> None:
-    """scancel the first running job of this user (the rerun's: the hang test is over by then)."""
+    """scancel the first running job of this user but the hang test's (the rerun submits only ours)."""
     while not stop.is_set() and not killed:
         listing = subprocess.run(
             ["squeue", "--me", "-h", "-t", "RUNNING", "-o", "%i %k"], capture_output=True, text=True
         ).stdout.split("\n")
         for line in filter(None, listing):
             jobid, _, comment = line.partition(" ")
+            if "long_job" in comment:
+                continue  # the hang test's job, which runs meanwhile
             time.sleep(1.0)  # let it start writing, so its partial outputs must be cleaned up
             if subprocess.run(["scancel", jobid]).returncode == 0:
                 killed.append(f"{jobid} ({comment})")
@@ -447,20 +447,7 @@ def main() -> None:
         folder.mkdir(parents=True)
         (folder / "config.yaml").write_text(yaml.safe_dump(demo_config(args.demo), sort_keys=False))
 
-    # the hang test's runs mostly wait on status checks: with --check they run beside the local
-    # run (which submits nothing), and are over before the timed cluster run starts
-    hang_failed: list[BaseException] = []
-    hang = threading.Thread(target=catching, args=(hang_test, hang_failed, top, args.cores))
-    if args.check:
-        hang.start()
-    try:
-        local_command = [*base_command(local), "--cores", str(args.cores), TARGETS[args.demo]]
-        local_s = run(local_command, top / "local.log")
-    finally:
-        if args.check:
-            hang.join()
-    if hang_failed:
-        raise hang_failed[0]
+    local_s = run([*base_command(local), "--cores", str(args.cores), TARGETS[args.demo]], top / "local.log")
     graph = rule_graph(slurm, args.cores, TARGETS[args.demo])
     recorder = QueueRecorder()
     recorder.start()
@@ -481,12 +468,19 @@ def main() -> None:
             path.unlink()  # the score jobs run again, everything upstream is kept
         stop, killed = threading.Event(), []
         killer = threading.Thread(target=kill_one_job, args=(stop, killed))
+        # the hang test runs meanwhile (its job mostly waits): the step stays short
+        hang_failed: list[BaseException] = []
+        hang = threading.Thread(target=catching, args=(hang_test, hang_failed, top, args.cores))
+        hang.start()
         killer.start()
         try:
             run([*base_command(slurm), *slurm_args(args.cores), TARGETS[args.demo]], top / "slurm-kill.log")
         finally:
             stop.set()
             killer.join()
+            hang.join()
+        if hang_failed:
+            raise hang_failed[0]
         if not killed:
             raise SystemExit("no running job was seen to scancel")
         log = (top / "slurm-kill.log").read_text()
