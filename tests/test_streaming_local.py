@@ -8,12 +8,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_streaming import parse_yes_no
 
 from omnisocial.streaming import (
-    SILENCE,
     UNPARSED,
-    UTTERANCE,
-    Parsed,
     Schedule,
     StreamItem,
     StreamProtocol,
@@ -40,15 +38,6 @@ def clips(tmp_path_factory) -> tuple[Path, Path]:
         )  # fmt: skip
         paths.append(path)
     return tuple(paths)
-
-
-def parse_yes_no(text: str) -> Parsed:
-    word = text.strip().upper()
-    if word == "YES":
-        return Parsed(UTTERANCE, "YES")
-    if word == "NO":
-        return Parsed(SILENCE)
-    return Parsed(UNPARSED)
 
 
 def prompt(item, t, history):

@@ -17,7 +17,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ import psutil
 import pytest
 import yaml
 from http_server import Action, FakeChatServer
+from test_release import SNAKEMAKE
 
 from omnisocial.socialomni.baselines import SIGNAL_MODEL
 from omnisocial.socialomni.contracts import WHEN_STREAM_ITEMS
@@ -77,16 +77,8 @@ class Policy:
 
 
 def snakemake(tmp_path: Path, *targets: str, wait: bool = True):
-    command = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(ROOT / "Snakefile"),
-        "--directory",
-        str(tmp_path),
-    ]
-    command += ["--configfile", str(tmp_path / "config.yaml"), "--cores", "2", *targets]
+    command = [*SNAKEMAKE, "--directory", str(tmp_path), "--configfile", str(tmp_path / "config.yaml")]
+    command += ["--cores", "2", *targets]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     if not wait:
         return subprocess.Popen(
