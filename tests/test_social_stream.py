@@ -57,6 +57,15 @@ def test_items_start_one_step_after_a_query_at_zero_and_end_at_the_stream_end(tm
     assert planned_steps(path, 1.0) == 6 + 3
 
 
+def test_an_item_whose_clip_ends_before_its_first_query_is_named_not_dropped(tmp_path):
+    # left out, it would leave the model's rates but not the silence baseline's
+    items = _items().assign(stream_start=[0.0, 2.5], stream_end=[0.6, 2.0])
+    with pytest.raises(ValueError, match="cannot stream 2 when stream item") as error:
+        stream_items(items, tmp_path, 1.0)
+    assert "a: clip ends at 0.600 s, before its first query at 1.000 s" in str(error.value)
+    assert "b: clip ends at 2.000 s, before its first query at 2.500 s" in str(error.value)
+
+
 def _steps(rows):
     frame = pd.DataFrame(rows, columns=["item_id", "step", "t", "kind"])
     frame = frame.assign(

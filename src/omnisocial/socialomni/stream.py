@@ -18,7 +18,6 @@ stream summary (`n_failed_items`). `timing_table` is the paper's timing table pe
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 from collections.abc import Mapping
@@ -45,8 +44,6 @@ from omnisocial.streaming import (
     format_time,
 )
 
-log = logging.getLogger(__name__)
-
 BENCHMARK = "socialomni"
 PROTOCOL = "when_stream"
 
@@ -64,13 +61,18 @@ def clip_end(item: Mapping, root: str | os.PathLike) -> float:
 
 
 def stream_items(items: pd.DataFrame, root: str | os.PathLike, step_s: float) -> list[StreamItem]:
-    """StreamItems of WHEN_STREAM_ITEMS rows (an item whose clip ends before its first query has none)."""
-    out = []
+    """StreamItems of WHEN_STREAM_ITEMS rows.
+
+    An item whose clip ends before its first query could never be asked: left out, it would
+    drop from the model's rates but not the baseline's, so every such item is named in one
+    error instead (as Omni-DuplexEval's `stream_items` does).
+    """
+    out, bad = [], []
     for item in items.to_dict("records"):
         start, end = first_query(float(item["stream_start"]), step_s), clip_end(item, root)
         if end < start:
-            log.warning(
-                "when stream item %s: clip ends (%.3f s) before its first query", item["item_id"], end
+            bad.append(
+                f"{item['item_id']}: clip ends at {end:.3f} s, before its first query at {start:.3f} s"
             )
             continue
         context = {"target": str(item["target"] or "").strip()}
@@ -83,6 +85,9 @@ def stream_items(items: pd.DataFrame, root: str | os.PathLike, step_s: float) ->
                 context,
             )
         )
+    if bad:
+        named = "; ".join(bad)
+        raise ValueError(f"cannot stream {len(bad)} when stream item(s) at a {step_s:g} s step: {named}")
     return out
 
 
