@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import logging
 
 import numpy as np
 import pandas as pd
@@ -573,14 +574,36 @@ def _social_inputs():
     }
 
 
-def test_every_figure_fits_a_journal_page(tmp_path, inputs):
+class _Warnings(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@pytest.fixture(scope="module")
+def every_family(inputs, tmp_path_factory):
+    """Every figure family drawn once, for the checks below: name -> its PDF, and the
+    warnings `omnisocial.figures.style` logged while drawing them."""
+    families = {**inputs, **_overview_inputs(), **_social_inputs(), **_diagnostic_inputs()}
+    folder = tmp_path_factory.mktemp("every_family")
+    handler, logger = _Warnings(), logging.getLogger("omnisocial.figures.style")
+    logger.addHandler(handler)
+    try:
+        pdfs = {name: draw(folder / name)[1] for name, draw in families.items()}
+    finally:
+        logger.removeHandler(handler)
+    return pdfs, handler.messages
+
+
+def test_every_figure_fits_a_journal_page(every_family):
     """Every figure family, as saved: at most 7.2 in wide and no text under 7 pt at that size."""
     from printsize import pdf_print_size
 
-    families = {**inputs, **_overview_inputs(), **_social_inputs(), **_diagnostic_inputs()}
     problems = []
-    for name, draw in families.items():
-        _, pdf = draw(tmp_path / name)
+    for name, pdf in every_family[0].items():
         width, _, sizes = pdf_print_size(pdf)
         assert sizes, f"{name}: no text found in the PDF"
         if width > style.MAX_WIDTH_IN + 1e-3:
@@ -790,13 +813,11 @@ def test_hidden_legend_entries_finds_markers_under_others():
     assert style.hidden_legend_entries(fig) == []
 
 
-def test_no_figure_hides_a_legend_entry(tmp_path, inputs, caplog):
+def test_no_figure_hides_a_legend_entry(every_family):
     """Every figure family (models with tied results included) keeps each legend entry visible."""
-    families = {**inputs, **_overview_inputs(), **_social_inputs(), **_diagnostic_inputs()}
-    with caplog.at_level("WARNING", logger="omnisocial.figures.style"):
-        for name, draw in families.items():
-            draw(tmp_path / name)
-    hidden = [r.getMessage() for r in caplog.records if "hidden under another" in r.getMessage()]
+    pdfs, warnings = every_family
+    assert len(pdfs) > 10  # every family was drawn
+    hidden = [message for message in warnings if "hidden under another" in message]
     assert not hidden, hidden
 
 
