@@ -1,0 +1,12 @@
+"""Rule render_tables: every reported CSV as HTML (for the report), markdown and LaTeX."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
+
+from omnisocial.summary import render_tables
+from omnisocial.workflow import start
+
+log = start(snakemake)
+render_tables(snakemake.params.titles, log)
