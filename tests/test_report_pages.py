@@ -183,7 +183,7 @@ def test_one_job_renders_every_reported_table_with_its_caption(tmp_path):
     assert said["md"] == [f"{stem}.md" for stem in tables]
     assert said["tex"] == [f"{stem}.tex" for stem in tables]
     assert list(said["reported"]) == [f"{stem}.html" for stem in tables]
-    assert said["params"] == {"titles": {stem: table["label"] for stem, table in tables.items()}}
+    assert said["params"] == {"titles": [table["label"] for table in tables.values()]}
     assert {f"{stem}.{ext}" for stem in tables for ext in ("html", "md", "tex")} <= set(said["all"])
     for stem, table in tables.items():
         flag = said["reported"][f"{stem}.html"]

@@ -9,4 +9,5 @@ from omnisocial.summary import render_tables
 from omnisocial.workflow import start
 
 log = start(snakemake)
-render_tables(snakemake.params.titles, log)
+stems = [str(Path(csv).with_suffix("")) for csv in snakemake.input]
+render_tables(dict(zip(stems, snakemake.params.titles, strict=True)), log)
