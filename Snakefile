@@ -58,7 +58,7 @@ localrules:
     socialomni_all,
     duplexeval_all,
     survey_materials,
-    render_table,
+    render_tables,
     report_summary,
 
 

@@ -51,7 +51,7 @@ from omnisocial.slurm import max_status_interval_s  # noqa: E402
 TARGETS = {"social": "social_all", "full": "all"}
 # Logs, benchmark timings and caches record times and hosts; everything else must match.
 SKIP_DIRS = {"logs", "benchmarks", "cache"}
-SKIP_SUFFIXES = (".log", ".log.attempts")  # the table renderings' logs sit beside their tables
+SKIP_SUFFIXES = (".log", ".log.attempts")  # a log outside a logs folder (none today) is skipped too
 
 
 def demo_config(demo: str) -> dict:

@@ -79,7 +79,7 @@ def job_block(said: str, rule: str, wildcard: str) -> str:
 # GLMM / Rasch / rater-test statistics on the cluster.
 LOGIN_NODE = {
     "all", "social_all", "socialomni_all", "duplexeval_all", "survey_materials",
-    "render_table", "report_summary",
+    "render_tables", "report_summary",
     "social_import", "import_release", "import_release_predictions", "import_ratings",
     "select_clip_candidates", "apply_filters", "sample_design", "rating_design", "simulate_ratings",
     "socialomni_how_baselines", "socialomni_score_who", "socialomni_score_when", "socialomni_profile",

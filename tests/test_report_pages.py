@@ -3,14 +3,17 @@ and a wide table scrolls in its own box instead of being cut.
 
 The captions are rendered as `snakemake --report` renders them: jinja2 with trim_blocks and
 lstrip_blocks (snakemake.report.auto_report, Snakemake 9), then docutils. The tables are the
-real `omnisocial.summary` pages, opened by headless chromium where it is installed.
+real `omnisocial.summary` pages, opened by headless chromium where it is installed. One job
+(rule render_tables) renders every reported table, each captioned by its own rst.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import jinja2
@@ -130,3 +133,61 @@ def test_a_wide_table_scrolls_in_its_box_in_a_browser(tmp_path):
     assert box_scroll > 2 * box_width  # the table is far wider than its box: the box scrolls
     assert page_scroll <= window_width  # and the page itself is not wider than the window
     assert box_bottom <= window_height  # the box's horizontal scroll bar is in view
+
+
+# The parsed workflow's rule render_tables and the tables it should render (REPORT_TABLES),
+# through Snakemake's API: no job runs, and no dry run plans the whole DAG.
+RENDER_RULE = """
+import json, sys
+from pathlib import Path
+from snakemake.api import SnakemakeApi
+from snakemake.io import get_flag_value
+from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
+snakefile, workdir, configfile = map(Path, sys.argv[1:4])
+with SnakemakeApi(OutputSettings()) as api:
+    workflow = api.workflow(snakefile=snakefile, workdir=workdir, resource_settings=ResourceSettings(),
+                            config_settings=ConfigSettings(configfiles=[configfile]))._workflow
+    rule = workflow.get_rule("render_tables")
+    reported = {}
+    for path in rule.output.html:
+        flag = get_flag_value(path, "report")
+        caption = flag.caption.get_path_or_uri(secret_free=True)
+        reported[str(path)] = {"caption": caption, "category": flag.category,
+                               "subcategory": flag.subcategory, "labels": flag.labels}
+    print("RULE " + json.dumps({
+        "rules": [r.name for r in workflow.rules], "wildcards": sorted(rule.wildcard_names),
+        "input": list(map(str, rule.input)), "md": list(map(str, rule.output.md)),
+        "tex": list(map(str, rule.output.tex)), "reported": reported, "params": dict(rule.params),
+        "local": rule.name in workflow._localrules, "all": list(map(str, workflow.get_rule("all").input)),
+        "tables": workflow.globals["REPORT_TABLES"]}))
+"""
+
+
+def test_one_job_renders_every_reported_table_with_its_caption(tmp_path):
+    """The demo's reported tables (every study, social included) are one job's outputs, each HTML
+    in the report under its category with its own caption, and `all` asks for every rendering."""
+    config = load_config(ROOT / "config" / "demo.yaml")
+    assert config["social"]["enabled"]
+    (tmp_path / "config.yaml").write_text((ROOT / "config" / "demo.yaml").read_text())
+    args = [str(ROOT / "Snakefile"), str(tmp_path), str(tmp_path / "config.yaml")]
+    result = subprocess.run(
+        [sys.executable, "-c", RENDER_RULE, *args],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-4000:]
+    said = json.loads(result.stdout.split("RULE ", 1)[1])
+    tables = said["tables"]
+    assert any(stem.startswith("results/social/") for stem in tables)  # both studies' tables
+    assert "render_table" not in said["rules"] and said["wildcards"] == [] and said["local"]
+    assert said["input"] == [f"{stem}.csv" for stem in tables]
+    assert said["md"] == [f"{stem}.md" for stem in tables]
+    assert said["tex"] == [f"{stem}.tex" for stem in tables]
+    assert list(said["reported"]) == [f"{stem}.html" for stem in tables]
+    assert said["params"] == {"titles": [table["label"] for table in tables.values()]}
+    assert {f"{stem}.{ext}" for stem in tables for ext in ("html", "md", "tex")} <= set(said["all"])
+    for stem, table in tables.items():
+        flag = said["reported"][f"{stem}.html"]
+        assert Path(flag["caption"]).resolve() == REPORT / f"{table['caption']}.rst", stem
+        assert Path(flag["caption"]).is_file(), stem
+        assert (flag["category"], flag["subcategory"]) == (table["category"], table["subcategory"]), stem
+        assert flag["labels"] == {"table": table["label"]}, stem

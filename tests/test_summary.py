@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from omnisocial import summary
@@ -105,6 +107,30 @@ def test_render_table_writes_html_markdown_latex(tmp_path):
     assert "<table" in html.read_text() and "SIMULATED DATA" in html.read_text()
     assert "0.123" in md.read_text() and "| model" in md.read_text()
     assert "\\begin{tabular}" in tex.read_text() and "a\\_b" in tex.read_text()
+    # the report shows the page, not its folder: the page names the files beside it
+    assert "<p>The full table is metrics.csv beside this page; metrics.md and metrics.tex" in html.read_text()
+
+
+def test_render_tables_renders_every_csv_beside_it_one_log_line_each(tmp_path, caplog):
+    """Rule render_tables' one call: every table, the same bytes as rendering each on its own."""
+    tables = {
+        tmp_path / "analysis" / "metrics": pd.DataFrame({"model": ["a"], "accuracy": [0.5]}),
+        tmp_path / "social" / "who_metrics": pd.DataFrame({"model": ["b"], "n": [3]}),
+    }
+    for stem, table in tables.items():
+        stem.parent.mkdir()
+        table.to_csv(f"{stem}.csv", index=False)
+    titles = {str(stem): f"title of {stem.name}" for stem in tables}
+    with caplog.at_level("INFO"):
+        paths = summary.render_tables(titles)
+    assert paths == [Path(f"{stem}.{ext}") for stem in tables for ext in ("html", "md", "tex")]
+    assert [r.getMessage().split(":")[0] for r in caplog.records] == list(titles.values())
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    for stem in tables:
+        rendered = summary.render_table(pd.read_csv(f"{stem}.csv"), alone / stem.name, titles[str(stem)])
+        for ext, path in zip(("html", "md", "tex"), rendered, strict=True):
+            assert Path(f"{stem}.{ext}").read_bytes() == path.read_bytes(), (stem, ext)
 
 
 def test_inputs_name_the_release_and_no_corpus_it_never_read():

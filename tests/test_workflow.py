@@ -344,6 +344,9 @@ def test_report_opens_in_a_headless_browser(study):
     assert "Familiarity results" in dom
     # every entry is named by its labels in the side bar (not by its raw path)
     assert '"labels": {"page": "summary"}' in page and '"labels": {"table": "metrics' in page
+    # one job renders every table, each captioned by its own rst (workflow/report/fam_metrics.rst)
+    assert '"rule": "render_tables"' in page and '"rule": "render_table"' not in page
+    assert "Accuracy on answered trials with its 95% Wilson interval" in page
 
 
 def test_notebook_executes_against_the_run(study, tmp_path):

@@ -1,7 +1,9 @@
 """The run's first page and the renderings of its tables.
 
 - `render_table(table, stem, title=...)` writes `<stem>.html` (shown inline by the Snakemake
-  report), `<stem>.md` and `<stem>.tex` (for the paper) beside a result CSV.
+  report; it names the CSV and renderings beside it), `<stem>.md` and `<stem>.tex` (for the
+  paper) beside a result CSV; `render_tables(titles, log)` renders every `<stem>.csv` of a
+  run in one process (rule render_tables).
 - `build_summary(...)` turns the result tables of a run into the sections of the summary
   page: which inputs were real or simulated, the raters imported per modality against the
   plan (`ratings.raters_per_modality`) with the exports read, the filter funnel, the models with their
@@ -18,6 +20,7 @@ tests and the notebook call them without a workflow run.
 from __future__ import annotations
 
 import html
+import logging
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -80,8 +83,9 @@ def formatted(table: pd.DataFrame) -> pd.DataFrame:
     return text
 
 
-def html_table(table: pd.DataFrame, title: str = "", note: str = "") -> str:
-    """A standalone HTML page showing `table` (the first MAX_HTML_ROWS rows, saying so)."""
+def html_table(table: pd.DataFrame, title: str = "", note: str = "", files: str = "") -> str:
+    """A standalone HTML page showing `table` (the first MAX_HTML_ROWS rows, saying so); `files`
+    is a line about the files beside it."""
     shown = table.head(MAX_HTML_ROWS)
     cut = (
         f"<p>first {MAX_HTML_ROWS} of {len(table)} rows; the CSV has them all</p>"
@@ -89,11 +93,12 @@ def html_table(table: pd.DataFrame, title: str = "", note: str = "") -> str:
         else f"<p>{len(table)} rows</p>"
     )
     note_html = f'<p class="note">{html.escape(note)}</p>' if note else ""
+    files_html = f"<p>{html.escape(files)}</p>" if files else ""
     body = formatted(shown).to_html(index=False, escape=True, border=0)
     return (
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"<style>{HTML_STYLE}</style></head><body><h3>{html.escape(title)}</h3>{note_html}"
-        f"{cut}<div class='scroll'>{body}</div></body></html>\n"
+        f"{cut}{files_html}<div class='scroll'>{body}</div></body></html>\n"
     )
 
 
@@ -118,6 +123,11 @@ def simulated_note(table: pd.DataFrame) -> str:
     return ""
 
 
+def files_line(name: str) -> str:
+    """What lies beside a rendered table (the report shows the page, not the folder)."""
+    return f"The full table is {name}.csv beside this page; {name}.md and {name}.tex render it for the paper."
+
+
 def render_table(table: pd.DataFrame, stem, title: str = "") -> list[Path]:
     """Write `<stem>.html`, `<stem>.md` and `<stem>.tex`; return the three paths."""
     stem = Path(stem)
@@ -125,7 +135,7 @@ def render_table(table: pd.DataFrame, stem, title: str = "") -> list[Path]:
     note = simulated_note(table)
     paths = []
     for suffix, text in (
-        ("html", html_table(table, title, note)),
+        ("html", html_table(table, title, note, files_line(stem.name))),
         ("md", (f"**{note}**\n\n" if note else "") + markdown_table(table)),
         ("tex", latex_table(table, caption=title)),
     ):
@@ -133,6 +143,18 @@ def render_table(table: pd.DataFrame, stem, title: str = "") -> list[Path]:
         with atomic_path(target) as tmp:
             Path(tmp).write_text(text, encoding="utf-8")
         paths.append(target)
+    return paths
+
+
+def render_tables(titles: Mapping[str, str], log: logging.Logger | None = None) -> list[Path]:
+    """Render every `<stem>.csv` of `titles` (stem -> title) beside it, one log line a table;
+    return the paths written (three a table, in the order of `titles`)."""
+    log = log or logging.getLogger(__name__)
+    paths = []
+    for stem, title in titles.items():
+        written = render_table(pd.read_csv(f"{stem}.csv"), stem, title=title)
+        log.info("%s: wrote %s", title, ", ".join(map(str, written)))
+        paths.extend(written)
     return paths
 
 

@@ -1,7 +1,6 @@
 # Paths and input functions of the report rules (workflow/rules/report.smk): the reported tables
 # with their labels, categories and captions, and the summary's inputs. Included after every
 # study's common file (it reads their paths).
-import jinja2
 
 SUMMARY_CATEGORY = "0. Summary"
 SOCIAL_WHO_CATEGORY = "3. Who / when / how"
@@ -195,18 +194,10 @@ def report_tables():
 
 
 REPORT_TABLES = report_tables()
-REPORT_TABLE_PATTERN = "|".join(re.escape(stem) for stem in REPORT_TABLES) or "(?!)"
 
 
 def rendered_tables():
     return [f"{stem}.{ext}" for stem in REPORT_TABLES for ext in ("html", "md", "tex")]
-
-
-def table_caption(wildcards):
-    """The table's caption text (workflow/report/<caption>.rst, its Jinja rendered with the config)."""
-    name = REPORT_TABLES[wildcards.stem]["caption"]
-    text = Path(REPO, "workflow", "report", f"{name}.rst").read_text()
-    return jinja2.Template(text).render(snakemake={"config": config})
 
 
 def summary_inputs(wildcards=None):

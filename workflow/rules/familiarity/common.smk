@@ -150,7 +150,7 @@ FAM_CATEGORY = "5. Familiarity results"
 
 def fam_table(name, caption=None):
     """An analysis table. Those with a caption (workflow/report/fam_*.rst) are shown in the report
-    through their HTML rendering (rule render_table, workflow/rules/report.smk)."""
+    through their HTML rendering (rule render_tables, workflow/rules/report.smk)."""
     return out("analysis", f"{name}.csv")
 
 
