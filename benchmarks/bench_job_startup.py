@@ -136,19 +136,20 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="probes run at once (CPU time is per probe)")
     parser.add_argument("--json", type=Path, help="also write the medians and the summary here")
     args = parser.parse_args(argv)
-    trees = {"here": ROOT}
+    trees, label = {"here": ROOT}, None
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
         if args.baseline:
             worktree = Path(tmp) / "baseline"
             add = ["git", "worktree", "add", "--detach", "--quiet", str(worktree), args.baseline]
             subprocess.run(add, cwd=ROOT, check=True)
-            trees[args.baseline] = worktree
+            label = args.baseline if len(args.baseline) <= 12 else args.baseline[:10]  # a hash: short
+            trees[label] = worktree
         try:
             result = measure(trees, args.repeats, args.jobs)
         finally:
             if args.baseline:
                 subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT, check=True)
-    summary = print_table(result, args.baseline)
+    summary = print_table(result, label)
     if args.json:
         args.json.write_text(json.dumps({"medians": result, "summary": summary}, indent=1) + "\n")
     return 0
