@@ -56,7 +56,8 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, special, stats
+
+# scipy is imported in the functions that use it: scipy.stats costs ~1.3 s CPU per job start
 
 
 def _paired(correct_a: pd.Series, correct_b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -88,6 +89,8 @@ def mcnemar_exact(correct_a: pd.Series, correct_b: pd.Series) -> dict:
     (paired items used), statistic = min(b, c) (as statsmodels) and the exact two-sided
     p-value; p = 1 when there is no discordant pair.
     """
+    from scipy import stats
+
     a, b_ = _paired(correct_a, correct_b)
     b = int(np.sum(a & ~b_))
     c = int(np.sum(~a & b_))
@@ -108,6 +111,8 @@ def _tost_z(diff, se, margin: float, alpha: float, centre=None) -> dict:
 
     `centre` (default: diff) is where the interval and the z statistics are centred
     (Agresti-Min centre the adjusted difference, not the observed one)."""
+    from scipy import stats
+
     diff, se = np.asarray(diff, dtype=float), np.asarray(se, dtype=float)
     centre = diff if centre is None else np.asarray(centre, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -149,6 +154,8 @@ def tango_interval(b, c, n, level: float = 0.9, iterations: int = 60):
 
     Found by bisection on each side of the estimate (vectorised; 60 halvings of [-1, 1]
     leave an error below 1e-17). Returns (low, high) arrays."""
+    from scipy import stats
+
     b, c, n = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (b, c, n)))
     z = stats.norm.ppf((1 + level) / 2)
     estimate = (b - c) / n
@@ -179,6 +186,8 @@ def paired_tost_from_counts(b, c, n, margin: float, alpha: float = 0.05, method:
     diff is always the observed (b - c) / n; se the Wald SE for "wald" and "tango" (for
     "tango" it only describes the estimate: the tests and the interval are the score ones)
     and the adjusted SE for "agresti_min"."""
+    from scipy import stats
+
     b, c, n = (np.asarray(v, dtype=float) for v in (b, c, n))
     diff = (b - c) / n
     if method == "tango":
@@ -251,6 +260,8 @@ def expected_discordance(baseline_accuracy: float, effect_size: float) -> float:
 
 def n_mcnemar(effect_size: float, discordance: float, alpha: float = 0.05, power: float = 0.8) -> float:
     """Pairs needed for the two-sided McNemar test (Connor 1987); NaN if delta == 0 or |delta| > psi."""
+    from scipy import stats
+
     delta, psi = abs(effect_size), discordance
     if delta == 0 or delta > psi or psi > 1:
         return math.nan
@@ -265,6 +276,8 @@ def n_tost_paired(
 
     NaN if |effect_size| >= margin (equivalence cannot be expected) or |delta| > psi.
     """
+    from scipy import stats
+
     delta, psi = abs(effect_size), discordance
     if delta >= margin or delta > psi or psi > 1:
         return math.nan
@@ -282,6 +295,8 @@ def _all_tables(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _multinomial_pmf(b, c, n: int, p10: float, p01: float) -> np.ndarray:
+    from scipy import stats
+
     counts = np.stack([b, c, n - b - c], axis=1)
     rest = max(0.0, 1.0 - p10 - p01)
     return np.exp(stats.multinomial.logpmf(counts, n, [p10, p01, rest]))
@@ -304,6 +319,8 @@ def tost_exact_power(
 
 def _tost_claims(b, c, n: int, margin: float, alpha: float, method: str) -> np.ndarray:
     """Whether paired TOST claims equivalence on each table (b, c, n - b - c)."""
+    from scipy import stats
+
     if method == "tango":  # the decision needs the two score statistics only, not the interval
         z = stats.norm.ppf(1 - alpha)
         return (tango_z(b, c, n, -margin) > z) & (tango_z(b, c, n, margin) < -z)
@@ -320,6 +337,8 @@ def tost_exact_size(n: int, margin: float, alpha: float = 0.05, method: str = "t
     discordances (the chance is a polynomial of degree n in psi), and the best grid point is
     refined by bounded maximisation between its neighbours. psi = margin means every
     discordant pair goes one way. NaN for n < 1."""
+    from scipy import optimize, special
+
     n, margin = int(n), float(margin)
     if n < 1:
         return math.nan, math.nan
@@ -358,6 +377,8 @@ def _mcnemar_power_given_d(d_max: int, share: float, alpha: float) -> np.ndarray
     The two-sided exact p-value is min(1, 2 min(P(B <= b), P(B >= b))) with B ~ Bin(d, 1/2);
     it is <= alpha exactly when b <= k_d or b >= d - k_d, k_d the largest k with
     2 P(B <= k) <= alpha (k_d = -1: no rejection possible)."""
+    from scipy import stats
+
     d = np.arange(d_max + 1)
     k = stats.binom.ppf(alpha / 2, d, 0.5)
     k = np.where(2 * stats.binom.cdf(k, d, 0.5) <= alpha * (1 + 1e-12), k, k - 1)
@@ -367,6 +388,8 @@ def _mcnemar_power_given_d(d_max: int, share: float, alpha: float) -> np.ndarray
 def mcnemar_exact_power(n: int, effect_size: float, discordance: float, alpha: float = 0.05) -> float:
     """Exact power of the exact (conditional) McNemar test with n pairs: the discordant count
     d ~ Binomial(n, psi) and b | d ~ Binomial(d, (psi + delta) / (2 psi)); NaN if |delta| > psi."""
+    from scipy import stats
+
     delta, psi = float(effect_size), float(discordance)
     if abs(delta) > psi or psi > 1 or psi <= 0 or n < 1:
         return math.nan
@@ -381,6 +404,8 @@ def n_mcnemar_exact(
     `n_mcnemar` is. The search scans upward from `start` times the normal approximation
     (the exact test is conservative, so the answer lies above that). Exact power is a sawtooth
     in n: a few n just above the answer can fall back below the target."""
+    from scipy import stats
+
     approx = n_mcnemar(effect_size, discordance, alpha, power)
     if math.isnan(approx):
         return math.nan

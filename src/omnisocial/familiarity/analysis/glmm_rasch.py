@@ -12,7 +12,6 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from omnisocial.familiarity.analysis.inputs import (
     _trials,
@@ -41,6 +40,8 @@ from omnisocial.stats.sdt import (
     NON_ANSWER,
     truth_map,
 )
+
+# scipy is imported in the functions that use it: scipy.stats costs ~1.3 s CPU per job start
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +119,8 @@ def _responses(models: pd.DataFrame, trials: pd.DataFrame) -> dict[tuple[str, st
 
 def partial_correlation(x, y, classes) -> tuple[float, float, float, int]:
     """(r, partial r controlling for `classes`, its two-sided p, n) on the complete cases."""
+    from scipy import stats
+
     frame = pd.DataFrame({"x": x, "y": y, "z": classes}).dropna()
     n = len(frame)
     nan = math.nan
@@ -177,6 +180,8 @@ def corrected_partial(x, y, classes, error_x, error_y, measure: str) -> dict:
 
 
 def _correlation(x: pd.Series, y: pd.Series) -> dict:
+    from scipy import stats
+
     joined = pd.concat({"x": x, "y": y}, axis=1, join="inner").dropna()
     out = {
         "n": len(joined),

@@ -21,7 +21,6 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from omnisocial.familiarity.figures.convergence import NOT_CONVERGED, fits_note, unconverged_fits
 from omnisocial.figures.style import (
@@ -39,6 +38,8 @@ from omnisocial.figures.style import (
 )
 from omnisocial.stats.sdt import MAJORITY_MODEL, NON_ANSWER, trials_with_truth, truth_map
 from omnisocial.tables import PREDICTIONS
+
+# scipy is imported in the functions that use it: scipy.stats costs ~1.3 s CPU per job start
 
 
 def dyad_accuracy(trials: pd.DataFrame | None, predictions: pd.DataFrame | None, truth) -> pd.DataFrame:
@@ -105,6 +106,8 @@ def _axis_label(ax, axis: str, kind: str, modality: str, bad: set) -> None:
 def _scatter(
     ax, x: pd.Series, y: pd.Series, truth: pd.Series | None, value: str, labelled: set, hollow: bool = False
 ) -> None:
+    from scipy import stats
+
     joined = pd.concat({"x": x, "y": y}, axis=1, join="inner").dropna()
     if len(joined) == 0:
         empty_panel(ax, "no dyads in common")
