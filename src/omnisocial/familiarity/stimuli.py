@@ -21,6 +21,7 @@ from pathlib import Path
 import ffmpeg
 import numpy as np
 import pandas as pd
+import soundfile as sf
 
 from omnisocial.io import atomic_path, sha256_file, write_text
 from omnisocial.tables import STIMULI_MANIFEST
@@ -98,7 +99,36 @@ def _window_input(path: str, start: float, duration: float):
     return ffmpeg.input(path, ss=f"{start:.6f}", t=f"{duration:.6f}")
 
 
+def _sample_index(seconds: float, sample_rate: int) -> int | None:
+    """`seconds` as a whole number of samples, or None when it falls between samples."""
+    samples = seconds * sample_rate
+    return round(samples) if abs(samples - round(samples)) < 1e-6 else None
+
+
+def _read_wav_window(path: str, start: float, duration: float, sample_rate: int) -> np.ndarray | None:
+    """The window of a mono 16-bit WAV at `sample_rate` read in-process, or None for any other file.
+
+    For such a file and a window on sample boundaries (clip edges are in ms) these are
+    the samples ffmpeg's `-ss/-t` decode gives (s16 / 32768 as float32), without its process.
+    """
+    if Path(path).suffix.lower() not in (".wav", ".wave"):
+        return None
+    first, count = _sample_index(start, sample_rate), _sample_index(duration, sample_rate)
+    try:
+        info = sf.info(path)
+    except (sf.LibsndfileError, RuntimeError):
+        return None
+    if first is None or count is None or info.subtype != "PCM_16" or info.channels != 1:
+        return None
+    if info.samplerate != sample_rate:
+        return None
+    return sf.read(path, dtype="float32", start=first, stop=first + count)[0]
+
+
 def _decode(dyad_id: str, path: str, start: float, duration: float, sample_rate: int) -> np.ndarray:
+    samples = _read_wav_window(path, start, duration, sample_rate)
+    if samples is not None:
+        return samples
     stream = _window_input(path, start, duration).output("pipe:", format="f32le", ac=1, ar=sample_rate)
     return np.frombuffer(_run(dyad_id, f"a level measure of {path}", stream, capture_stdout=True), "<f4")
 
@@ -169,6 +199,9 @@ def _mix(paths, start, duration, sample_rate, gains):
 
 
 def _probe_duration(dyad_id: str, path: Path) -> float:
+    if path.suffix == ".wav":  # our own PCM WAV: its header's length is ffprobe's duration
+        info = sf.info(str(path))
+        return round(info.frames / info.samplerate, 6)
     try:
         info = ffmpeg.probe(str(path))
     except ffmpeg.Error as error:
@@ -290,8 +323,9 @@ def render_stimuli(
 
     Manifest rows per dyad, dyads in dyad_id order: text/transcript, audio/mix,
     audio/stereo (when enabled), video/side_by_side; duration_s is the clip length for
-    text and ffprobe's container duration for media; paths are relative to `manifest_dir`
-    (default `out_dir`, which must lie inside it). Dyads render on `workers` threads (each
+    text, the WAV header's length for audio (ffprobe's duration of it) and ffprobe's
+    container duration for video; paths are relative to `manifest_dir` (default
+    `out_dir`, which must lie inside it). Dyads render on `workers` threads (each
     runs its own single-threaded ffmpeg processes); the manifest order does not depend on it.
     Every file is rendered each call (nothing is reused). Raises StimulusError naming the
     dyad when an input is missing or ffmpeg fails.
