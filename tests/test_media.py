@@ -376,8 +376,9 @@ def test_ffmpeg_python_commands_match_the_former_argument_lists(small_mp4, tmp_p
     head = ["ffmpeg", "-nostdin", "-v", "error", "-i", f]
     former = {
         "audio": [*head, "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000", "-f", "f32le", "-"],
-        "motion": [
-            *head, "-map", "0:v:0", "-an", "-vf", "fps=10,scale=32:24:flags=area,format=gray",
+        "motion": [  # one decoder thread (frame threading only costs CPU on small frames)
+            "ffmpeg", "-nostdin", "-threads", "1", "-v", "error", "-i", f,
+            "-map", "0:v:0", "-an", "-vf", "fps=10,scale=32:24:flags=area,format=gray",
             "-f", "rawvideo", "-pix_fmt", "gray", "-",
         ],
         "wav": [*head, "-vn", "-ar", "16000", "-acodec", "pcm_s16le", "-f", "wav", "pipe:1"],
@@ -412,6 +413,10 @@ def test_ffmpeg_python_commands_match_the_former_argument_lists(small_mp4, tmp_p
                 ffmpeg_run.run_ffmpeg(graph, file=small_mp4, what="decode")
                 == subprocess.run(former[name], capture_output=True, check=True).stdout
             ), name
+    default_threads = [*head, *former["motion"][len(head) + 2 :]]
+    assert ffmpeg_run.run_ffmpeg(graphs["motion"], file=small_mp4, what="decode") == (
+        subprocess.run(default_threads, capture_output=True, check=True).stdout
+    )  # the single-threaded decode gives the frames the default (threaded) decoder gives
     assert ffmpeg_run.ffprobe_args(f, v="error") == [
         "ffprobe", "-show_format", "-show_streams", "-of", "json", "-v", "error", f
     ]  # fmt: skip

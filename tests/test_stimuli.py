@@ -183,3 +183,37 @@ def test_missing_media_names_the_dyad(corpus, tmp_path):
     corrupt = interactions.assign(audio_b="corrupt.wav")
     with pytest.raises(StimulusError, match=r"dyad D001: ffmpeg failed .*corrupt\.wav"):
         render_stimuli(design, corrupt, segments, tmp_path, PARAMS, media_root=folder)
+
+
+def test_wav_durations_are_ffprobes(rendered):
+    """The audio rows' duration (from the WAV header) is ffprobe's container duration."""
+    out, manifest = rendered
+    audio = manifest[manifest["modality"] == "audio"]
+    assert len(audio) == 2
+    for row in audio.itertuples():
+        probed = round(float(ffmpeg.probe(str(out / row.path))["format"]["duration"]), 6)
+        assert row.duration_s == probed
+
+
+def test_level_window_read_in_process_is_ffmpegs_decode(tmp_path):
+    """A mono 16-bit WAV at the output rate is read without ffmpeg: the same samples as its decode."""
+    from omnisocial.familiarity import stimuli
+
+    rng = np.random.default_rng(3)
+    path = tmp_path / "mic.wav"
+    soundfile.write(path, rng.uniform(-0.5, 0.5, 3 * 16000), 16000, subtype="PCM_16")
+
+    def ffmpeg_decode(start: float, duration: float) -> np.ndarray:
+        stream = stimuli._window_input(str(path), start, duration).output(
+            "pipe:", format="f32le", ac=1, ar=16000
+        )
+        return np.frombuffer(stimuli._run("D", "decode", stream, capture_stdout=True), "<f4")
+
+    for start, duration in ((0.0, 1.0), (1.237, 0.5), (2.5, 2.0)):  # the last runs past the end
+        direct = stimuli._read_wav_window(str(path), start, duration, 16000)
+        assert direct is not None and direct.dtype == np.float32
+        assert np.array_equal(direct, ffmpeg_decode(start, duration)), (start, duration)
+        assert np.array_equal(stimuli._decode("D", str(path), start, duration, 16000), direct)
+    assert stimuli._read_wav_window(str(path), 1.00001, 0.5, 16000) is None  # between samples
+    assert stimuli._read_wav_window(str(path), 0.0, 1.0, 48000) is None  # needs resampling
+    assert len(stimuli._decode("D", str(path), 1.00001, 0.5, 16000)) == pytest.approx(8000, abs=1)

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from omnisocial.familiarity.intervals import union_seconds
-from omnisocial.media.audio import MediaError, envelope, load_audio, probe
+from omnisocial.media.audio import MediaError, decibels, envelope, load_audio, probe
 from omnisocial.media.sync import av_lag, track_similarity, video_motion
 from omnisocial.media.vad import speech_segments, suppress_crosstalk
 from omnisocial.tables import SIGNALS, SPEAKERS, SPEECH, is_true
@@ -168,7 +168,8 @@ def measure_interaction(
         out["speech_total_s"] = union_seconds([iv for ivs in intervals.values() for iv in ivs])
 
         stage = "track similarity"
-        log_env = {s: envelope(audio[s], sr, hop_s, log=True) for s in SPEAKERS}
+        linear_env = {s: envelope(audio[s], sr, hop_s) for s in SPEAKERS}  # once: both forms below
+        log_env = {s: decibels(linear_env[s]) for s in SPEAKERS}
         similarity, lag = track_similarity(log_env["a"], log_env["b"], hop_s, float(p["track_lag_search_s"]))
         out["track_similarity"] = _finite_or_none(similarity)
         out["track_lag_s"] = _finite_or_none(lag)
@@ -178,9 +179,13 @@ def measure_interaction(
                 stage = f"video_{speaker}"
                 fps = float(p["motion_fps"])
                 motion = video_motion(row[stage], fps=fps, size=tuple(p["motion_size"]))
-                own_env = envelope(audio[speaker], sr, hop_s)
                 lag = av_lag(
-                    own_env, hop_s, motion, fps, float(p["av_lag_search_s"]), float(p["av_min_correlation"])
+                    linear_env[speaker],
+                    hop_s,
+                    motion,
+                    fps,
+                    float(p["av_lag_search_s"]),
+                    float(p["av_min_correlation"]),
                 )
                 out[f"av_lag_{speaker}_s"] = _finite_or_none(lag)
 

@@ -6,8 +6,9 @@ For each design row the same window [clip_start, clip_end] is rendered as
          and (params['stereo']) `audio_stereo/{dyad_id}.wav`, participant A left, B right;
 - video: `video/{dyad_id}.mp4`, both cameras side by side with the mixed audio.
 
-Every media file is cut and encoded by one ffmpeg command built with ffmpeg-python and
-flagged bit-exact (single thread, no metadata), so the same inputs give the same bytes.
+A dyad's media files are cut and encoded by one ffmpeg command (three outputs, each
+track decoded once) built with ffmpeg-python and flagged bit-exact (single thread, no
+metadata), so the same inputs give the same bytes.
 Every file is written to a temporary name and renamed into place.
 """
 
@@ -16,11 +17,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 
 import ffmpeg
 import numpy as np
 import pandas as pd
+import soundfile as sf
 
 from omnisocial.io import atomic_path, sha256_file, write_text
 from omnisocial.tables import STIMULI_MANIFEST
@@ -98,7 +101,36 @@ def _window_input(path: str, start: float, duration: float):
     return ffmpeg.input(path, ss=f"{start:.6f}", t=f"{duration:.6f}")
 
 
+def _sample_index(seconds: float, sample_rate: int) -> int | None:
+    """`seconds` as a whole number of samples, or None when it falls between samples."""
+    samples = seconds * sample_rate
+    return round(samples) if abs(samples - round(samples)) < 1e-6 else None
+
+
+def _read_wav_window(path: str, start: float, duration: float, sample_rate: int) -> np.ndarray | None:
+    """The window of a mono 16-bit WAV at `sample_rate` read in-process, or None for any other file.
+
+    For such a file and a window on sample boundaries (clip edges are in ms) these are
+    the samples ffmpeg's `-ss/-t` decode gives (s16 / 32768 as float32), without its process.
+    """
+    if Path(path).suffix.lower() not in (".wav", ".wave"):
+        return None
+    first, count = _sample_index(start, sample_rate), _sample_index(duration, sample_rate)
+    try:
+        info = sf.info(path)
+    except (sf.LibsndfileError, RuntimeError):
+        return None
+    if first is None or count is None or info.subtype != "PCM_16" or info.channels != 1:
+        return None
+    if info.samplerate != sample_rate:
+        return None
+    return sf.read(path, dtype="float32", start=first, stop=first + count)[0]
+
+
 def _decode(dyad_id: str, path: str, start: float, duration: float, sample_rate: int) -> np.ndarray:
+    samples = _read_wav_window(path, start, duration, sample_rate)
+    if samples is not None:
+        return samples
     stream = _window_input(path, start, duration).output("pipe:", format="f32le", ac=1, ar=sample_rate)
     return np.frombuffer(_run(dyad_id, f"a level measure of {path}", stream, capture_stdout=True), "<f4")
 
@@ -144,13 +176,22 @@ def balance_gains(track_a: np.ndarray, track_b: np.ndarray, frame_len: int = 800
     return round(gains[0], 6), round(gains[1], 6)
 
 
-def _audio_chain(path: str, start: float, duration: float, sample_rate: int, gain: float):
-    return (
-        _window_input(path, start, duration)
-        .audio.filter("aresample", sample_rate)
-        .filter("aformat", sample_fmts="fltp", channel_layouts="mono")
-        .filter("volume", volume=f"{gain:.6f}", precision="float")
-    )
+def _tracks(paths, start: float, duration: float, sample_rate: int, branches: int) -> list:
+    """Each track's window, resampled to mono float once; `branches` outputs each (asplit when > 1)."""
+    tracks = []
+    for path in paths:
+        track = (
+            _window_input(path, start, duration)
+            .audio.filter("aresample", sample_rate)
+            .filter("aformat", sample_fmts="fltp", channel_layouts="mono")
+        )
+        split = track.filter_multi_output("asplit", branches) if branches > 1 else None
+        tracks.append([split[k] for k in range(branches)] if split is not None else [track])
+    return tracks
+
+
+def _gain(track, gain: float):
+    return track.filter("volume", volume=f"{gain:.6f}", precision="float")
 
 
 def _exact_length(stream, sample_rate: int, duration: float):
@@ -158,22 +199,50 @@ def _exact_length(stream, sample_rate: int, duration: float):
     return stream.filter("apad", whole_len=samples).filter("atrim", end_sample=samples)
 
 
-def _mix(paths, start, duration, sample_rate, gains):
+def _mix(tracks, sample_rate, duration, gains):
     """The mono mix: each track balanced by its gain, summed, halved, padded to the exact length."""
-    chains = [
-        _audio_chain(path, start, duration, sample_rate, gain / 2)
-        for path, gain in zip(paths, gains, strict=True)
-    ]
+    chains = [_gain(track, gain / 2) for track, gain in zip(tracks, gains, strict=True)]
     mixed = ffmpeg.filter(chains, "amix", inputs=2, normalize=0, duration="longest")
     return _exact_length(mixed, sample_rate, duration)
 
 
 def _probe_duration(dyad_id: str, path: Path) -> float:
+    if path.suffix == ".wav":  # our own PCM WAV: its header's length is ffprobe's duration
+        info = sf.info(str(path))
+        return round(info.frames / info.samplerate, 6)
     try:
         info = ffmpeg.probe(str(path))
     except ffmpeg.Error as error:
         raise StimulusError(f"dyad {dyad_id}: ffprobe failed on {path.name}: {_stderr_tail(error)}") from None
     return round(float(info["format"]["duration"]), 6)
+
+
+def _video_output(video, start: float, mix, path: Path, params: Mapping, sample_rate: int, duration: float):
+    """Both cameras side by side (scaled to video_height, at video_fps) with the mono mix."""
+    height, fps = int(params["video_height"]), params["video_fps"]
+    cameras = [
+        _window_input(camera, start, duration)
+        .video.filter("scale", -2, height)
+        .filter("fps", fps=fps)
+        .filter("setsar", 1)
+        for camera in video
+    ]
+    return ffmpeg.output(
+        ffmpeg.filter(cameras, "hstack", inputs=2),
+        mix,
+        str(path),
+        vcodec="libx264",
+        preset="veryfast",
+        crf=28,
+        pix_fmt="yuv420p",
+        acodec="aac",
+        audio_bitrate="64k",
+        ar=sample_rate,
+        ac=1,
+        t=f"{duration:.6f}",
+        threads=1,
+        **BITEXACT,
+    )
 
 
 def _render_dyad(
@@ -196,64 +265,37 @@ def _render_dyad(
         {"modality": "text", "variant": "transcript", "path": text_path, "duration_s": round(duration, 6)}
     )
 
-    tracks = [_decode(dyad_id, path, start, duration, sample_rate) for path in audio]
-    gains = balance_gains(*tracks, frame_len=max(1, round(0.05 * sample_rate)))
+    levels = [_decode(dyad_id, path, start, duration, sample_rate) for path in audio]
+    gains = balance_gains(*levels, frame_len=max(1, round(0.05 * sample_rate)))
     wav = {"acodec": "pcm_s16le", "ar": sample_rate, **BITEXACT}
-
-    mix_path = out_dir / "audio" / f"{dyad_id}.wav"
-    with atomic_path(mix_path) as tmp:
-        _run(
-            dyad_id,
-            "the audio mix",
-            _mix(audio, start, duration, sample_rate, gains).output(str(tmp), ac=1, **wav),
-        )
-    rows.append({"modality": "audio", "variant": "mix", "path": mix_path})
-
-    if params.get("stereo", False):
-        peak = max(
-            float(np.max(np.abs(t * g))) if t.size else 0.0 for t, g in zip(tracks, gains, strict=True)
-        )
-        scale = min(1.0, PEAK_LIMIT / peak) if peak > 0 else 1.0
-        chains = [
-            _audio_chain(path, start, duration, sample_rate, gain * scale)
-            for path, gain in zip(audio, gains, strict=True)
-        ]
-        chains = [_exact_length(chain, sample_rate, duration) for chain in chains]
-        stereo = ffmpeg.filter(chains, "join", inputs=2, channel_layout="stereo", map="0.0-FL|1.0-FR")
-        stereo_path = out_dir / "audio_stereo" / f"{dyad_id}.wav"
-        with atomic_path(stereo_path) as tmp:
-            _run(dyad_id, "the stereo audio", stereo.output(str(tmp), ac=2, **wav))
-        rows.append({"modality": "audio", "variant": "stereo", "path": stereo_path})
-
-    height, fps = int(params["video_height"]), params["video_fps"]
-    cameras = [
-        _window_input(path, start, duration)
-        .video.filter("scale", -2, height)
-        .filter("fps", fps=fps)
-        .filter("setsar", 1)
-        for path in video
-    ]
-    side_by_side = ffmpeg.filter(cameras, "hstack", inputs=2)
-    video_path = out_dir / "video" / f"{dyad_id}.mp4"
-    with atomic_path(video_path) as tmp:
-        output = ffmpeg.output(
-            side_by_side,
-            _mix(audio, start, duration, sample_rate, gains),
-            str(tmp),
-            vcodec="libx264",
-            preset="veryfast",
-            crf=28,
-            pix_fmt="yuv420p",
-            acodec="aac",
-            audio_bitrate="64k",
-            ar=sample_rate,
-            ac=1,
-            t=f"{duration:.6f}",
-            threads=1,
-            **BITEXACT,
-        )
-        _run(dyad_id, "the side-by-side video", output)
-    rows.append({"modality": "video", "variant": "side_by_side", "path": video_path})
+    stereo = bool(params.get("stereo", False))
+    # One ffmpeg run writes the mix, the stereo file and the video (each track decoded once).
+    tracks = _tracks(audio, start, duration, sample_rate, branches=2 if stereo else 1)
+    mix = _mix([branches[0] for branches in tracks], sample_rate, duration, gains)
+    mix = mix.filter_multi_output("asplit")  # the mix wav and the video's audio
+    targets = {"mix": out_dir / "audio" / f"{dyad_id}.wav", "video": out_dir / "video" / f"{dyad_id}.mp4"}
+    if stereo:
+        targets["stereo"] = out_dir / "audio_stereo" / f"{dyad_id}.wav"
+    with ExitStack() as stack:
+        tmp = {name: stack.enter_context(atomic_path(path)) for name, path in targets.items()}
+        outputs = [mix[0].output(str(tmp["mix"]), ac=1, **wav)]
+        if stereo:
+            peak = max(
+                float(np.max(np.abs(t * g))) if t.size else 0.0 for t, g in zip(levels, gains, strict=True)
+            )
+            scale = min(1.0, PEAK_LIMIT / peak) if peak > 0 else 1.0
+            chains = [
+                _exact_length(_gain(branches[1], gain * scale), sample_rate, duration)
+                for branches, gain in zip(tracks, gains, strict=True)
+            ]
+            joined = ffmpeg.filter(chains, "join", inputs=2, channel_layout="stereo", map="0.0-FL|1.0-FR")
+            outputs.append(joined.output(str(tmp["stereo"]), ac=2, **wav))
+        outputs.append(_video_output(video, start, mix[1], tmp["video"], params, sample_rate, duration))
+        _run(dyad_id, "the audio and video stimuli", ffmpeg.merge_outputs(*outputs))
+    rows.append({"modality": "audio", "variant": "mix", "path": targets["mix"]})
+    if stereo:
+        rows.append({"modality": "audio", "variant": "stereo", "path": targets["stereo"]})
+    rows.append({"modality": "video", "variant": "side_by_side", "path": targets["video"]})
 
     for entry in rows:
         path = entry["path"]
@@ -290,8 +332,9 @@ def render_stimuli(
 
     Manifest rows per dyad, dyads in dyad_id order: text/transcript, audio/mix,
     audio/stereo (when enabled), video/side_by_side; duration_s is the clip length for
-    text and ffprobe's container duration for media; paths are relative to `manifest_dir`
-    (default `out_dir`, which must lie inside it). Dyads render on `workers` threads (each
+    text, the WAV header's length for audio (ffprobe's duration of it) and ffprobe's
+    container duration for video; paths are relative to `manifest_dir` (default
+    `out_dir`, which must lie inside it). Dyads render on `workers` threads (each
     runs its own single-threaded ffmpeg processes); the manifest order does not depend on it.
     Every file is rendered each call (nothing is reused). Raises StimulusError naming the
     dyad when an input is missing or ffmpeg fails.

@@ -21,7 +21,7 @@ from omnisocial.media.ffmpeg_run import last_line as _last_line
 
 # scipy.signal is imported where used: it loads scipy.stats too (~1.6 s CPU per job start)
 
-__all__ = ["MediaError", "envelope", "load_audio", "probe", "resample"]
+__all__ = ["MediaError", "decibels", "envelope", "load_audio", "probe", "resample"]
 
 WAV_SUFFIXES = (".wav", ".wave")
 _TIMEOUT_S = TIMEOUT_S
@@ -194,8 +194,16 @@ def envelope(audio: np.ndarray, sr: int, hop_s: float = 0.02, log: bool = False,
         return np.zeros(0, dtype=np.float64)
     frames = samples[: n * hop].reshape(n, hop)
     rms = np.sqrt(np.mean(frames * frames, axis=1))
-    if not log:
-        return rms
+    return decibels(rms, floor_db) if log else rms
+
+
+def decibels(rms: np.ndarray, floor_db: float = -60.0) -> np.ndarray:
+    """A linear `envelope` in dB relative to its loudest hop, clipped at `floor_db`: the
+    `log=True` form, for a caller that needs both forms without computing the RMS twice."""
+    rms = np.asarray(rms, dtype=np.float64)
+    n = rms.size
+    if n == 0:
+        return np.zeros(0, dtype=np.float64)
     peak = float(rms.max())
     if peak <= 0.0:
         return np.full(n, float(floor_db))
