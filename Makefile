@@ -22,11 +22,12 @@ system-deps:
 $(STAMP): pyproject.toml requirements/lock.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet uv==$(UV_VERSION)
-	# torch first, by pip: pip's configuration (find-links) may hold the CPU build of the pinned
-	# release, which uv does not read; uv then keeps the installed torch, as it satisfies the pin.
-	$(BIN)/python -m pip install --quiet -c requirements/lock.txt torch
+	# torch is pinned in the lock: an unpinned torch would pull a multi-GB CUDA build. uv reads no
+	# pip configuration, so pip names the local folders it would take torch from (here its
+	# find-links, with the CPU build of the pinned release; PyPI has only the CUDA one).
 	# slurm: the executor plugins, for the cluster profile's dry-run tests and make test-slurm
-	$(BIN)/$(UV_INSTALL) --python $(BIN)/python -c requirements/lock.txt -e '.[dev,slurm]'
+	links=$$(bash .ci/pip-find-links.sh $(BIN)/python -c requirements/lock.txt torch) && \
+		$(BIN)/$(UV_INSTALL) --python $(BIN)/python -c requirements/lock.txt $$links -e '.[dev,slurm]'
 	# the GLMM/Rasch numba kernel into its disk cache: the first fit then loads it (saves ~6 s)
 	$(BIN)/python -c 'from omnisocial.stats import glmm; glmm.compile_kernel()'
 	touch $(STAMP)
@@ -62,10 +63,10 @@ test: setup notebook-deps
 .venv-%/.installed: requirements/%.txt pyproject.toml
 	test -x .venv-$*/bin/python || $(PYTHON) -m venv .venv-$*
 	.venv-$*/bin/python -m pip install --quiet uv==$(UV_VERSION)
-	# torch (and torchvision) first, by pip, from where pip's configuration finds them (as above)
-	.venv-$*/bin/python -m pip install --quiet -c requirements/$*.txt \
-		$$(grep -o -E '^(torch|torchvision)==' requirements/$*.txt | tr -d =)
-	.venv-$*/bin/$(UV_INSTALL) --python .venv-$*/bin/python -r requirements/$*.txt
+	# torch, torchvision and their CUDA libraries from where pip finds them (as in $(STAMP))
+	links=$$(bash .ci/pip-find-links.sh .venv-$*/bin/python -c requirements/$*.txt \
+			$$(grep -o -E '^(torch|torchvision)==' requirements/$*.txt | tr -d =)) && \
+		.venv-$*/bin/$(UV_INSTALL) --python .venv-$*/bin/python $$links -r requirements/$*.txt
 	.venv-$*/bin/$(UV_INSTALL) --python .venv-$*/bin/python --no-deps -e .
 	touch $@
 
