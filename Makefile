@@ -4,6 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= all
+# uv installs the pinned packages (several times faster than pip: parallel downloads, no per-package
+# pip startup); pip installs uv itself, at this pin, into each venv.
+UV_VERSION := 0.13.9
+# --compile-bytecode: as pip does; without .pyc files every workflow job compiles its imports anew
+# (PYTHONDONTWRITEBYTECODE may be set).
+UV_INSTALL = uv pip install --quiet --compile-bytecode
 
 .PHONY: setup system-deps notebook-deps notebook-strip demo test test-slurm lint format benchmark \
 	report clean venv-omni venv-voxtral test-local-models
@@ -15,10 +21,13 @@ system-deps:
 
 $(STAMP): pyproject.toml requirements/lock.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	# torch is pinned in the lock: an unpinned torch would pull a multi-GB CUDA build.
+	$(BIN)/python -m pip install --quiet uv==$(UV_VERSION)
+	# torch is pinned in the lock: an unpinned torch would pull a multi-GB CUDA build. uv reads no
+	# pip configuration, so pip names the local folders it would take torch from (here its
+	# find-links, with the CPU build of the pinned release; PyPI has only the CUDA one).
 	# slurm: the executor plugins, for the cluster profile's dry-run tests and make test-slurm
-	$(BIN)/python -m pip install --quiet -c requirements/lock.txt -e '.[dev,slurm]'
+	links=$$(bash .ci/pip-find-links.sh $(BIN)/python -c requirements/lock.txt torch) && \
+		$(BIN)/$(UV_INSTALL) --python $(BIN)/python -c requirements/lock.txt $$links -e '.[dev,slurm]'
 	# the GLMM/Rasch numba kernel into its disk cache: the first fit then loads it (saves ~6 s)
 	$(BIN)/python -c 'from omnisocial.stats import glmm; glmm.compile_kernel()'
 	touch $(STAMP)
@@ -31,7 +40,7 @@ NOTEBOOK_STAMP := $(VENV)/.notebook-installed
 notebook-deps: $(NOTEBOOK_STAMP)
 
 $(NOTEBOOK_STAMP): $(STAMP) pyproject.toml requirements/lock.txt
-	$(BIN)/python -m pip install --quiet -c requirements/lock.txt -e '.[dev,notebook]'
+	$(BIN)/$(UV_INSTALL) --python $(BIN)/python -c requirements/lock.txt -e '.[dev,notebook]'
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(NOTEBOOK_STAMP)
 
@@ -53,9 +62,12 @@ test: setup notebook-deps
 # The project is installed with --no-deps: its own pins (torch 2.13, numpy 2.4.6) are the main venv's.
 .venv-%/.installed: requirements/%.txt pyproject.toml
 	test -x .venv-$*/bin/python || $(PYTHON) -m venv .venv-$*
-	.venv-$*/bin/python -m pip install --quiet --upgrade pip
-	.venv-$*/bin/python -m pip install --quiet -r requirements/$*.txt
-	.venv-$*/bin/python -m pip install --quiet --no-deps -e .
+	.venv-$*/bin/python -m pip install --quiet uv==$(UV_VERSION)
+	# torch, torchvision and their CUDA libraries from where pip finds them (as in $(STAMP))
+	links=$$(bash .ci/pip-find-links.sh .venv-$*/bin/python -c requirements/$*.txt \
+			$$(grep -o -E '^(torch|torchvision)==' requirements/$*.txt | tr -d =)) && \
+		.venv-$*/bin/$(UV_INSTALL) --python .venv-$*/bin/python $$links -r requirements/$*.txt
+	.venv-$*/bin/$(UV_INSTALL) --python .venv-$*/bin/python --no-deps -e .
 	touch $@
 
 venv-omni: .venv-omni/.installed
