@@ -108,9 +108,6 @@ rule rasch:
         out("logs", "rasch.log"),
     benchmark:
         out("benchmarks", "rasch.tsv")
-    # the longest job at the end of the study (its fits, then the difficulty and diagnostics
-    # figures and the summary): started first among the ready analysis jobs, not after them
-    priority: 10
     conda:
         "../../../envs/stats.yaml"
     threads: 2
