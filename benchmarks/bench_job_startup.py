@@ -28,21 +28,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = (
-    "scipy.stats",
-    "scipy.signal",
-    "scipy.optimize",
-    "scipy.ndimage",
-    "statsmodels",
-    "matplotlib",
-    "sklearn",
-    "torch",
-    "numba",
-    "pymc",
-    "arviz",
-    "bambi",
-    "sentence_transformers",
-)
+sys.path.insert(0, str(ROOT / "tests"))
+from test_import_cost import HEAVY  # noqa: E402 - the modules the import test guards, one list
+
 REPORT = """
 import resource, sys
 usage = resource.getrusage(resource.RUSAGE_SELF)
