@@ -26,6 +26,7 @@ import pandas as pd
 import soundfile as sf
 
 from omnisocial.io import atomic_path, sha256_file, write_text
+from omnisocial.media.audio import WAV_SUFFIXES
 from omnisocial.tables import STIMULI_MANIFEST
 
 SPEAKER_LABELS = {"a": "A", "b": "B"}
@@ -113,7 +114,7 @@ def _read_wav_window(path: str, start: float, duration: float, sample_rate: int)
     For such a file and a window on sample boundaries (clip edges are in ms) these are
     the samples ffmpeg's `-ss/-t` decode gives (s16 / 32768 as float32), without its process.
     """
-    if Path(path).suffix.lower() not in (".wav", ".wave"):
+    if Path(path).suffix.lower() not in WAV_SUFFIXES:
         return None
     first, count = _sample_index(start, sample_rate), _sample_index(duration, sample_rate)
     try:
