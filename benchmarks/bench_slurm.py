@@ -419,12 +419,16 @@ def hang_test(top: Path, cores: int) -> None:
             log.close()
 
 
-def catching(function, failed: list, *args) -> None:
-    """Run function(*args) in a thread, keeping what it raised (SystemExit included) for the caller."""
+def catching(function, failed: list, took: list, *args) -> None:
+    """Run function(*args) in a thread, keeping what it raised (SystemExit included) for the caller
+    and how long it took."""
+    start = time.monotonic()
     try:
         function(*args)
     except BaseException as error:  # noqa: BLE001 - re-raised by the main thread
         failed.append(error)
+    finally:
+        took.append(time.monotonic() - start)
 
 
 def read(path: Path) -> str:
@@ -463,18 +467,22 @@ def main() -> None:
 
     if args.check:
         # a job killed with scancel is retried (profile retries) and loses nothing. Only one
-        # cluster rule's output goes (duplexeval_baselines'), so the rerun is that job, its
-        # retry and what reads it: the shortest rerun that still has a job to kill.
-        (slurm / "results" / "social" / "metrics" / "detector_prf.csv").unlink()
+        # output of a cluster rule that no other cluster rule reads goes (socialomni_judge_how's),
+        # so the rerun is that job, its retry and the login-node rules after it: the shortest
+        # rerun that still has a job to kill.
+        (slurm / "results" / "social" / "metrics" / "how_agreement.csv").unlink()
         stop, killed = threading.Event(), []
         killer = threading.Thread(target=kill_one_job, args=(stop, killed))
         # the hang test runs meanwhile (its job mostly waits): the step stays short
         hang_failed: list[BaseException] = []
-        hang = threading.Thread(target=catching, args=(hang_test, hang_failed, top, args.cores))
+        hang_took: list[float] = []
+        hang = threading.Thread(target=catching, args=(hang_test, hang_failed, hang_took, top, args.cores))
         hang.start()
         killer.start()
         try:
-            run([*base_command(slurm), *slurm_args(args.cores), TARGETS[args.demo]], top / "slurm-kill.log")
+            kill_s = run(
+                [*base_command(slurm), *slurm_args(args.cores), TARGETS[args.demo]], top / "slurm-kill.log"
+            )
         finally:
             stop.set()
             killer.join()
@@ -487,6 +495,7 @@ def main() -> None:
         if "CANCELLED" not in log and "failed" not in log.lower():
             raise SystemExit("the killed job was not reported as failed: see slurm-kill.log")
         print(f"killed {killed[0]} with scancel: retried, run completed")
+        print(f"bench_slurm: scancel rerun {kill_s:.1f} s, hang test {hang_took[0]:.1f} s (side by side)")
         compare(local, slurm)
         dry = subprocess.run(
             [*base_command(slurm), *slurm_args(args.cores), "-n", TARGETS[args.demo]],
