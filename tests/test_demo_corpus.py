@@ -311,7 +311,7 @@ def test_bad_params_are_rejected(tmp_path):
     for duration in (45, 70):  # outside 49.56-62.22 s, the range for 40 s of speech
         with pytest.raises(
             ValueError,
-            match=r"duration_s \(\d+\) must be within 49.56-62.22 s for demo min_total_speech_s 40",
+            match=r"demo.duration_s \(\d+\) must be within 49.56-62.22 s for demo.min_total_speech_s 40",
         ):
             generate_demo_corpus(tmp_path / "x", {**PARAMS, "duration_s": duration})
     with pytest.raises(ValueError, match="lack min_total_speech_s"):

@@ -188,14 +188,14 @@ def _check_duration(params: dict) -> None:
     """demo.duration_s within the range demo.min_total_speech_s allows (`speech_targets`)."""
     total = float(params["min_total_speech_s"])
     if total <= 0:
-        raise ValueError(f"demo min_total_speech_s must be > 0, got {total:g}")
+        raise ValueError(f"demo.min_total_speech_s must be > 0, got {total:g}")
     targets = speech_targets(total)
     low, high = targets.duration_s
     duration = float(params["duration_s"])
     if not low <= duration <= high:
         raise ValueError(
-            f"demo duration_s ({duration:g}) must be within {low:.4g}-{high:.4g} s for demo "
-            f"min_total_speech_s {total:g}: a good stranger conversation needs {low:.4g} s to hold "
+            f"demo.duration_s ({duration:g}) must be within {low:.4g}-{high:.4g} s for "
+            f"demo.min_total_speech_s {total:g}: a good stranger conversation needs {low:.4g} s to hold "
             f"{targets.speech_s:g} s of speech (filter F5), and too_little_speech cannot keep 4 turns "
             f"per 20 s window below {targets.little_speech_s[1]:.4g} s of speech beyond {high:.4g} s"
         )
