@@ -37,8 +37,8 @@ How a conversation is made:
   proportion to word length) and VAD segments, straight from the timeline.
 
 `min_total_speech_s` is the F5 threshold (`filters.min_total_speech_s`) the corpus is built
-against; the whole-interaction targets follow from it (`design.speech_targets`), today's
-values at 90 s scaled: too_little_speech holds 40/90-75/90 of it, and `duration_s` must
+against; the whole-interaction targets follow from it (`design.speech_targets`), the
+values tuned at 90 s scaled: too_little_speech holds 40/90-75/90 of it, and `duration_s` must
 lie within 110/91 of the speech target and 140/90 of the threshold (110-140 s at 90 s;
 about 49.6-62.2 s at 40 s): shorter, a stranger conversation with 0.9 s gaps cannot hold
 the speech target; longer, too_little_speech cannot stay far below the threshold while

@@ -78,7 +78,7 @@ class SpeechTargets:
 
 
 def speech_targets(min_total_speech_s: float) -> SpeechTargets:
-    """Today's targets at 90 s (91 s of speech, 40-75 s, 110-140 s), scaled to the threshold.
+    """The targets tuned at 90 s (91 s of speech, 40-75 s, 110-140 s), scaled to the threshold.
 
     too_little_speech and the longest duration scale with the threshold: every per-window
     target is a density, so their ratios to it hold at any length. The shortest duration is
@@ -87,7 +87,7 @@ def speech_targets(min_total_speech_s: float) -> SpeechTargets:
     """
     total = float(min_total_speech_s)
     speech = total + SPEECH_MARGIN_S
-    # multiplied before divided, so that 90 s gives today's numbers exactly
+    # multiplied before divided, so that 90 s gives the tuned numbers exactly
     low, high = (bound * total / REFERENCE_SPEECH_S for bound in REFERENCE_LITTLE_SPEECH_S)
     shortest = speech * REFERENCE_STRANGER_S[0] / REFERENCE_STRANGER_S[1]
     longest = REFERENCE_MAX_DURATION_S * total / REFERENCE_SPEECH_S

@@ -315,7 +315,7 @@ def _layout_sparse(rng, supply: Supply, style: dict, line: _Timeline) -> None:
         start = line.earliest(who, t)
         turn_start = start
         # Turns of about 2 s of speech keep each speaker above MIN_SPEAKER_S in every 20 s
-        # window; the gaps between turns keep the total far below 90 s.
+        # window; the gaps between turns keep the total far below the F5 threshold.
         spoken = 0.0
         for k in range(3):
             if k:
