@@ -114,9 +114,17 @@ def test_demo_and_example_configs_validate():
         assert config["clips"]["duration_s"] == 20.0
 
 
+def test_demo_config_builds_its_corpus_for_its_own_f5_threshold():
+    # two keys, not linked through rule params (a filter change must not rebuild the corpus)
+    config = load_config(ROOT / "config" / "demo.yaml")
+    assert config["demo"]["min_total_speech_s"] == config["filters"]["min_total_speech_s"]
+
+
 def test_config_defaults_are_filled():
     config = validate_config({})
     assert config["filters"]["min_total_speech_s"] == 90.0
+    # the demo corpus's defaults are the corpus it was tuned with: 110 s built for F5 at 90 s
+    assert (config["demo"]["duration_s"], config["demo"]["min_total_speech_s"]) == (110, 90.0)
     assert config["sampling"]["strata"] == ["site", "relationship", "gender_mix"]
     assert config["corpus"]["missing_transcript"] == "asr"
 

@@ -3,7 +3,8 @@
 One small corpus (1 site x 2 relationships x 2 gender compositions x 1 candidate, plus
 four failures) is generated once for the module; a second, two-interaction corpus is
 generated twice into the same root to check determinism and replacement. Duration is the
-config's 110 s: 90 s of voiced speech (filter F5) needs it with the strangers' 0.9 s gaps.
+demo config's 50 s, built against its F5 threshold of 40 s (`min_total_speech_s`): 41 s of
+voiced speech needs about 49.6 s with the strangers' 0.9 s gaps.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from omnisocial.familiarity.corpus.demo import FAILURES, LITTLE_SPEECH_S, gender_mix, generate_demo_corpus
+from omnisocial.familiarity.corpus.demo import FAILURES, gender_mix, generate_demo_corpus, speech_targets
 
 pytestmark = pytest.mark.skipif(
     shutil.which("espeak-ng") is None or shutil.which("ffmpeg") is None or shutil.which("ffprobe") is None,
@@ -35,13 +36,15 @@ PARAMS = {
     "seed": 7,
     "sites": ["V00"],
     "candidates_per_cell": 1,
-    "duration_s": 110,
+    "duration_s": 50,
+    "min_total_speech_s": 40.0,
     "sample_rate": 16000,
     "video": {"width": 160, "height": 120, "fps": 10},
     "crosstalk_db": -24,
     "style": STYLE,
     "failures": ["duplicated_tracks", "truncated_video", "unreadable_json", "too_few_turns"],
 }
+F5_S = PARAMS["min_total_speech_s"]  # the filters' min_total_speech_s the corpus is built for
 HEADERS = {
     "interactions.csv": ",prompt_hash,prompt_id_unique,participant_a_prompt_text,participant_b_prompt_text,"
     "ipc_a,ipc_b,interaction_type",
@@ -287,13 +290,32 @@ def test_gender_mix_sorts_the_pair():
     assert gender_mix("male", "male") == "male-male"
 
 
+def test_speech_targets_scale_with_the_threshold():
+    # 90 s, the schema default: exactly the targets the corpus was tuned with (same bytes)
+    default = speech_targets(90.0)
+    assert default.speech_s == 91.0
+    assert default.little_speech_s == (40.0, 75.0)
+    assert default.duration_s == (110.0, 140.0)
+    demo = speech_targets(40.0)
+    assert demo.speech_s == 41.0
+    assert demo.little_speech_s == pytest.approx((40 / 90 * 40, 75 / 90 * 40))
+    assert demo.duration_s == pytest.approx((41 * 110 / 91, 140 / 90 * 40))
+    assert demo.duration_s[0] < PARAMS["duration_s"] < demo.duration_s[1]
+
+
 def test_bad_params_are_rejected(tmp_path):
     with pytest.raises(ValueError, match="unknown demo failure"):
         generate_demo_corpus(tmp_path / "x", {**PARAMS, "failures": ["no_such_check"]})
     with pytest.raises(ValueError, match="vendor ids"):
         generate_demo_corpus(tmp_path / "x", {**PARAMS, "sites": ["site1"]})
-    with pytest.raises(ValueError, match="duration_s"):
-        generate_demo_corpus(tmp_path / "x", {**PARAMS, "duration_s": 60})
+    for duration in (45, 70):  # outside 49.56-62.22 s, the range for 40 s of speech
+        with pytest.raises(
+            ValueError,
+            match=r"demo.duration_s \(\d+\) must be within 49.56-62.22 s for demo.min_total_speech_s 40",
+        ):
+            generate_demo_corpus(tmp_path / "x", {**PARAMS, "duration_s": duration})
+    with pytest.raises(ValueError, match="lack min_total_speech_s"):
+        generate_demo_corpus(tmp_path / "x", {k: v for k, v in PARAMS.items() if k != "min_total_speech_s"})
     assert not (tmp_path / "x").exists()
     assert set(PARAMS["failures"]) <= set(FAILURES)
 
@@ -380,7 +402,7 @@ def test_video_mouth_follows_own_speech(corpus):
 def test_good_interactions_meet_the_filter_targets(corpus):
     duration = PARAMS["duration_s"]
     for iid in _good(corpus):
-        assert _vad_union(corpus, iid) >= 90.0, iid
+        assert _vad_union(corpus, iid) >= F5_S, iid
         segments = _dialogue(corpus, iid)
         assert "would you rather" in segments[0][3].lower()
         counts, least = _window_measures(segments, duration)
@@ -410,7 +432,7 @@ def test_too_few_turns_fails_turns_only(corpus):
     counts, least = _window_measures(_dialogue(corpus, iid), PARAMS["duration_s"])
     assert max(counts) < 4
     assert min(least) >= 3.0
-    assert _vad_union(corpus, iid) >= 90.0
+    assert _vad_union(corpus, iid) >= F5_S
 
 
 def test_duplicated_tracks_are_bit_identical(corpus):
@@ -470,11 +492,12 @@ def test_same_seed_same_bytes_and_root_replaced(tmp_path):
     data.sort(key=lambda d: len(d["metadata:vad"]))
     assert data[0]["metadata:transcript"] == [] and data[0]["metadata:vad"] == []
     assert len(data[1]["metadata:transcript"]) > 10
-    assert _vad_union(root, silent) >= 90.0
+    assert _vad_union(root, silent) >= F5_S
     counts, _ = _window_measures(_dialogue(root, silent), params["duration_s"])
     assert min(counts) >= 4
     little = _vad_union(root, _failure(root, "too_little_speech"))
-    assert LITTLE_SPEECH_S[0] <= little <= LITTLE_SPEECH_S[1]  # far below the 90 s of F5
+    low, high = speech_targets(F5_S).little_speech_s
+    assert low <= little <= high < F5_S  # far below the F5 threshold
 
     other = {**params, "seed": params["seed"] + 1}
     generate_demo_corpus(root, other)

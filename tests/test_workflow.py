@@ -58,7 +58,11 @@ FILTER_RULES = {"apply_filters"}
 
 def small_config() -> dict:
     config = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
-    config["demo"].update(sites=["V00"], candidates_per_cell=2, duration_s=110, failures=FAILURES)
+    # 50 s conversations built for, and filtered at, 40 s of speech (F5), as in the demo config
+    config["demo"].update(
+        sites=["V00"], candidates_per_cell=2, duration_s=50, min_total_speech_s=40.0, failures=FAILURES
+    )
+    config["filters"]["min_total_speech_s"] = 40.0
     config["sampling"]["n_per_cell"] = 1
     config["corpus"]["missing_transcript"] = "exclude"
     config["social"]["enabled"] = False  # the social benchmarks have their own workflow test
@@ -194,7 +198,7 @@ def test_seed_change_reruns_sampling_onward_only(study):
 @in_the_study
 def test_threshold_change_reruns_filters_onward_only(study):
     config = small_config()
-    config["filters"]["min_total_speech_s"] = 80.0
+    config["filters"]["min_total_speech_s"] = 35.0  # demo.min_total_speech_s stays 40: no corpus rerun
     write_config(study, config)
     try:
         planned = planned_jobs(study)

@@ -1,4 +1,8 @@
 if CORPUS["source"] == "demo":
+    from omnisocial.familiarity.corpus.demo.design import validate_params
+
+    # before any job: the schema cannot relate demo.duration_s to demo.min_total_speech_s
+    validate_params(config["demo"])
 
     rule make_demo_corpus:
         """Generate the demo corpus in the Seamless Interaction layout (espeak-ng + ffmpeg)."""

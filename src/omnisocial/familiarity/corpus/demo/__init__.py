@@ -23,9 +23,10 @@ How a conversation is made:
   at 3 means), with probability `overlap_prob` the next turn starts 0.2-0.8 s before the
   current one ends, and the listener says "yeah" / "mm-hm" / "right" mid-turn with
   probability `backchannel_prob`. A timeline is accepted only when it meets the targets
-  of its kind (`timeline_stats`): a good one holds >= 91 s of speech, >= 4 merged turns in
-  every 20 s window (also counting onsets from any turn onset, as a clip snapped to a turn
-  would) and >= 3.5 s of each speaker in every window; otherwise the layout is redrawn
+  of its kind (`timeline_stats`): a good one holds `min_total_speech_s` + 1 s of speech
+  (91 s at the default 90 s), >= 4 merged turns in every 20 s window (also counting onsets
+  from any turn onset, as a clip snapped to a turn would) and >= 3.5 s of each speaker in
+  every window; otherwise the layout is redrawn
   (seeded), and after a fixed number of tries generation fails with a message;
 - audio: each microphone holds its owner's speech, the other speaker at `crosstalk_db`,
   and faint seeded noise; mono 16-bit PCM at `sample_rate`;
@@ -35,9 +36,13 @@ How a conversation is made:
 - json: transcript segments (one per sentence; word times spread over the sentence in
   proportion to word length) and VAD segments, straight from the timeline.
 
-`duration_s` must lie within 110-140 s: shorter, a stranger conversation with 0.9 s gaps
-cannot hold the 90 s of speech filter F5 asks for; longer, too_little_speech cannot stay
-far below 90 s while keeping 4 turns in every 20 s window.
+`min_total_speech_s` is the F5 threshold (`filters.min_total_speech_s`) the corpus is built
+against; the whole-interaction targets follow from it (`design.speech_targets`), the
+values tuned at 90 s scaled: too_little_speech holds 40/90-75/90 of it, and `duration_s` must
+lie within 110/91 of the speech target and 140/90 of the threshold (110-140 s at 90 s;
+about 49.6-62.2 s at 40 s): shorter, a stranger conversation with 0.9 s gaps cannot hold
+the speech target; longer, too_little_speech cannot stay far below the threshold while
+keeping 4 turns in every 20 s window.
 
 Determinism: every random draw comes from a `numpy` generator seeded by (`seed`, the
 interaction's position), tables and json are written with fixed formatting, wav headers
@@ -61,17 +66,17 @@ espeak-ng runs, wav writing and the build-then-rename of the folder come from
 `omnisocial.media.pipe.encode_raw_mp4`; the social demos use the same functions.
 """
 
-from omnisocial.familiarity.corpus.demo.design import FAILURES, GENDER_MIXES, LITTLE_SPEECH_S, gender_mix
+from omnisocial.familiarity.corpus.demo.design import FAILURES, GENDER_MIXES, gender_mix, speech_targets
 from omnisocial.familiarity.corpus.demo.generate import generate_demo_corpus
 from omnisocial.familiarity.corpus.demo.timeline import build_timeline, merged_turns, timeline_stats
 
 __all__ = [
     "FAILURES",
     "GENDER_MIXES",
-    "LITTLE_SPEECH_S",
     "build_timeline",
     "gender_mix",
     "generate_demo_corpus",
     "merged_turns",
+    "speech_targets",
     "timeline_stats",
 ]

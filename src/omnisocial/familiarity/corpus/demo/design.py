@@ -46,19 +46,52 @@ FAILURES = (
     "unreadable_json",
 )
 
-# Targets the timelines are built to meet; they mirror the defaults of the `filters:` block
-# (turn_gap_s 0.3, min_turns 4, min_speaker 3 s, min_total_speech 90 s) with a margin.
+# Targets the timelines are built to meet; the per-window ones mirror the defaults of the
+# `filters:` block (turn_gap_s 0.3, min_turns 4, min_speaker 3 s) with a margin and do not
+# depend on the interaction's length. The whole-interaction ones follow from
+# `demo.min_total_speech_s` (`speech_targets`).
 WINDOW_S = 20.0
 WINDOW_STEP_S = 0.5
 # The workflow's default clip settings (config `clips:`), used to check good conversations.
 DEFAULT_CLIPS = {"duration_s": 20.0, "early_start_s": 5.0, "late_end_margin_s": 5.0, "snap_tolerance_s": 4.0}
 TURN_GAP_S = 0.3
-SPEECH_TARGET_S = 91.0
 MIN_TURNS = 4
 MIN_SPEAKER_S = 3.5
-DURATION_RANGE_S = (110.0, 140.0)
-LITTLE_SPEECH_S = (40.0, 75.0)  # too_little_speech: about half the interaction voiced, far below 90 s
 NOISE_RMS = 0.0015  # about -56 dBFS
+
+# The whole-interaction targets were tuned for an F5 threshold of 90 s; they scale with it.
+SPEECH_MARGIN_S = 1.0  # good conversations hold this much more speech than the threshold
+REFERENCE_SPEECH_S = 90.0
+REFERENCE_LITTLE_SPEECH_S = (40.0, 75.0)  # too_little_speech: about half the interaction voiced
+REFERENCE_STRANGER_S = (110.0, 91.0)  # a stranger conversation of 110 s holds 91 s of speech
+REFERENCE_MAX_DURATION_S = 140.0  # beyond it, too_little_speech cannot stay below 75 s
+
+
+@dataclass(frozen=True)
+class SpeechTargets:
+    """The whole-interaction targets for one `demo.min_total_speech_s` (`speech_targets`)."""
+
+    min_total_speech_s: float  # the F5 threshold the corpus is built against
+    speech_s: float  # least speech of a good conversation (and of the failures that keep F5)
+    little_speech_s: tuple[float, float]  # too_little_speech's range, far below the threshold
+    duration_s: tuple[float, float]  # the valid range of `demo.duration_s`
+
+
+def speech_targets(min_total_speech_s: float) -> SpeechTargets:
+    """The targets tuned at 90 s (91 s of speech, 40-75 s, 110-140 s), scaled to the threshold.
+
+    too_little_speech and the longest duration scale with the threshold: every per-window
+    target is a density, so their ratios to it hold at any length. The shortest duration is
+    the one a stranger conversation (0.9 s gaps) needs to hold the speech target, 110/91 of it:
+    the fixed 1 s margin is then covered too.
+    """
+    total = float(min_total_speech_s)
+    speech = total + SPEECH_MARGIN_S
+    # multiplied before divided, so that 90 s gives the tuned numbers exactly
+    low, high = (bound * total / REFERENCE_SPEECH_S for bound in REFERENCE_LITTLE_SPEECH_S)
+    shortest = speech * REFERENCE_STRANGER_S[0] / REFERENCE_STRANGER_S[1]
+    longest = REFERENCE_MAX_DURATION_S * total / REFERENCE_SPEECH_S
+    return SpeechTargets(total, speech, (low, high), (shortest, longest))
 
 
 def gender_mix(g1: str, g2: str) -> str:
@@ -116,6 +149,7 @@ def validate_params(params) -> dict:
         "sites",
         "candidates_per_cell",
         "duration_s",
+        "min_total_speech_s",
         "sample_rate",
         "video",
         "crosstalk_db",
@@ -144,16 +178,27 @@ def validate_params(params) -> dict:
     video = params["video"]
     if int(video["width"]) % 2 or int(video["height"]) % 2:
         raise ValueError("demo video width and height must be even (yuv420p)")
-    low, high = DURATION_RANGE_S
-    if not low <= float(params["duration_s"]) <= high:
-        raise ValueError(
-            f"demo duration_s must be within {low:g}-{high:g} s: a good stranger conversation needs "
-            f"{low:g} s to hold {SPEECH_TARGET_S:g} s of speech (filter F5), and too_little_speech "
-            f"cannot keep 4 turns per 20 s window below {LITTLE_SPEECH_S[1]:g} s of speech beyond {high:g} s"
-        )
+    _check_duration(params)
     if int(params["candidates_per_cell"]) < 0:
         raise ValueError("demo candidates_per_cell must be >= 0")
     return params
+
+
+def _check_duration(params: dict) -> None:
+    """demo.duration_s within the range demo.min_total_speech_s allows (`speech_targets`)."""
+    total = float(params["min_total_speech_s"])
+    if total <= 0:
+        raise ValueError(f"demo.min_total_speech_s must be > 0, got {total:g}")
+    targets = speech_targets(total)
+    low, high = targets.duration_s
+    duration = float(params["duration_s"])
+    if not low <= duration <= high:
+        raise ValueError(
+            f"demo.duration_s ({duration:g}) must be within {low:.4g}-{high:.4g} s for "
+            f"demo.min_total_speech_s {total:g}: a good stranger conversation needs {low:.4g} s to hold "
+            f"{targets.speech_s:g} s of speech (filter F5), and too_little_speech cannot keep 4 turns "
+            f"per 20 s window below {targets.little_speech_s[1]:.4g} s of speech beyond {high:.4g} s"
+        )
 
 
 # --------------------------------------------------------------------------- the design

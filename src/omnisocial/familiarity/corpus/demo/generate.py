@@ -26,7 +26,13 @@ from omnisocial.familiarity.corpus.demo.broken import (
     wav_payload,
     write_participant_json,
 )
-from omnisocial.familiarity.corpus.demo.design import NOISE_RMS, Plan, plan_corpus, validate_params
+from omnisocial.familiarity.corpus.demo.design import (
+    NOISE_RMS,
+    Plan,
+    plan_corpus,
+    speech_targets,
+    validate_params,
+)
 from omnisocial.familiarity.corpus.demo.layout import participant_json, tables
 from omnisocial.familiarity.corpus.demo.scenes import (
     encode_mp4,
@@ -49,13 +55,21 @@ def _make_interaction(task: tuple[Plan, dict, str]) -> dict:
     video = params["video"]
     style = params["style"][plan.relationship]
     mode = MODES.get(plan.expected, "dialogue")
+    targets = speech_targets(params["min_total_speech_s"])
     out = Path(root)
     with tempfile.TemporaryDirectory(prefix="omnisocial-demo-") as scratch:
         workdir = Path(scratch)
         synth = Synth(sample_rate, workdir)
         supply = make_supply(rng, plan, synth)
         pieces, stats = build_timeline(
-            mode, rng, supply, style, duration, sample_rate, label=f"{plan.interaction_id} ({plan.expected})"
+            mode,
+            rng,
+            supply,
+            style,
+            duration,
+            sample_rate,
+            targets,
+            label=f"{plan.interaction_id} ({plan.expected})",
         )
         n_samples = int(round(duration * sample_rate))
         crosstalk = 10.0 ** (float(params["crosstalk_db"]) / 20.0)

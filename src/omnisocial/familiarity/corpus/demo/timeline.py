@@ -27,14 +27,13 @@ from omnisocial.familiarity.corpus.demo.conversations import (
 )
 from omnisocial.familiarity.corpus.demo.design import (
     DEFAULT_CLIPS,
-    LITTLE_SPEECH_S,
     MIN_SPEAKER_S,
     MIN_TURNS,
-    SPEECH_TARGET_S,
     TURN_GAP_S,
     WINDOW_S,
     WINDOW_STEP_S,
     Plan,
+    SpeechTargets,
 )
 from omnisocial.familiarity.corpus.demo.voices import Synth
 from omnisocial.familiarity.intervals import union_seconds
@@ -162,29 +161,29 @@ def clips_pass(pieces: list[Piece], duration: float) -> bool:
     )
 
 
-def accept(mode: str, stats: TimelineStats, duration: float) -> bool:
+def accept(mode: str, stats: TimelineStats, targets: SpeechTargets) -> bool:
     """Whether a timeline of `mode` meets its targets (see the module docstring)."""
     if mode == "dialogue":
         return (
-            stats.speech_s >= SPEECH_TARGET_S
+            stats.speech_s >= targets.speech_s
             and stats.min_turns >= MIN_TURNS
             and stats.min_onsets >= MIN_TURNS
             and stats.min_speaker_s >= MIN_SPEAKER_S
         )
     if mode == "monologues":
         return (
-            stats.speech_s >= SPEECH_TARGET_S
+            stats.speech_s >= targets.speech_s
             and stats.max_turns < MIN_TURNS
             and stats.min_speaker_s >= MIN_SPEAKER_S
         )
     if mode == "solo":
         return (
-            stats.speech_s >= SPEECH_TARGET_S
+            stats.speech_s >= targets.speech_s
             and stats.min_turns >= MIN_TURNS
             and stats.min_onsets >= MIN_TURNS
         )
     if mode == "sparse":
-        low, high = LITTLE_SPEECH_S
+        low, high = targets.little_speech_s
         return (
             low <= stats.speech_s <= high
             and stats.min_turns >= MIN_TURNS
@@ -316,7 +315,7 @@ def _layout_sparse(rng, supply: Supply, style: dict, line: _Timeline) -> None:
         start = line.earliest(who, t)
         turn_start = start
         # Turns of about 2 s of speech keep each speaker above MIN_SPEAKER_S in every 20 s
-        # window; the gaps between turns keep the total far below 90 s.
+        # window; the gaps between turns keep the total far below the F5 threshold.
         spoken = 0.0
         for k in range(3):
             if k:
@@ -347,6 +346,7 @@ def build_timeline(
     style: dict,
     duration: float,
     sample_rate: int,
+    targets: SpeechTargets,
     label: str = "",
 ) -> tuple[list[Piece], TimelineStats]:
     """Lay out a conversation of `mode`, redrawing (seeded) until it meets its targets."""
@@ -356,14 +356,14 @@ def build_timeline(
         line = _Timeline(duration, sample_rate)
         LAYOUTS[mode](rng, supply, style, line)
         stats = timeline_stats(line.pieces, duration)
-        if accept(mode, stats, duration) and (mode != "dialogue" or clips_pass(line.pieces, duration)):
+        if accept(mode, stats, targets) and (mode != "dialogue" or clips_pass(line.pieces, duration)):
             if attempt:
                 log.debug("%s: %s timeline accepted at try %d", label, mode, attempt + 1)
             return line.pieces, stats
     raise RuntimeError(
         f"demo corpus: could not lay out a {mode!r} conversation for {label or 'an interaction'} in "
         f"{MAX_TRIES} tries (last: {stats}); duration_s={duration:g} may be too short for "
-        f"{SPEECH_TARGET_S:g} s of speech with this style"
+        f"{targets.speech_s:g} s of speech with this style"
     )
 
 
