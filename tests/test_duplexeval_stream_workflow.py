@@ -7,13 +7,13 @@ import math
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 from http_server import Action, FakeChatServer
+from social_workflow import snakemake_command, social_config, social_run
 
 from omnisocial.duplexeval.contracts import STREAM_ITEMS, STREAM_RESPONSES
 from omnisocial.duplexeval.importers import load_stream_responses
@@ -64,16 +64,12 @@ class Policy:
 
 
 @pytest.mark.slow
-def test_a_streamed_model_is_scored_beside_the_baselines_as_computed_by_hand(tmp_path):
-    config = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
-    config["social"]["demo"].update(
-        n_multiparty=2, who_items_per_clip=2, when_transitions_per_clip=1,
-        visual_splits=["RTD_counting", "PR_event_reminder"], visual_duration_s=[20, 24],
-    )  # fmt: skip
+def test_a_streamed_model_is_scored_beside_the_baselines_as_computed_by_hand(tmp_path_factory, tmp_path):
+    social_run(tmp_path_factory, tmp_path)  # the demo and its baselines, done (social_workflow)
+    config = social_config()
     config["social"]["streaming"].update(reminder_judge="keyword", stream_step_s=STEP_S)
     results = tmp_path / "results" / "social"
-    command = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile")]
-    command += ["--directory", str(tmp_path), "--configfile", str(tmp_path / "config.yaml"), "--cores", "2"]
+    command = [*snakemake_command(tmp_path), "--cores", "2"]
     policy = Policy(results)
     with FakeChatServer(responder=policy) as server:
         config["social"]["models"] = [

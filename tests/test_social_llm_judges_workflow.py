@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 from http_server import Action, FakeChatServer
+from social_workflow import snakemake_command, social_config, social_run
 
 from omnisocial.duplexeval.baselines import CAPTION_MODEL, DETECTOR_MODEL
 
@@ -51,15 +51,10 @@ def _judge(name: str, url: str) -> dict:
 
 
 @pytest.mark.slow
-def test_llm_judge_runs_through_the_social_workflow(tmp_path):
-    config = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
-    config["social"]["demo"].update(
-        n_multiparty=2, who_items_per_clip=2, when_transitions_per_clip=1,
-        visual_splits=["RTD_counting", "PR_event_reminder"],
-    )  # fmt: skip
-    config["social"]["streaming"]["caption_delay_s"] = 2.0
-    command = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile")]
-    command += ["--directory", str(tmp_path), "--configfile", str(tmp_path / "config.yaml"), "--cores", "2"]
+def test_llm_judge_runs_through_the_social_workflow(tmp_path_factory, tmp_path):
+    social_run(tmp_path_factory, tmp_path)  # the demo and its baselines, done (social_workflow)
+    config = social_config()
+    command = [*snakemake_command(tmp_path), "--cores", "2"]
     results = tmp_path / "results" / "social"
     with FakeChatServer(responder=judge_reply) as server:
         judge = _judge("judge-a", server.url)

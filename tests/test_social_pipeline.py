@@ -10,7 +10,6 @@ import json
 import math
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 from config_order import reversed_keys
+from social_workflow import snakemake_command, social_config, social_run
 
 from omnisocial.demo_kit import build_demo, validate_params
 from omnisocial.duplexeval.baselines import (
@@ -552,13 +552,9 @@ def test_figures_are_written_and_reproducible(tmp_path):
 
 
 @pytest.mark.slow
-def test_social_rules_run_alone_in_a_temporary_folder(tmp_path):
-    config = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
-    config["social"]["demo"].update(
-        n_multiparty=2, who_items_per_clip=2, when_transitions_per_clip=1,
-        visual_splits=["RTD_counting", "PR_event_reminder"],
-    )  # fmt: skip
-    config["social"]["streaming"]["caption_delay_s"] = 2.0
+def test_social_rules_run_alone_in_a_temporary_folder(tmp_path_factory, tmp_path):
+    social_run(tmp_path_factory, tmp_path)  # the demo and its baselines, done (social_workflow)
+    config = social_config()
     # Registry models side by side (--cores 2): they share the cut clips of socialomni_cut_media.
     av = {"backend": "baseline", "model": "chance", "modalities": ["audio", "video"]}
     config["social"]["models"] = [
@@ -569,16 +565,7 @@ def test_social_rules_run_alone_in_a_temporary_folder(tmp_path):
     # the modality ablation: each of them again on audio only and on the transcript only
     config["social"]["ablations"] = ["audio", "transcript"]
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    command = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(ROOT / "Snakefile"),
-        "--directory",
-        str(tmp_path),
-    ]
-    command += ["--configfile", str(tmp_path / "config.yaml"), "--cores", "2"]
+    command = [*snakemake_command(tmp_path), "--cores", "2"]
     result = subprocess.run(
         [*command, "social_all"], capture_output=True, text=True, timeout=600, cwd=tmp_path
     )
@@ -638,4 +625,4 @@ def test_social_rules_run_alone_in_a_temporary_folder(tmp_path):
     assert changed.returncode == 0, changed.stderr[-2000:]
     assert "socialomni_when_baselines" in changed.stdout and "social_demo:" not in changed.stdout
     assert "duplexeval_baselines" not in changed.stdout
-    assert validate_params(config["social"]["demo"])["n_multiparty"] == 2
+    assert validate_params(config["social"]["demo"])["n_multiparty"] == 1
