@@ -1,14 +1,22 @@
-"""The social workflow tests' common start: one small social demo, its import and the baselines
-every test's models and judges are scored beside, built once per session (conftest.shared_dir)
-and copied into each test's own folder, so that each test runs only the jobs its own models,
-judges or parameters add.
+"""The social workflow tests' shared runs, each built once per session (conftest.shared_dir) and
+copied into a test's own folder, so that each test runs only the jobs its own models, judges or
+parameters add:
 
-The copy keeps the files' mtimes and the `.snakemake` metadata, so Snakemake sees the copied
-jobs as done; the build checks that in a copy (a dry run there has nothing to do).
+- `social_run`: one small social demo, its import, the who / when / how and streaming baselines
+  and the streaming benchmark's video segments (test_duplexeval_stream_workflow,
+  test_streaming_workflow; and the start of the next one);
+- `judged_run`: that, plus three registry baseline models with their modality ablations and an
+  LLM judge on a loopback server, through `social_all` (test_social_pipeline reads the models,
+  test_social_llm_judges_workflow the judge).
+
+A copy keeps the files' mtimes and the `.snakemake` metadata, so Snakemake sees the copied jobs
+as done: test_streaming_workflow checks that in its copy of the first (BASE_TARGETS: "Nothing to
+be done"), test_social_pipeline in its copy of the second (social_all).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -18,6 +26,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import shared_dir
+from http_server import Action, FakeChatServer
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile")]
@@ -68,13 +77,6 @@ def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
 def _build(folder: Path) -> None:
     write_config(folder, social_config())
     _snakemake(folder, "--cores", "2", *BASE_TARGETS)
-    # the copies the tests run in must see every job above as done
-    check = folder.parent / f"{folder.name}-copy-check"
-    shutil.rmtree(check, ignore_errors=True)
-    copy_run(folder, check)
-    dry = _snakemake(check, "-n", *BASE_TARGETS)
-    assert "Nothing to be done" in dry.stdout + dry.stderr, dry.stdout[-3000:]
-    shutil.rmtree(check)
 
 
 def copy_run(source: Path, workdir: Path) -> Path:
@@ -86,3 +88,79 @@ def copy_run(source: Path, workdir: Path) -> Path:
 def social_run(tmp_path_factory: pytest.TempPathFactory, workdir: Path) -> Path:
     """The shared start (built once per session) copied into `workdir`, with its config.yaml."""
     return copy_run(shared_dir(tmp_path_factory, "social", _build), workdir)
+
+
+# --- registry models and an LLM judge in one run ---------------------------------------------
+
+# Registry models side by side (--cores 2): they share the cut clips of socialomni_cut_media;
+# the modality ablation runs each of them again on audio only and on the transcript only.
+CHANCE_AV = {"backend": "baseline", "model": "chance", "modalities": ["audio", "video"]}
+REGISTRY_MODELS = [
+    {**CHANCE_AV, "name": "chance-av-1"},
+    {**CHANCE_AV, "name": "chance-av-2"},
+    {**CHANCE_AV, "name": "chance-audio", "modalities": ["audio"]},
+]
+ABLATIONS = ["audio", "transcript"]
+JUDGE = "judge-a"
+JUDGE_REQUESTS = "judge_requests.json"  # what the judge's server was asked during the run
+
+
+def judge_reply(body: dict, number: int) -> Action:
+    """Judge-shaped replies: the released temporal truncation (2.6 -> 2) and a free-text how score."""
+    content = body["messages"][-1]["content"]
+    text = content if isinstance(content, str) else " ".join(p.get("text", "") for p in content)
+    if '"temporal_score"' in text:
+        return Action.ok('{"temporal_score": 2.6, "is_relevant": true}')
+    if '"content_score"' in text:
+        return Action.ok('{"content_score": 2.25, "content_reasoning": "ok"}')
+    if '"success_score"' in text:
+        return Action.ok('{"success_score": 1, "reasoning": "ok"}')
+    return Action.ok("Score: 75")
+
+
+def judge_entry(name: str, url: str) -> dict:
+    return {
+        "name": name,
+        "backend": "openai",
+        "model": "judge-model",
+        "base_url": url,
+        "modalities": ["text", "video"],
+        "max_retries": 0,
+        "media": {"video_audio": "none", "max_frames": 4},
+    }
+
+
+def judged_config(url: str) -> dict:
+    """The shared start's config with the registry models, their ablations and the judge at `url`
+    on every judged task."""
+    config = social_config()
+    config["social"]["models"] = REGISTRY_MODELS
+    config["social"]["ablations"] = ABLATIONS
+    judge = judge_entry(JUDGE, url)
+    tasks = ("how", "rtd_temporal", "rtd_content", "pr")
+    config["social"]["judges"] = {task: [judge] for task in tasks}
+    return config
+
+
+def _last_message(body: dict) -> dict:
+    """A request's last message, its images' data left out (the tests count them)."""
+    content = body["messages"][-1]["content"]
+    if isinstance(content, list):
+        content = [p if p.get("type") != "image_url" else {"type": "image_url"} for p in content]
+    return {"messages": [{"content": content}]}
+
+
+def _build_judged(tmp_path_factory: pytest.TempPathFactory, folder: Path) -> None:
+    social_run(tmp_path_factory, folder)
+    with FakeChatServer(responder=judge_reply) as server:
+        write_config(folder, judged_config(server.url))
+        _snakemake(folder, "--cores", "2", "social_all")
+        asked = {"requests": server.requests, "bodies": [_last_message(b) for b in server.bodies]}
+    (folder / JUDGE_REQUESTS).write_text(json.dumps(asked))
+
+
+def judged_run(tmp_path_factory: pytest.TempPathFactory, workdir: Path) -> Path:
+    """The models-and-judge run (built once per session) copied into `workdir`, with its
+    config.yaml (the judge's server is gone: a test that reruns a judge job serves it anew)."""
+    build = lambda folder: _build_judged(tmp_path_factory, folder)  # noqa: E731
+    return copy_run(shared_dir(tmp_path_factory, "social-judged", build), workdir)

@@ -84,17 +84,19 @@ def test_a_streamed_model_is_scored_beside_the_baselines_as_computed_by_hand(tmp
         planned = sum(math.floor(d / STEP_S + 1e-9) for d in items["video_duration"])
         assert calls == planned  # one call per item and step, to each clip's end
 
-        # a rerun of the streaming job answers from the cache: no request, the same files
+        # a rerun of the streaming job answers from the cache: no request, the same files (its
+        # summary as the target: the scores below are the first run's, of the same responses)
         stream = results / "stream" / "duplexeval"
         before = {p.relative_to(stream): p.read_bytes() for p in sorted((stream / MODEL).rglob("*.json"))}
         shutil.rmtree(stream)
-        again = subprocess.run([*command, "duplexeval_all"], **RUN, cwd=tmp_path)
+        summary_csv = stream / f"{MODEL}_summary.csv"
+        again = subprocess.run([*command, str(summary_csv.relative_to(tmp_path))], **RUN, cwd=tmp_path)
         assert again.returncode == 0, again.stderr[-4000:]
         assert server.requests == calls
         after = {p.relative_to(stream): p.read_bytes() for p in sorted((stream / MODEL).rglob("*.json"))}
         assert after == before and len(after) == len(items)
 
-    summary = pd.read_csv(stream / f"{MODEL}_summary.csv").set_index("protocol")
+    summary = pd.read_csv(summary_csv).set_index("protocol")
     assert summary.loc["rtd", "n_unparsed"] == 1 and summary["n_calls"].sum() == 0  # the rerun: all cached
     assert summary["n_steps"].sum() == planned
     # the released files read back by the released reader are the responses the scorers got
