@@ -7,13 +7,13 @@ import math
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 from http_server import Action, FakeChatServer
+from social_workflow import snakemake_command, social_config, social_run
 
 from omnisocial.duplexeval.contracts import STREAM_ITEMS, STREAM_RESPONSES
 from omnisocial.duplexeval.importers import load_stream_responses
@@ -64,16 +64,12 @@ class Policy:
 
 
 @pytest.mark.slow
-def test_a_streamed_model_is_scored_beside_the_baselines_as_computed_by_hand(tmp_path):
-    config = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
-    config["social"]["demo"].update(
-        n_multiparty=2, who_items_per_clip=2, when_transitions_per_clip=1,
-        visual_splits=["RTD_counting", "PR_event_reminder"], visual_duration_s=[20, 24],
-    )  # fmt: skip
+def test_a_streamed_model_is_scored_beside_the_baselines_as_computed_by_hand(tmp_path_factory, tmp_path):
+    social_run(tmp_path_factory, tmp_path)  # the demo and its baselines, done (social_workflow)
+    config = social_config()
     config["social"]["streaming"].update(reminder_judge="keyword", stream_step_s=STEP_S)
     results = tmp_path / "results" / "social"
-    command = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile")]
-    command += ["--directory", str(tmp_path), "--configfile", str(tmp_path / "config.yaml"), "--cores", "2"]
+    command = [*snakemake_command(tmp_path), "--cores", "2"]
     policy = Policy(results)
     with FakeChatServer(responder=policy) as server:
         config["social"]["models"] = [
@@ -88,17 +84,19 @@ def test_a_streamed_model_is_scored_beside_the_baselines_as_computed_by_hand(tmp
         planned = sum(math.floor(d / STEP_S + 1e-9) for d in items["video_duration"])
         assert calls == planned  # one call per item and step, to each clip's end
 
-        # a rerun of the streaming job answers from the cache: no request, the same files
+        # a rerun of the streaming job answers from the cache: no request, the same files (its
+        # summary as the target: the scores below are the first run's, of the same responses)
         stream = results / "stream" / "duplexeval"
         before = {p.relative_to(stream): p.read_bytes() for p in sorted((stream / MODEL).rglob("*.json"))}
         shutil.rmtree(stream)
-        again = subprocess.run([*command, "duplexeval_all"], **RUN, cwd=tmp_path)
+        summary_csv = stream / f"{MODEL}_summary.csv"
+        again = subprocess.run([*command, str(summary_csv.relative_to(tmp_path))], **RUN, cwd=tmp_path)
         assert again.returncode == 0, again.stderr[-4000:]
         assert server.requests == calls
         after = {p.relative_to(stream): p.read_bytes() for p in sorted((stream / MODEL).rglob("*.json"))}
         assert after == before and len(after) == len(items)
 
-    summary = pd.read_csv(stream / f"{MODEL}_summary.csv").set_index("protocol")
+    summary = pd.read_csv(summary_csv).set_index("protocol")
     assert summary.loc["rtd", "n_unparsed"] == 1 and summary["n_calls"].sum() == 0  # the rerun: all cached
     assert summary["n_steps"].sum() == planned
     # the released files read back by the released reader are the responses the scorers got

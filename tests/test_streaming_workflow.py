@@ -26,6 +26,7 @@ import psutil
 import pytest
 import yaml
 from http_server import Action, FakeChatServer
+from social_workflow import BASE_TARGETS, social_config, social_run
 from test_release import SNAKEMAKE
 
 from omnisocial.socialomni.baselines import SIGNAL_MODEL
@@ -110,16 +111,15 @@ def expected(items: pd.DataFrame, gibberish: tuple[str, float]) -> dict:
 
 
 @pytest.mark.slow
-def test_a_model_streamed_through_the_when_protocol(tmp_path):
-    config = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
-    config["social"]["demo"].update(
-        n_multiparty=1, who_items_per_clip=1, when_transitions_per_clip=1, visual_splits=["RTD_counting"]
-    )
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+def test_a_model_streamed_through_the_when_protocol(tmp_path_factory, tmp_path):
+    social_run(tmp_path_factory, tmp_path)  # the demo and its baselines, done (social_workflow)
+    config = social_config()
     results = tmp_path / "results" / "social"
     items_csv = results / "items" / "when_stream_items.csv"
-    built = snakemake(tmp_path, str(items_csv.relative_to(tmp_path)))
+    built = snakemake(tmp_path, str(items_csv.relative_to(tmp_path)), *BASE_TARGETS)
     assert built.returncode == 0, built.stderr[-4000:]
+    # the copy's mtimes and .snakemake metadata: every copied job is done
+    assert "Nothing to be done" in built.stdout + built.stderr, built.stdout[-3000:]
     # two short items with different targets (the server tells the items apart by the target)
     items = WHEN_STREAM_ITEMS.read(items_csv)
     items = items[items["stream_end"] >= items["turn_end"] + LAG_S + 1]
