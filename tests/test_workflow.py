@@ -229,6 +229,17 @@ def test_malformed_config_fails_before_any_job(tmp_path):
     assert not (tmp_path / "data").exists() and not (tmp_path / "results").exists()
 
 
+def test_a_demo_length_its_speech_threshold_cannot_fill_fails_before_any_job(tmp_path):
+    config = small_config()
+    config["demo"]["duration_s"] = 70  # above 62.2 s, the longest 40 s of speech allows
+    write_config(tmp_path, config)
+    result = snakemake(tmp_path, "--cores", "1", check=False)
+    said = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "demo.duration_s (70) must be within 49.56-62.22 s for demo.min_total_speech_s 40" in said, said
+    assert not (tmp_path / "data").exists() and not (tmp_path / "results").exists()
+
+
 def test_missing_transcripts_route_to_the_asr_rule(study, tmp_path):
     """With `missing_transcript: asr` the transcribe_missing rule runs (on a tiny model)."""
     from test_asr import build_tiny_whisper
