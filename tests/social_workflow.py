@@ -20,16 +20,15 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import shared_dir
 from http_server import Action, FakeChatServer
+from test_release import SNAKEMAKE
 
 ROOT = Path(__file__).resolve().parents[1]
-SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile")]
 RESULTS = "results/social"
 # What the tests' own jobs read and none of them rebuilds (relative to the run folder): the demo
 # and its import (implied), the who / when / how and streaming baselines, and the streaming

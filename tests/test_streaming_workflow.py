@@ -26,8 +26,7 @@ import psutil
 import pytest
 import yaml
 from http_server import Action, FakeChatServer
-from social_workflow import BASE_TARGETS, social_config, social_run
-from test_release import SNAKEMAKE
+from social_workflow import BASE_TARGETS, snakemake_command, social_config, social_run
 
 from omnisocial.socialomni.baselines import SIGNAL_MODEL
 from omnisocial.socialomni.contracts import WHEN_STREAM_ITEMS
@@ -78,8 +77,7 @@ class Policy:
 
 
 def snakemake(tmp_path: Path, *targets: str, wait: bool = True):
-    command = [*SNAKEMAKE, "--directory", str(tmp_path), "--configfile", str(tmp_path / "config.yaml")]
-    command += ["--cores", "2", *targets]
+    command = [*snakemake_command(tmp_path), "--cores", "2", *targets]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     if not wait:
         return subprocess.Popen(
