@@ -10,7 +10,14 @@ import pytest
 import soundfile as sf
 
 from omnisocial.familiarity.signals import union_seconds
-from omnisocial.media.audio import MediaError, envelope, load_audio, probe
+from omnisocial.media.audio import (
+    MediaError,
+    complete_pcm_wav,
+    envelope,
+    load_audio,
+    probe,
+    probe_with_ffprobe,
+)
 from omnisocial.media.sync import audio_change, av_lag, cross_correlation, track_similarity, video_motion
 from omnisocial.media.vad import (
     probabilities_to_segments,
@@ -78,6 +85,48 @@ def test_probe_of_a_wav_has_no_video(media_dir):
     assert info["audio_duration"] == pytest.approx(0.5)
     assert info["video_duration"] is None
     assert info["sample_rate"] == 48000
+
+
+WAV_CODECS = [  # (ffmpeg codec, channels, rate): what recorders and sound libraries write
+    ("pcm_s16le", 1, 16000), ("pcm_s16le", 2, 44100), ("pcm_s24le", 1, 48000),
+    ("pcm_s32le", 1, 22050), ("pcm_f32le", 2, 16000), ("pcm_u8", 1, 8000), ("pcm_s16le", 3, 16000),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def wav_variants(media_dir) -> dict[str, Path]:
+    """WAVs whose header probe must equal ffprobe, and ones it must leave to ffprobe."""
+    folder = media_dir / "wav_variants"
+    folder.mkdir()
+    files = {}
+    for codec, channels, rate in WAV_CODECS:  # 3.3371 s: durations that do not round evenly
+        path = folder / f"{codec}_{channels}_{rate}.wav"
+        sine = f"sine=d=3.3371:r={rate}"
+        _ffmpeg("-f", "lavfi", "-i", sine, "-ac", str(channels), "-c:a", codec, str(path))
+        files[path.stem] = path
+    tagged = folder / "tagged.wav"  # a LIST chunk before the data
+    _ffmpeg("-f", "lavfi", "-i", "sine=d=2.5", "-metadata", "title=x", "-c:a", "pcm_s16le", str(tagged))
+    files["tagged"] = tagged
+    whole = files["pcm_s16le_1_16000"].read_bytes()
+    size_at = whole.index(b"data") + 4
+    for name, data in {
+        "chunk_after_data": whole + b"LIST\x04\x00\x00\x00abcd",
+        "cut_odd": whole[:-1001],  # the data chunk ends mid-sample
+        "cut_even": whole[:-1000],
+        "streamed": whole[:size_at] + b"\xff" * 4 + whole[size_at + 4 :],  # no length: a live recording
+    }.items():
+        files[name] = folder / f"{name}.wav"
+        files[name].write_bytes(data)
+    mp3 = files["mp3_in_riff"] = folder / "mp3_in_riff.wav"
+    _ffmpeg("-f", "lavfi", "-i", "sine=d=1:r=16000", "-c:a", "libmp3lame", "-f", "wav", str(mp3))
+    return files
+
+
+def test_a_wav_probe_from_its_header_equals_ffprobe(wav_variants):
+    from_header = {f"{c}_{n}_{r}" for c, n, r in WAV_CODECS} | {"tagged", "chunk_after_data"}
+    for name, path in wav_variants.items():
+        assert (complete_pcm_wav(path) is not None) == (name in from_header), name
+        assert probe(path) == probe_with_ffprobe(path), name
 
 
 def test_truncated_mp4_raises_with_a_reason(small_mp4, media_dir):

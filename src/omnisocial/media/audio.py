@@ -1,6 +1,7 @@
 """Probing, decoding and envelopes.
 
-`probe` asks ffprobe for per-stream durations; `load_audio` decodes to mono float32 at a
+`probe` asks ffprobe for per-stream durations (a complete PCM WAV's come from its header, as
+ffprobe computes them); `load_audio` decodes to mono float32 at a
 chosen rate (soundfile for WAV, ffmpeg through ffmpeg-python for everything else); `envelope` turns
 samples into an RMS value per hop. Every failure to read a file, whatever the cause,
 surfaces as `MediaError` with a one-line reason that names the file.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import struct
 from pathlib import Path
 
 import ffmpeg
@@ -64,7 +66,7 @@ def _rate(text: str | None) -> float | None:
 
 
 def probe(path: str | os.PathLike) -> dict:
-    """Describe a media file's streams with ffprobe.
+    """Describe a media file's streams with ffprobe (a complete PCM WAV: from its header, the same).
 
     Returns a dict with `audio_duration` and `video_duration` (seconds of the first audio
     and first video stream, None when the file has no such stream; a stream without its
@@ -76,6 +78,15 @@ def probe(path: str | os.PathLike) -> dict:
     or video stream.
     """
     file = _existing_file(path)
+    if file.suffix.lower() in WAV_SUFFIXES:
+        header = complete_pcm_wav(file)
+        if header is not None:
+            return _wav_probe(file, *header)
+    return probe_with_ffprobe(file)
+
+
+def probe_with_ffprobe(file: Path) -> dict:
+    """`probe`'s answer from ffprobe itself (for any file `probe` accepts)."""
     info = probe_json(file, timeout_s=_TIMEOUT_S, v="error")
     streams = info.get("streams") or []
     fmt = info.get("format") or {}
@@ -110,6 +121,68 @@ def probe(path: str | os.PathLike) -> dict:
         "width": int(first_video["width"]) if first_video.get("width") else None,
         "height": int(first_video["height"]) if first_video.get("height") else None,
         "fps": _rate(first_video.get("avg_frame_rate")) or _rate(first_video.get("r_frame_rate")),
+    }
+
+
+def complete_pcm_wav(file: Path) -> tuple[int, int, int] | None:
+    """(sample rate, channels, frames) of a PCM or float WAV whose data chunk is whole, else None.
+
+    ffprobe's WAV demuxer counts such a data chunk in whole blocks (its time base is one
+    sample), so `probe` can answer from the header without starting ffprobe (~0.1 s CPU per
+    file). Anything else goes to ffprobe: a data chunk the file cuts short, one of no or an
+    unknown length (a streamed WAV), another codec, RF64, a malformed header.
+    """
+    size = file.stat().st_size
+    with open(file, "rb") as handle:
+        head = handle.read(12)
+        if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+            return None
+        fmt, position = None, 12
+        while position + 8 <= size:
+            handle.seek(position)
+            chunk, length = struct.unpack("<4sI", handle.read(8))
+            if chunk == b"fmt ":
+                fmt = _wav_format(handle.read(min(length, 40)))
+                if fmt is None:
+                    return None
+            elif chunk == b"data":
+                if fmt is None or length in (0, 0xFFFFFFFF) or position + 8 + length > size:
+                    return None
+                rate, channels, block = fmt
+                return (rate, channels, length // block) if length % block == 0 else None
+            position += 8 + length + (length & 1)
+    return None
+
+
+def _wav_format(body: bytes) -> tuple[int, int, int] | None:
+    """(sample rate, channels, block size) of a PCM or IEEE-float `fmt ` chunk, else None."""
+    if len(body) < 16:
+        return None
+    tag, channels, rate, _, block, bits = struct.unpack("<HHIIHH", body[:16])
+    if tag == 0xFFFE:  # WAVE_FORMAT_EXTENSIBLE: the codec is the sub-format GUID's first two bytes
+        if len(body) < 26:
+            return None
+        tag = struct.unpack("<H", body[24:26])[0]
+    if tag not in (1, 3) or not channels or not rate or block != channels * ((bits + 7) // 8):
+        return None
+    return rate, channels, block
+
+
+def _wav_probe(file: Path, rate: int, channels: int, frames: int) -> dict:
+    """`probe`'s answer for a complete PCM WAV: ffprobe's frames x (1 / rate), printed to 6 decimals."""
+    duration = float(f"{frames * (1.0 / rate):f}")
+    return {
+        "path": str(file),
+        "format_duration": duration,
+        "audio_duration": duration,
+        "video_duration": None,
+        "n_audio_streams": 1,
+        "n_video_streams": 0,
+        "sample_rate": rate,
+        "channels": channels,
+        "width": None,
+        "height": None,
+        "fps": None,
     }
 
 

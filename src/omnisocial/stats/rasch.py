@@ -64,6 +64,7 @@ from omnisocial.stats.glmm import (
     GroupSpec,
     _sample_pymc,
     build_pymc_model,
+    chain_threads,
     coerce_binary,
     convergence_problems,
     make_fast_model,
@@ -211,7 +212,7 @@ def fit_rasch(
     priors = (difficulty_mean_prior_sd, difficulty_sd_prior, person_sd_prior)
     fast = rasch_fast_model(data, persons, items, priors)
     sample = sample_fast_model if method == "fast" else _sample_pymc
-    cores = min(chains, os.cpu_count() or 1)
+    cores = chain_threads(chains, len(data)) if method == "fast" else min(chains, os.cpu_count() or 1)
     attempts = 1
     while True:
         idata = sample(fast, draws, tune, chains, cores, seed)

@@ -86,8 +86,10 @@ from omnisocial.stats.glmm._pymc import build_pymc_model, theta_to_pymc_point  #
 from omnisocial.stats.glmm._sample import (  # noqa: F401
     AUTO_TUNE,
     MAX_ROUNDS,
+    PARALLEL_CHAINS_MIN_ROWS,
     _sample_pymc,
     auto_draws,
+    chain_threads,
     next_draws,
     sample_fast_model,
 )
@@ -166,6 +168,8 @@ def fit_glmm(
     the R-hat/ESS target on the fast paths (`_sample.py`) and means 2000 for the bambi samplers;
     `tune` None means 300 on the fast paths and 500 for the bambi samplers.
     `priors` go to `bambi.Model` (the fast path then reads them from it);
+    `cores`: threads for the chains; None means one per chain up to the CPUs, except on the fast
+    path below PARALLEL_CHAINS_MIN_ROWS rows, where one thread is faster (`_sample.chain_threads`);
     `centered` ("auto", bool, or {column: bool}) chooses the fast path's parameterization;
     `sampler_kwargs` go to `nutpie.sample` (fast, pymc) or `bambi.Model.fit` (bambi samplers).
     """
@@ -176,6 +180,7 @@ def fit_glmm(
     started = time.perf_counter()
     standard = parse_standard_formula(formula)
     frame = _prepare(data, formula, standard, family)
+    requested_cores = cores
     cores = min(chains, cores or os.cpu_count() or 1)
 
     model = None
@@ -201,6 +206,8 @@ def fit_glmm(
     rounds = 1
     if chosen in ("fast", "pymc"):
         sample = sample_fast_model if chosen == "fast" else _sample_pymc
+        if chosen == "fast":
+            cores = chain_threads(chains, len(frame), requested_cores)
         tune = AUTO_TUNE if tune is None else tune
         fixed_term, fixed_levels = fast.fixed_term, list(fast.fixed_levels)
         group_terms = [factor.term for factor in fast.factors]
