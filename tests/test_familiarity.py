@@ -595,6 +595,10 @@ def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
     lone = analysis.rasch_tables([frames[-1]], trials[trials["modality"] == "audio"], design, sampler)
     row = lone["rasch_fits"].set_index("rater_type").loc["model"]
     assert not row["fitted"] and "1 models" in row["reason"]
+    # the fits side by side in two processes: the same tables, row for row
+    in_two = analysis.rasch_tables(frames, trials, design, sampler, workers=2)
+    for name, table in rasch.items():
+        pd.testing.assert_frame_equal(in_two[name], table, obj=name)
 
 
 # --- figures and notebook -----------------------------------------------------------------

@@ -498,15 +498,16 @@ def test_undersampled_fit_is_flagged(caplog):
 
 
 @pytest.mark.slow
-def test_summary_is_deterministic_for_a_seed():
+def test_summary_is_deterministic_for_a_seed(monkeypatch):
     frame = _small_trials()
     first = glmm.summarize(glmm.fit_glmm(frame, draws=300, tune=200, seed=5))
     second = glmm.summarize(glmm.fit_glmm(frame, draws=300, tune=200, seed=5))
     pd.testing.assert_frame_equal(first, second)
     other = glmm.summarize(glmm.fit_glmm(frame, draws=300, tune=200, seed=6))
     assert not np.allclose(first["mean"], other["mean"])
-    # a small model's chains run in one thread by default; two threads give the same draws
+    # a model this small samples its chains in one thread; one thread per chain gives the same draws
     assert len(frame) < glmm.PARALLEL_CHAINS_MIN_ROWS
+    monkeypatch.setattr("omnisocial.stats.glmm._sample.PARALLEL_CHAINS_MIN_ROWS", 0)
     two_threads = glmm.summarize(glmm.fit_glmm(frame, draws=300, tune=200, seed=5, cores=2))
     pd.testing.assert_frame_equal(first, two_threads)
 
@@ -514,9 +515,10 @@ def test_summary_is_deterministic_for_a_seed():
 def test_chain_threads_are_one_below_the_parallel_size(monkeypatch):
     monkeypatch.setattr("os.cpu_count", lambda: 8)
     assert glmm.chain_threads(4, glmm.PARALLEL_CHAINS_MIN_ROWS - 1) == 1
+    assert glmm.chain_threads(2, glmm.PARALLEL_CHAINS_MIN_ROWS - 1, cores=2) == 1
     assert glmm.chain_threads(4, glmm.PARALLEL_CHAINS_MIN_ROWS) == 4
-    assert glmm.chain_threads(2, 100, cores=2) == 2  # an explicit request stands
-    assert glmm.chain_threads(2, 100_000, cores=16) == 2
+    assert glmm.chain_threads(4, 100_000, cores=2) == 2  # at most `cores`
+    assert glmm.chain_threads(2, 100_000, cores=16) == 2  # one per chain
 
 
 # --- Rasch --------------------------------------------------------------------------------

@@ -27,7 +27,6 @@ Parameters (`params`) are read from a flat dict, or from nested `vad:` / `filter
 from __future__ import annotations
 
 from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_all_start_methods, get_context
 
 import numpy as np
 import pandas as pd
@@ -36,6 +35,7 @@ from omnisocial.familiarity.intervals import union_seconds
 from omnisocial.media.audio import MediaError, decibels, envelope, load_audio, probe
 from omnisocial.media.sync import av_lag, track_similarity, video_motion
 from omnisocial.media.vad import speech_segments, suppress_crosstalk
+from omnisocial.processes import fork_context
 from omnisocial.tables import SIGNALS, SPEAKERS, SPEECH, is_true
 
 DEFAULTS = {
@@ -202,12 +202,6 @@ def _measure_task(task: tuple) -> tuple[dict, list[dict]]:
     return measure_interaction(*task)
 
 
-def _pool_context():
-    # fork: workers need not re-import the caller's main module (a Snakemake script has no
-    # `if __name__ == "__main__"` guard); spawn only where fork does not exist.
-    return get_context("fork" if "fork" in get_all_start_methods() else "spawn")
-
-
 def _fresh_worker() -> None:
     # A forked worker must not reuse an onnxruntime session created in the parent.
     from omnisocial.media import vad
@@ -242,7 +236,7 @@ def measure_all(
         tasks.append((row, speech_by_id.get(interaction_id), segments_by_id.get(interaction_id), params))
     if workers > 1 and len(tasks) > 1:
         with ProcessPoolExecutor(
-            max_workers=min(workers, len(tasks)), mp_context=_pool_context(), initializer=_fresh_worker
+            max_workers=min(workers, len(tasks)), mp_context=fork_context(), initializer=_fresh_worker
         ) as pool:
             results = list(pool.map(_measure_task, tasks))
     else:

@@ -8,7 +8,7 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 from omnisocial.familiarity.analysis import rasch_tables, released_sources
 from omnisocial.familiarity.contracts import ANALYSIS_TABLES, RATED_TRIALS
 from omnisocial.tables import DESIGN, PREDICTIONS
-from omnisocial.workflow import start
+from omnisocial.workflow import start, threads
 
 log = start(snakemake)
 frames = {path: PREDICTIONS.read(path) for path in snakemake.input.predictions}
@@ -18,6 +18,7 @@ tables = rasch_tables(
     DESIGN.read(snakemake.input.design),
     dict(snakemake.params.rasch),
     released_sources(frames, snakemake.input.released),
+    workers=threads(snakemake),
 )
 for name, table in tables.items():
     ANALYSIS_TABLES[name].write(snakemake.output[name], table)

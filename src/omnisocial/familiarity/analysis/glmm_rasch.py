@@ -9,6 +9,7 @@ import itertools
 import logging
 import math
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,7 @@ from omnisocial.familiarity.contracts import (
     RASCH_PARTIAL,
     RASCH_PERSONS,
 )
+from omnisocial.processes import fork_context
 from omnisocial.stats.reliability import (
     classical_reliability,
     disattenuate,
@@ -216,26 +218,58 @@ def _person_rows(persons: pd.DataFrame, responses: pd.DataFrame, key: tuple[str,
     )[RASCH_PERSONS.names]
 
 
+def _fit_one(task: tuple[pd.DataFrame, dict]):
+    from omnisocial.stats.rasch import fit_rasch
+
+    responses, settings = task
+    return fit_rasch(responses, "person", "dyad_id", "correct", **settings)
+
+
+def _fit_all(tasks: list[tuple[pd.DataFrame, dict]], workers: int) -> list:
+    """`fit_rasch` of every task, in order; in `workers` processes when there are several fits.
+
+    Processes, not the sampler's threads: a small fit samples its chains in one thread
+    (`glmm.chain_threads`), so the job's threads are spent on the fits side by side.
+    """
+    if workers <= 1 or len(tasks) <= 1:
+        return [_fit_one(task) for task in tasks]
+    from omnisocial.stats.glmm import preload_fast_path
+
+    preload_fast_path()
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=fork_context()) as pool:
+        return list(pool.map(_fit_one, tasks))
+
+
 def rasch_tables(
     predictions: pd.DataFrame | Iterable[pd.DataFrame],
     trials: pd.DataFrame,
     design: pd.DataFrame,
     params: Mapping,
     sources: Mapping[str, str] | None = None,
+    workers: int = 1,
 ) -> dict[str, pd.DataFrame]:
     """rasch_difficulty, rasch_fits, rasch_persons, rasch_correlations, rasch_partial (module docstring).
 
     params: draws, tune, chains, seed, until_converged (rerun a fit that misses the R-hat/ESS
     targets with more draws, `stats.rasch`; false unless given, the schema's default is true),
     max_draws. sources: {model: source} of models not inferred here
-    (released); a models' fit says the sources of the models in it.
+    (released); a models' fit says the sources of the models in it. `workers` > 1 fits the
+    (modality, rater type) models in that many (forked) processes, with the same results.
     """
-    from omnisocial.stats.rasch import MAX_DRAWS, fit_rasch
+    from omnisocial.stats.rasch import MAX_DRAWS
 
     models = model_predictions(predictions, design)
     human = human_source(trials)
     truth = truth_map(design)
-    difficulty, fits, abilities = [], [], []
+    settings = {
+        "draws": int(params.get("draws", 2000)),
+        "tune": int(params.get("tune", 500)),
+        "chains": int(params.get("chains", 2)),
+        "seed": int(params.get("seed", 0)),
+        "until_converged": bool(params.get("until_converged", False)),
+        "max_draws": int(params.get("max_draws", MAX_DRAWS)),
+    }
+    difficulty, fits, abilities, to_fit = [], [], [], []
     for (modality, rater_type), responses in sorted(_responses(models, trials).items()):
         people = responses["person"].unique()
         source = human if rater_type == "human" else joined_sources(model_sources(people, sources))
@@ -264,27 +298,18 @@ def rasch_tables(
                 }
             )
             continue
-        items, persons, info = fit_rasch(
-            responses,
-            "person",
-            "dyad_id",
-            "correct",
-            draws=int(params.get("draws", 2000)),
-            tune=int(params.get("tune", 500)),
-            chains=int(params.get("chains", 2)),
-            seed=int(params.get("seed", 0)),
-            until_converged=bool(params.get("until_converged", False)),
-            max_draws=int(params.get("max_draws", MAX_DRAWS)),
-        )
-        fits.append(
-            {
-                **fit,
-                **{k: info[k] for k in RASCH_FITS.names if k in info},
-                "fitted": True,
-                "reason": "",
-                "reliability": eap_reliability(items["difficulty"], items["sd_relative"]),
-            }
-        )
+        to_fit.append((len(fits), fit, responses))
+        fits.append(fit)  # completed below, in this order
+    fitted = _fit_all([(responses, settings) for _, _, responses in to_fit], workers)
+    for (row, fit, responses), (items, persons, info) in zip(to_fit, fitted, strict=True):
+        modality, rater_type, source = fit["modality"], fit["rater_type"], fit["source"]
+        fits[row] = {
+            **fit,
+            **{k: info[k] for k in RASCH_FITS.names if k in info},
+            "fitted": True,
+            "reason": "",
+            "reliability": eap_reliability(items["difficulty"], items["sd_relative"]),
+        }
         abilities.append(_person_rows(persons, responses, (modality, rater_type), source))
         per_dyad = responses.groupby("dyad_id")["correct"].agg(["mean", "size"])
         difficulty.append(

@@ -168,8 +168,8 @@ def fit_glmm(
     the R-hat/ESS target on the fast paths (`_sample.py`) and means 2000 for the bambi samplers;
     `tune` None means 300 on the fast paths and 500 for the bambi samplers.
     `priors` go to `bambi.Model` (the fast path then reads them from it);
-    `cores`: threads for the chains; None means one per chain up to the CPUs, except on the fast
-    path below PARALLEL_CHAINS_MIN_ROWS rows, where one thread is faster (`_sample.chain_threads`);
+    `cores`: the most threads for the chains (one per chain; None: up to the CPUs), but one on the
+    fast path below PARALLEL_CHAINS_MIN_ROWS rows, where one thread is faster (`_sample.chain_threads`);
     `centered` ("auto", bool, or {column: bool}) chooses the fast path's parameterization;
     `sampler_kwargs` go to `nutpie.sample` (fast, pymc) or `bambi.Model.fit` (bambi samplers).
     """
@@ -180,7 +180,7 @@ def fit_glmm(
     started = time.perf_counter()
     standard = parse_standard_formula(formula)
     frame = _prepare(data, formula, standard, family)
-    requested_cores = cores
+    most_cores = cores
     cores = min(chains, cores or os.cpu_count() or 1)
 
     model = None
@@ -207,7 +207,7 @@ def fit_glmm(
     if chosen in ("fast", "pymc"):
         sample = sample_fast_model if chosen == "fast" else _sample_pymc
         if chosen == "fast":
-            cores = chain_threads(chains, len(frame), requested_cores)
+            cores = chain_threads(chains, len(frame), most_cores)
         tune = AUTO_TUNE if tune is None else tune
         fixed_term, fixed_levels = fast.fixed_term, list(fast.fixed_levels)
         group_terms = [factor.term for factor in fast.factors]
@@ -299,6 +299,18 @@ def compile_kernel() -> bool:
     fast = standard_fast_model(frame, standard)
     fast.logp_grad(fast.initial_point(0))
     return not _kernel._UNCACHED
+
+
+def preload_fast_path() -> None:
+    """Import the fast path's sampler and diagnostics and load its kernel, once, in this process.
+
+    A pool of workers forked afterwards (`familiarity.analysis.rasch_tables`) inherits them
+    instead of each paying about 5 s of CPU for the imports and the kernel's load.
+    """
+    import arviz_stats.base  # noqa: F401
+    import nutpie.compiled_pyfunc  # noqa: F401  (imports nutpie, and with it arviz)
+
+    compile_kernel()
 
 
 def _bambi_model(formula, frame, family, priors):

@@ -35,12 +35,11 @@ PARALLEL_CHAINS_MIN_ROWS = 2000
 
 
 def chain_threads(chains: int, n_rows: int, cores: int | None = None) -> int:
-    """Threads for the fast path's chains: `cores` when given, else one below PARALLEL_CHAINS_MIN_ROWS."""
-    if cores is not None:
-        return max(1, min(chains, cores))
+    """Threads for the fast path's chains: one per chain up to `cores` (None: the CPUs), but one
+    below PARALLEL_CHAINS_MIN_ROWS rows."""
     if n_rows < PARALLEL_CHAINS_MIN_ROWS:
         return 1
-    return min(chains, os.cpu_count() or 1)
+    return max(1, min(chains, cores or os.cpu_count() or 1))
 
 
 def auto_draws(chains: int, n_quantities: int = 400) -> int:

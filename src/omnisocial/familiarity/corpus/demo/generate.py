@@ -7,7 +7,6 @@ onto `root` when complete.
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 import shutil
 import tempfile
@@ -42,6 +41,7 @@ from omnisocial.familiarity.corpus.demo.scenes import (
 from omnisocial.familiarity.corpus.demo.timeline import build_timeline, make_supply
 from omnisocial.familiarity.corpus.demo.voices import Synth
 from omnisocial.io import write_csv
+from omnisocial.processes import fork_context
 
 log = logging.getLogger(__name__)
 
@@ -108,12 +108,6 @@ def _workers(n_tasks: int) -> int:
     return max(1, min(2, os.cpu_count() or 1, n_tasks))
 
 
-def _pool_context():
-    # fork: the children need not re-import the caller's main module (a Snakemake script).
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-
-
 def generate_demo_corpus(root: Path, params: dict) -> None:
     """Write the demo corpus described by `params` (the config's `demo:` block) to `root`.
 
@@ -130,7 +124,7 @@ def generate_demo_corpus(root: Path, params: dict) -> None:
         if workers == 1:
             results = [_make_interaction(task) for task in tasks]
         else:
-            with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
+            with ProcessPoolExecutor(max_workers=workers, mp_context=fork_context()) as pool:
                 futures = [pool.submit(_make_interaction, task) for task in tasks]
                 try:
                     results = [future.result() for future in futures]
