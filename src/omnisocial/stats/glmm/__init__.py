@@ -180,7 +180,6 @@ def fit_glmm(
     started = time.perf_counter()
     standard = parse_standard_formula(formula)
     frame = _prepare(data, formula, standard, family)
-    most_cores = cores
     cores = min(chains, cores or os.cpu_count() or 1)
 
     model = None
@@ -207,7 +206,7 @@ def fit_glmm(
     if chosen in ("fast", "pymc"):
         sample = sample_fast_model if chosen == "fast" else _sample_pymc
         if chosen == "fast":
-            cores = chain_threads(chains, len(frame), most_cores)
+            cores = chain_threads(chains, len(frame), cores)
         tune = AUTO_TUNE if tune is None else tune
         fixed_term, fixed_levels = fast.fixed_term, list(fast.fixed_levels)
         group_terms = [factor.term for factor in fast.factors]
