@@ -7,9 +7,13 @@ CORES ?= all
 # uv installs the pinned packages (several times faster than pip: parallel downloads, no per-package
 # pip startup); pip installs uv itself, at this pin, into each venv.
 UV_VERSION := 0.13.9
-# --compile-bytecode: as pip does; without .pyc files every workflow job compiles its imports anew
-# (PYTHONDONTWRITEBYTECODE may be set).
-UV_INSTALL = uv pip install --quiet --compile-bytecode
+# Bytecode is written on first import, not at install: compiling all ~24,000 installed modules
+# (uv's --compile-bytecode, as pip does) took 69 s of a cold setup's 86 on 2 cores, and the
+# workflow and tests import a few thousand of them. So make's commands run with bytecode writing
+# on even where PYTHONDONTWRITEBYTECODE is set: else every workflow job would compile its imports
+# anew (pandas, matplotlib and scipy.stats: 7.3 CPU-s a job instead of 3.5).
+unexport PYTHONDONTWRITEBYTECODE
+UV_INSTALL = uv pip install --quiet
 
 .PHONY: setup system-deps notebook-deps notebook-strip demo test test-slurm lint format benchmark \
 	report clean venv-omni venv-voxtral test-local-models

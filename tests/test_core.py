@@ -7,7 +7,14 @@ import pytest
 import yaml
 from config_order import reversed_keys
 
-from omnisocial.config import ConfigError, load_config, sort_mappings, validate_config
+from omnisocial.config import (
+    DEFAULT_SCHEMA,
+    ConfigError,
+    load_config,
+    safe_load_yaml,
+    sort_mappings,
+    validate_config,
+)
 from omnisocial.io import atomic_path, read_csv_strings, write_csv
 from omnisocial.tables import DESIGN, PREDICTIONS, TableError
 
@@ -177,3 +184,15 @@ def test_is_true_reads_flags_from_csv_and_python():
 
     assert [is_true(v) for v in (True, "True", "yes", "1", 1)] == [True] * 5
     assert [is_true(v) for v in (False, "false", "0", "", None, float("nan"))] == [False] * 6
+
+
+def test_the_libyaml_loader_reads_the_schema_and_configs_as_safe_load_does():
+    assert yaml.__with_libyaml__  # the PyYAML wheels ship it: the fast path is the one tested
+    files = [Path(DEFAULT_SCHEMA), *sorted((ROOT / "config").glob("*.yaml"))]
+    assert len(files) >= 3
+    for path in files:
+        text = path.read_text()
+        assert safe_load_yaml(text) == yaml.safe_load(text), path
+    # YAML 1.1 scalars resolve as safe_load resolves them (the resolver is Python's in both)
+    text = "a: yes\nb: 1_000\nc: 0o17\nd: 2026-12-02\ne: .inf\nf: ~\ng: 012\n"
+    assert safe_load_yaml(text) == yaml.safe_load(text)

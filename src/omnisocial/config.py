@@ -72,12 +72,18 @@ def sort_mappings(value):
     return value
 
 
+def safe_load_yaml(text: str):
+    """yaml.safe_load through libyaml where PyYAML has it: the same objects, about 7x faster on the
+    45 kB schema, which every snakemake call (every dry run) validates its config against."""
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def validate_config(config: dict, schema_path: str | os.PathLike = DEFAULT_SCHEMA) -> dict:
     """Fill defaults into `config` in place and raise ConfigError listing every violation.
 
     A valid config then has its mappings sorted by key, in place (`sort_mappings`): two configs
     that differ only in key order are the same config to every rule."""
-    schema = yaml.safe_load(Path(schema_path).read_text())
+    schema = safe_load_yaml(Path(schema_path).read_text())
     validator = _with_defaults(jsonschema.Draft202012Validator)(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
@@ -132,5 +138,5 @@ def check_study(config: Mapping) -> Mapping:
 
 
 def load_config(path: str | os.PathLike, schema_path: str | os.PathLike = DEFAULT_SCHEMA) -> dict:
-    config = yaml.safe_load(Path(path).read_text()) or {}
+    config = safe_load_yaml(Path(path).read_text()) or {}
     return check_study(validate_config(config, schema_path))
