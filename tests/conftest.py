@@ -5,11 +5,15 @@
   first (named groups first) so that the long workflow runs start at once rather than trail.
 - `shared_dir`: a folder built once per session and read by tests on every worker (one
   workflow run answering several tests).
+- CPU per test: each test's CPU seconds (user + sys of its process and of the children it
+  waited for, setup to teardown) go with its report; the summary prints their sum, the floor
+  it puts on the run's wall time (the sum over the machine's cores) and the costliest tests.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 from collections.abc import Callable
 from pathlib import Path
 
@@ -81,3 +85,50 @@ def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
             done.touch()
     _BUILT[name] = folder
     return folder
+
+
+CPU_PROPERTY = "cpu_s"
+TOP_CPU_TESTS = 10
+
+
+def _cpu_s() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[_CPU_START] = _cpu_s()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    if call.when == "teardown" and _CPU_START in item.stash:
+        report.user_properties.append((CPU_PROPERTY, _cpu_s() - item.stash[_CPU_START]))
+    return report
+
+
+_CPU_START = pytest.StashKey[float]()
+_CPU_BY_TEST: dict[str, float] = {}  # the controller's (or a plain run's) record, by test id
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    for name, value in report.user_properties:
+        if name == CPU_PROPERTY and report.when == "teardown":
+            _CPU_BY_TEST[report.nodeid] = float(value)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if not _CPU_BY_TEST or "PYTEST_XDIST_WORKER" in os.environ:
+        return
+    total = sum(_CPU_BY_TEST.values())
+    cores = len(os.sched_getaffinity(0))  # a test may use several (its snakemake --cores 2)
+    write = terminalreporter.write_line
+    terminalreporter.section("CPU per test")
+    write(
+        f"{len(_CPU_BY_TEST)} tests: {total:.0f} CPU-s (user + sys, with their children); "
+        f"on this machine's {cores} cores the tests take at least {total / cores:.0f} s"
+    )
+    for nodeid, seconds in sorted(_CPU_BY_TEST.items(), key=lambda kv: -kv[1])[:TOP_CPU_TESTS]:
+        write(f"{seconds:8.1f}  {nodeid}")
