@@ -34,8 +34,10 @@ import pandas as pd
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from snakemake_log import LOG_TIME, LOG_TIME_FORMAT, rule_needs  # noqa: E402
+
 TARGETS = {"full_run_s": 90.0, "noop_s": 3.0, "max_rss_mb": 4096.0}
-LOG_TIME = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
 
 
 def children_cpu_s() -> float:
@@ -62,7 +64,7 @@ def job_walls(log: str) -> list[tuple[str, float]]:
     for line in log.splitlines():
         stripped = line.strip()
         if match := LOG_TIME.match(stripped):
-            now = datetime.strptime(match.group(1), "%a %b %d %H:%M:%S %Y")
+            now = datetime.strptime(match.group(1), LOG_TIME_FORMAT)
         elif match := re.match(r"^(local)?rule (\w+):$", stripped):
             rule = match.group(2)
         elif (match := re.match(r"^jobid: (\d+)$", stripped)) and rule and now:
@@ -72,15 +74,6 @@ def job_walls(log: str) -> list[tuple[str, float]]:
     return [
         (rules[job], (finished[job] - started[job]).total_seconds()) for job in started if job in finished
     ]
-
-
-def rule_needs(dot: str) -> dict[str, set[str]]:
-    """rule -> the rules it needs, from `snakemake --rulegraph` (dot)."""
-    names = dict(re.findall(r'^\s*(\d+)\[label = "(\w+)"', dot, re.M))
-    needs: dict[str, set[str]] = {name: set() for name in names.values()}
-    for upstream, downstream in re.findall(r"^\s*(\d+) -> (\d+)", dot, re.M):
-        needs[names[downstream]].add(names[upstream])
-    return needs
 
 
 def critical_path(needs: dict[str, set[str]], walls: list[tuple[str, float]]) -> tuple[float, list[str]]:

@@ -46,6 +46,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from snakemake_log import LOG_TIME, LOG_TIME_FORMAT, rule_needs  # noqa: E402
+
 from omnisocial.slurm import max_status_interval_s  # noqa: E402
 
 TARGETS = {"social": "social_all", "full": "all"}
@@ -158,7 +161,6 @@ def kill_one_job(stop: threading.Event, killed: list[str]) -> None:
 
 
 DETECTION_SLACK_S = 5  # log and squeue times are whole seconds; the query and rate limiter take some
-LOG_TIME = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
 SUBMITTED = re.compile(r"^Job (\S+) has been submitted with SLURM jobid (\d+)")
 
 
@@ -202,7 +204,7 @@ def parse_run_log(text: str) -> tuple[dict, dict, dict]:
             group = []
             groups.setdefault(match.group(1), []).append(group)
         if match := LOG_TIME.match(stripped):
-            now = datetime.strptime(match.group(1), "%a %b %d %H:%M:%S %Y")
+            now = datetime.strptime(match.group(1), LOG_TIME_FORMAT)
         elif match := re.match(r"^(local)?rule (\w+):$", stripped):
             rule = (match.group(2), bool(match.group(1)))
         elif (match := re.match(r"^jobid: (\d+)$", stripped)) and rule:
@@ -233,10 +235,7 @@ def rule_graph(workdir: Path, cores: int, target: str) -> tuple[set[str], dict[s
     )
     if dot.returncode != 0:
         raise SystemExit(f"snakemake --rulegraph failed:\n{dot.stderr[-3000:]}")
-    names = dict(re.findall(r'^\s*(\d+)\[label = "(\w+)"', dot.stdout, re.M))
-    needs: dict[str, set[str]] = {name: set() for name in names.values()}
-    for upstream, downstream in re.findall(r"^\s*(\d+) -> (\d+)", dot.stdout, re.M):
-        needs[names[downstream]].add(names[upstream])
+    needs = rule_needs(dot.stdout)
     return set(needs), needs
 
 
