@@ -120,8 +120,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    if not _CPU_BY_TEST or "PYTEST_XDIST_WORKER" in os.environ:
-        return
+    if not _CPU_BY_TEST or hasattr(terminalreporter.config, "workerinput"):
+        return  # an xdist worker: the controller prints the whole run's
     total = sum(_CPU_BY_TEST.values())
     cores = len(os.sched_getaffinity(0))  # a test may use several (its snakemake --cores 2)
     write = terminalreporter.write_line
