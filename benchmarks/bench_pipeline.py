@@ -21,7 +21,6 @@ Exits 1 when a target is missed. The VAD's own x-real-time is in bench_vad_filte
 from __future__ import annotations
 
 import argparse
-import re
 import resource
 import subprocess
 import sys
@@ -35,7 +34,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from snakemake_log import LOG_TIME, LOG_TIME_FORMAT, rule_needs  # noqa: E402
+from snakemake_log import FINISHED_LINE, JOBID_LINE, LOG_TIME, LOG_TIME_FORMAT, RULE_LINE, rule_needs  # noqa: E402
 
 TARGETS = {"full_run_s": 90.0, "noop_s": 3.0, "max_rss_mb": 4096.0}
 
@@ -45,13 +44,16 @@ def children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def snakemake_command(workdir: Path, *args: str) -> list[str]:
+    command = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile")]
+    return [*command, "--directory", str(workdir), "--configfile", str(workdir / "config.yaml"), *args]
+
+
 def snakemake(workdir: Path, *args: str) -> tuple[float, float, str]:
     """(wall s, CPU s of snakemake and every job it ran, its log) of one snakemake call."""
-    command = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile")]
-    command += ["--directory", str(workdir), "--configfile", str(workdir / "config.yaml"), *args]
     cpu = children_cpu_s()
     started = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True)
+    result = subprocess.run(snakemake_command(workdir, *args), capture_output=True, text=True)
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
         sys.exit(f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
@@ -65,11 +67,11 @@ def job_walls(log: str) -> list[tuple[str, float]]:
         stripped = line.strip()
         if match := LOG_TIME.match(stripped):
             now = datetime.strptime(match.group(1), LOG_TIME_FORMAT)
-        elif match := re.match(r"^(local)?rule (\w+):$", stripped):
+        elif match := RULE_LINE.match(stripped):
             rule = match.group(2)
-        elif (match := re.match(r"^jobid: (\d+)$", stripped)) and rule and now:
+        elif (match := JOBID_LINE.match(stripped)) and rule and now:
             rules[match.group(1)], started[match.group(1)], rule = rule, now, None
-        elif (match := re.match(r"^Finished jobid: (\d+) ", stripped)) and now:
+        elif (match := FINISHED_LINE.match(stripped)) and now:
             finished[match.group(1)] = now
     return [
         (rules[job], (finished[job] - started[job]).total_seconds()) for job in started if job in finished
@@ -120,11 +122,7 @@ def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="omnisocial-bench-"))
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
 
-    graph = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), "--directory",
-         str(workdir), "--configfile", str(workdir / "config.yaml"), "--rulegraph", "dot"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    graph = subprocess.run(snakemake_command(workdir, "--rulegraph", "dot"), capture_output=True, text=True)
     if graph.returncode != 0:
         sys.exit(f"snakemake --rulegraph failed:\n{graph.stderr[-3000:]}")
     full, cpu, log = snakemake(workdir, "--cores", str(args.cores))

@@ -47,7 +47,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from snakemake_log import LOG_TIME, LOG_TIME_FORMAT, rule_needs  # noqa: E402
+from snakemake_log import FINISHED_LINE, JOBID_LINE, LOG_TIME, LOG_TIME_FORMAT, RULE_LINE, rule_needs  # noqa: E402
 
 from omnisocial.slurm import max_status_interval_s  # noqa: E402
 
@@ -198,16 +198,16 @@ def parse_run_log(text: str) -> tuple[dict, dict, dict]:
     jobs, groups, submissions, finished = {}, {}, {}, {}
     for line in text.splitlines():
         stripped = line.strip()
-        if group is not None and re.match(r"^(local)?rule \w+:$", line):
+        if group is not None and RULE_LINE.match(line):
             group = None  # an unindented job: the group's (indented) member block ended
         if match := re.search(r"Group job (\S+) \(jobs in", stripped):
             group = []
             groups.setdefault(match.group(1), []).append(group)
         if match := LOG_TIME.match(stripped):
             now = datetime.strptime(match.group(1), LOG_TIME_FORMAT)
-        elif match := re.match(r"^(local)?rule (\w+):$", stripped):
+        elif match := RULE_LINE.match(stripped):
             rule = (match.group(2), bool(match.group(1)))
-        elif (match := re.match(r"^jobid: (\d+)$", stripped)) and rule:
+        elif (match := JOBID_LINE.match(stripped)) and rule:
             jobs[match.group(1)] = rule
             if group is not None:
                 group.append(match.group(1))
@@ -220,7 +220,7 @@ def parse_run_log(text: str) -> tuple[dict, dict, dict]:
                 submissions[slurm_id] = [own]
             elif names:
                 submissions[slurm_id] = groups[max(names, key=len)].pop(0)
-        elif (match := re.match(r"^Finished jobid: (\d+) ", stripped)) and now:
+        elif (match := FINISHED_LINE.match(stripped)) and now:
             finished[match.group(1)] = now
     return submissions, jobs, finished
 

@@ -8,6 +8,10 @@ import re
 # the line that opens each block of a run's log: "[Wed Dec  2 04:29:07 2026]"
 LOG_TIME = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
 LOG_TIME_FORMAT = "%a %b %d %H:%M:%S %Y"
+# a job block's first line ("localrule NAME:" for a job run on this host), its id, its end
+RULE_LINE = re.compile(r"^(local)?rule (\w+):$")
+JOBID_LINE = re.compile(r"^jobid: (\d+)$")
+FINISHED_LINE = re.compile(r"^Finished jobid: (\d+) ")
 
 
 def rule_needs(dot: str) -> dict[str, set[str]]:

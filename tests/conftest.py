@@ -89,6 +89,8 @@ def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
 
 CPU_PROPERTY = "cpu_s"
 TOP_CPU_TESTS = 10
+_CPU_START = pytest.StashKey[float]()
+_CPU_BY_TEST: dict[str, float] = {}  # the controller's (or a plain run's) record, by test id
 
 
 def _cpu_s() -> float:
@@ -107,10 +109,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if call.when == "teardown" and _CPU_START in item.stash:
         report.user_properties.append((CPU_PROPERTY, _cpu_s() - item.stash[_CPU_START]))
     return report
-
-
-_CPU_START = pytest.StashKey[float]()
-_CPU_BY_TEST: dict[str, float] = {}  # the controller's (or a plain run's) record, by test id
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
