@@ -7,9 +7,10 @@ CORES ?= all
 # uv installs the pinned packages (several times faster than pip: parallel downloads, no per-package
 # pip startup); pip installs uv itself, at this pin, into each venv.
 UV_VERSION := 0.13.9
-# Bytecode is written on first import, not at install: compiling all ~24,000 installed modules
-# (uv's --compile-bytecode, as pip does) took 69 s of a cold setup's 86 on 2 cores, and the
-# workflow and tests import a few thousand of them. So make's commands run with bytecode writing
+# Bytecode is not compiled at install: compiling all ~24,000 installed modules (uv's
+# --compile-bytecode, as pip does) took 69 s of a cold setup's 86 on 2 cores, and the workflow and
+# tests import a few thousand of them; setup writes those (.ci/write_bytecode.py). And make's
+# commands run with bytecode writing
 # on even where PYTHONDONTWRITEBYTECODE is set: else every workflow job would compile its imports
 # anew (pandas, matplotlib and scipy.stats: 7.3 CPU-s a job instead of 3.5).
 unexport PYTHONDONTWRITEBYTECODE
@@ -32,6 +33,9 @@ $(STAMP): pyproject.toml requirements/lock.txt
 	# slurm: the executor plugins, for the cluster profile's dry-run tests and make test-slurm
 	links=$$(bash .ci/pip-find-links.sh $(BIN)/python -c requirements/lock.txt torch) && \
 		$(BIN)/$(UV_INSTALL) --python $(BIN)/python -c requirements/lock.txt $$links -e '.[dev,slurm]'
+	# the bytecode of what the package imports (not all ~24,000 installed modules), so that a
+	# fresh clone's first demo and tests do not compile it in their jobs
+	$(BIN)/python .ci/write_bytecode.py snakemake.cli snakemake_executor_plugin_slurm
 	# the GLMM/Rasch numba kernel into its disk cache: the first fit then loads it (saves ~6 s)
 	$(BIN)/python -c 'from omnisocial.stats import glmm; glmm.compile_kernel()'
 	touch $(STAMP)

@@ -96,3 +96,11 @@ def test_critical_path_takes_each_rule_at_its_longest_job():
     # corpus 40 + ingest 1 + the slower infer_model job 5; social_demo's 9 s chain is shorter
     assert seconds == pytest.approx(46.0)
     assert path == ["make_demo_corpus", "ingest_corpus", "infer_model", "all"]
+
+
+def test_the_benchmark_runs_snakemake_as_make_demo_does_writing_bytecode(monkeypatch):
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("OMNISOCIAL_BENCH_PROBE", "kept")
+    environment = bench.make_environment()
+    assert "PYTHONDONTWRITEBYTECODE" not in environment
+    assert environment["OMNISOCIAL_BENCH_PROBE"] == "kept"

@@ -34,6 +34,7 @@ rule ingest_corpus:
         speech=out("corpus", "corpus_vad.csv"),
     log:
         out("logs", "ingest_corpus.log"),
+    priority: CRITICAL_PATH
     conda:
         "../../../envs/media.yaml"
     resources:
