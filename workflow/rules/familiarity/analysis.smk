@@ -21,7 +21,6 @@ rule score_familiarity:
         out("logs", "score_familiarity.log"),
     benchmark:
         out("benchmarks", "score_familiarity.tsv")
-    priority: CRITICAL_PATH
     conda:
         "../../../envs/stats.yaml"
     resources:
@@ -109,7 +108,6 @@ rule rasch:
         out("logs", "rasch.log"),
     benchmark:
         out("benchmarks", "rasch.tsv")
-    priority: CRITICAL_PATH
     conda:
         "../../../envs/stats.yaml"
     threads: 2

@@ -30,10 +30,6 @@ if FROM_RELEASE:
 # infer_model matches only the configured names (a regex matching nothing when there are none)
 FAM_MODEL_PATTERN = "|".join(re.escape(name) for name in FAM_MODELS) or "(?!)"
 INFERENCE = config["inference"]
-# The chain from the corpus through signals, filters, stimuli and models to the Rasch fits is the
-# study's longest: its jobs go first when several are ready, so the shorter social and figure
-# jobs fill the other cores around it.
-CRITICAL_PATH = 10
 
 
 def fam_predictions():

@@ -34,7 +34,6 @@ rule ingest_corpus:
         speech=out("corpus", "corpus_vad.csv"),
     log:
         out("logs", "ingest_corpus.log"),
-    priority: CRITICAL_PATH
     conda:
         "../../../envs/media.yaml"
     resources:

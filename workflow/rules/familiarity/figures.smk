@@ -75,7 +75,6 @@ rule fam_figure_difficulty:
         pdf=out("figures", "difficulty.pdf"),
     log:
         out("logs", "fam_figure_difficulty.log"),
-    priority: CRITICAL_PATH
     conda:
         "../../../envs/figures.yaml"
     resources:
@@ -196,7 +195,6 @@ rule fam_figure_diagnostics:
         map_pdf=out("figures", "person_item_map.pdf"),
     log:
         out("logs", "fam_figure_diagnostics.log"),
-    priority: CRITICAL_PATH
     conda:
         "../../../envs/figures.yaml"
     resources:

@@ -9,7 +9,6 @@ rule select_clip_candidates:
         candidates=out("clips", "clip_candidates.csv"),
     log:
         out("logs", "select_clip_candidates.log"),
-    priority: CRITICAL_PATH
     conda:
         "../../../envs/media.yaml"
     resources:
@@ -33,7 +32,6 @@ rule apply_filters:
         report=out("filters", "filter_report.csv"),
     log:
         out("logs", "apply_filters.log"),
-    priority: CRITICAL_PATH
     conda:
         "../../../envs/media.yaml"
     resources:

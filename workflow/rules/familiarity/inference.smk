@@ -13,7 +13,6 @@ rule baseline_predictions:
         out("logs", "baseline_predictions.log"),
     benchmark:
         out("benchmarks", "baseline_predictions.tsv")
-    priority: CRITICAL_PATH
     conda:
         "../../../envs/inference.yaml"
     resources:
@@ -39,7 +38,6 @@ rule infer_model:
         out("benchmarks", "infer_model_{model}.tsv")
     wildcard_constraints:
         model=FAM_MODEL_PATTERN,
-    priority: CRITICAL_PATH
     group:
         model_job_group(FAM_MODELS)
     conda:

@@ -8,7 +8,6 @@ rule sample_design:
         design=out("design", "design.csv"),
     log:
         out("logs", "sample_design.log"),
-    priority: CRITICAL_PATH
     conda:
         "../../../envs/media.yaml"
     resources:

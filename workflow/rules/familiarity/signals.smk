@@ -12,7 +12,6 @@ rule measure_signals:
         out("logs", "measure_signals.log"),
     benchmark:
         out("benchmarks", "measure_signals.tsv")
-    priority: CRITICAL_PATH
     conda:
         "../../../envs/media.yaml"
     threads: 8  # Snakemake lowers this to --cores on a smaller machine

@@ -11,7 +11,6 @@ rule render_stimuli:
         out("logs", "render_stimuli.log"),
     benchmark:
         out("benchmarks", "render_stimuli.tsv")
-    priority: CRITICAL_PATH
     conda:
         "../../../envs/media.yaml"
     threads: 8  # Snakemake lowers this to --cores on a smaller machine
