@@ -77,8 +77,9 @@ def write_bytecode(wanted: dict[str, set[str]]) -> tuple[list[str], dict[str, st
 
 def main(arguments: list[str]) -> int:
     """Import everything in this process and, in reverse order, in a second one: on two cores
-    each compiles about half (a module the other has written is only loaded), in about 60% of
-    one process's time. Both write each file atomically, as every import does."""
+    each compiles about half (a module the other has written is only loaded), in about three
+    quarters of one process's time (27 s against 36 s). Both write each file atomically, as
+    every import does."""
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # its import-time notices are not ours
     reverse = arguments[:1] == ["--reverse"]
     extra = arguments[1:] if reverse else arguments
