@@ -10,9 +10,9 @@ UV_VERSION := 0.13.9
 # Bytecode is not compiled at install: compiling all ~24,000 installed modules (uv's
 # --compile-bytecode, as pip does) took 69 s of a cold setup's 86 on 2 cores, and the workflow and
 # tests import a few thousand of them; setup writes those (.ci/write_bytecode.py). And make's
-# commands run with bytecode writing
-# on even where PYTHONDONTWRITEBYTECODE is set: else every workflow job would compile its imports
-# anew (pandas, matplotlib and scipy.stats: 7.3 CPU-s a job instead of 3.5).
+# commands run with bytecode writing on even where PYTHONDONTWRITEBYTECODE is set: else every
+# workflow job would compile its imports anew (pandas, matplotlib and scipy.stats: 7.3 CPU-s a job
+# instead of 3.5).
 unexport PYTHONDONTWRITEBYTECODE
 UV_INSTALL = uv pip install --quiet
 

@@ -48,7 +48,7 @@ def imports_of_source(source: Path = SOURCE) -> dict[str, set[str]]:
     return {
         module: names
         for module, names in wanted.items()
-        if module.split(".")[0] not in {*sys.stdlib_module_names, "__future__", "omnisocial"}
+        if module.split(".")[0] not in {*sys.stdlib_module_names, "omnisocial"}
     }
 
 
