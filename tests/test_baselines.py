@@ -47,6 +47,26 @@ def test_f0_silence_and_noise_are_unvoiced():
     assert np.isnan(noisy).mean() > 0.8
 
 
+def test_f0_within_intervals_matches_the_whole_track_there():
+    """Only frames centred in `within` are analysed (the speaker's own turns), each with the
+    f0 it gets when the whole track is analysed; every other frame is NaN."""
+    rng = np.random.default_rng(3)
+    signal = np.concatenate([_tone(140.0, 0.7), np.zeros(SR // 2), _tone(230.0, 0.8)])
+    signal = signal + rng.normal(0.0, 0.01, signal.size)
+    within = [(0.1, 0.5), (1.3, 1.9)]
+    times, whole = estimate_f0(signal, SR)
+    same_times, part = estimate_f0(signal, SR, within=within)
+    np.testing.assert_array_equal(same_times, times)
+    inside = np.zeros(times.shape, dtype=bool)
+    for start, end in within:
+        inside |= (times >= start) & (times < end)
+    np.testing.assert_array_equal(part[inside], whole[inside])
+    assert np.isfinite(part[inside]).mean() > 0.9
+    assert np.isnan(part[~inside]).all() and np.isfinite(whole[~inside]).sum() > 30
+    _, none = estimate_f0(signal, SR, within=[])
+    assert np.isnan(none).all()
+
+
 SEGMENTS = [
     # speaker, start, end, text
     ("a", 0.0, 2.0, "one two three four"),

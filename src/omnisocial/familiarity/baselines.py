@@ -85,6 +85,7 @@ def estimate_f0(
     hop_s: float = HOP_S,
     threshold: float = 0.15,
     silence_db: float = -50.0,
+    within: Sequence[tuple[float, float]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """YIN f0 track: (frame centre times, f0 in Hz with NaN for unvoiced/silent frames).
 
@@ -92,7 +93,9 @@ def estimate_f0(
     FFT cross-correlation), its cumulative-mean normalization d'(tau), the first tau in
     [sr/fmax, sr/fmin] with d' below `threshold` followed to its local minimum, refined by
     parabolic interpolation (de Cheveigne & Kawahara 2002, steps 1-5). Frames quieter than
-    `silence_db` dBFS are unvoiced.
+    `silence_db` dBFS are unvoiced. With `within` (start, end) intervals in seconds, only
+    frames whose centre lies inside one are analysed and the rest are NaN: each frame is
+    analysed on its own, so those frames get the same f0 as without `within`.
     """
     signal = np.asarray(signal, dtype=np.float64).ravel()
     tau_min = max(2, int(np.floor(sr / fmax)))
@@ -102,6 +105,8 @@ def estimate_f0(
     frames = _frames(signal, window + tau_max + 1, hop)
     times = (np.arange(len(frames)) * hop + window / 2) / sr
     f0 = np.full(len(frames), np.nan)
+    wanted = np.ones(len(frames), dtype=bool) if within is None else _inside(times, within)
+    frames = frames[wanted]
     if len(frames) == 0:
         return times, f0
     head = frames[:, :window]
@@ -120,6 +125,7 @@ def estimate_f0(
         normalized[:, 1:] = np.where(cumulative > 0, diff[:, 1:] * taus[1:] / cumulative, 1.0)
     rms = np.sqrt(np.mean(head**2, axis=1))
     loud = 20 * np.log10(np.maximum(rms, 1e-12)) > silence_db
+    analysed = np.flatnonzero(wanted)
     for row in np.flatnonzero(loud):
         curve = normalized[row]
         below = np.flatnonzero(curve[tau_min : tau_max + 1] < threshold)
@@ -134,7 +140,7 @@ def estimate_f0(
             denominator = left - 2 * centre + right
             if denominator > 0:
                 shift = 0.5 * (left - right) / denominator
-        f0[row] = sr / (tau + shift)
+        f0[analysed[row]] = sr / (tau + shift)
     return times, f0
 
 
@@ -267,8 +273,8 @@ def behavioural_features(
         intervals = list(zip(own["start"], own["end"], strict=True))
         if not intervals or channel.size == 0:
             continue
-        times, f0 = estimate_f0(channel, sr, fmin=fmin, fmax=fmax)
-        voiced = _inside(times, intervals) & np.isfinite(f0)
+        times, f0 = estimate_f0(channel, sr, fmin=fmin, fmax=fmax, within=intervals)
+        voiced = np.isfinite(f0)
         pitches.append(f0[voiced])
         energy_times, energy = frame_energy_db(channel, sr)
         levels.append(energy[_inside(energy_times, intervals)])
