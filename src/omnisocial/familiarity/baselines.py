@@ -105,8 +105,10 @@ def estimate_f0(
     frames = _frames(signal, window + tau_max + 1, hop)
     times = (np.arange(len(frames)) * hop + window / 2) / sr
     f0 = np.full(len(frames), np.nan)
-    wanted = np.ones(len(frames), dtype=bool) if within is None else _inside(times, within)
-    frames = frames[wanted]
+    analysed = np.arange(len(frames))  # the row of `f0` each row of `frames` fills
+    if within is not None:
+        analysed = np.flatnonzero(_inside(times, within))
+        frames = frames[analysed]
     if len(frames) == 0:
         return times, f0
     head = frames[:, :window]
@@ -125,7 +127,6 @@ def estimate_f0(
         normalized[:, 1:] = np.where(cumulative > 0, diff[:, 1:] * taus[1:] / cumulative, 1.0)
     rms = np.sqrt(np.mean(head**2, axis=1))
     loud = 20 * np.log10(np.maximum(rms, 1e-12)) > silence_db
-    analysed = np.flatnonzero(wanted)
     for row in np.flatnonzero(loud):
         curve = normalized[row]
         below = np.flatnonzero(curve[tau_min : tau_max + 1] < threshold)
