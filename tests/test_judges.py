@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -154,6 +156,41 @@ def test_embedding_judge_prefers_a_paraphrase(embedding_judge):
         "It's getting late, we'd better go.", ["Nice weather.", reference[0]]
     )
     assert several == pytest.approx(paraphrase, abs=1e-5)
+
+
+def test_embedding_encoder_matches_sentence_transformers_bit_for_bit(embedding_judge):
+    # The judge runs MiniLM on transformers alone; sentence-transformers (the released
+    # scorers' encoder) is the reference: the same vectors to the last bit, across batches
+    # (texts sorted by length), truncation at max_seq_length, blanks and non-ASCII text.
+    from sentence_transformers import SentenceTransformer
+
+    rng = np.random.default_rng(3)
+    words = ["the", "a", "dog", "people", "red", "car", "sign", "reads", "OPEN", "I", "café", "naïve"]
+    texts = [" ".join(rng.choice(words, size=int(rng.integers(1, 60)))) for _ in range(70)]
+    texts += ["", " ", "Hello!", "word " * 400, "Ünïcödé – “quotes” 東京"]
+    ours = embedding_judge.embed(texts)
+    reference = SentenceTransformer(str(embedding_judge.model_dir), device="cpu", local_files_only=True)
+    theirs = reference.encode(texts, batch_size=embedding_judge.batch_size, normalize_embeddings=True)
+    assert ours.shape == (len(texts), 384) and ours.dtype == np.float32
+    assert np.array_equal(ours, theirs)
+
+
+def test_embedding_encoder_refuses_another_pooling(tmp_path):
+    import shutil
+
+    from omnisocial.judges.embedding import MeanPoolingEncoder, bundled_model_dir
+
+    folder = tmp_path / "model"
+    shutil.copytree(bundled_model_dir(), folder, ignore=shutil.ignore_patterns("*.safetensors"))
+    config = folder / "1_Pooling" / "config.json"
+    pooling = json.loads(config.read_text())
+    pooling.update(pooling_mode_mean_tokens=False, pooling_mode_cls_token=True)
+    config.write_text(json.dumps(pooling))
+    with pytest.raises(ValueError, match=r"1_Pooling/config.json.*mean pooling.*cls_token"):
+        MeanPoolingEncoder(folder)
+    (folder / "modules.json").write_text(json.dumps([{"type": "sentence_transformers.models.Transformer"}]))
+    with pytest.raises(ValueError, match=r"modules.json"):
+        MeanPoolingEncoder(folder)
 
 
 def test_level_for_cut_points():

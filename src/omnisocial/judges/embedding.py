@@ -14,6 +14,12 @@ not fitted to any human scores):
 - temporal and content (0-3): 0.25, 0.50, 0.75
 - reminder (0/1): 0.50
 
+The encoder is the sentence-transformers pipeline of the model folder (its transformer, mean
+pooling over the attention mask, L2 normalization) run on transformers directly: the same
+vectors bit for bit (`tests/test_judges.py` checks against `SentenceTransformer.encode`),
+without importing sentence-transformers, which costs ~10 CPU-s per job (it loads
+scikit-learn, datasets and the trainer) against ~4 s for transformers' model classes.
+
 An empty candidate gets the lowest level without being embedded. This judge is a cheap,
 deterministic reference point beside the LLM judges, reported under its own label; it
 cannot see video, so for `temporal` it measures agreement with reference text only.
@@ -21,6 +27,7 @@ cannot see video, so for `temporal` it measures agreement with reference text on
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -48,6 +55,79 @@ def bundled_model_dir() -> Path:
     if not (folder / "modules.json").is_file():
         raise FileNotFoundError(f"no sentence-transformers model under {folder}")
     return folder
+
+
+# the module chain of a mean-pooled, normalized sentence-transformers model such as MiniLM
+SUPPORTED_MODULES = [
+    "sentence_transformers.models.Transformer",
+    "sentence_transformers.models.Pooling",
+    "sentence_transformers.models.Normalize",
+]
+
+
+def _read_json(path: Path) -> dict | list:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"cannot read the sentence-transformers file {path}: {error}") from None
+
+
+class MeanPoolingEncoder:
+    """`SentenceTransformer(folder).encode(texts, normalize_embeddings=True)` on transformers alone.
+
+    Reproduces its steps: texts sorted by descending length (stable) and encoded in batches,
+    padded to the batch's longest and truncated at the folder's `max_seq_length`; the token
+    vectors averaged over the attention mask (sum / clamp(count, 1e-9)); the model's Normalize
+    module and encode's own normalization (both F.normalize, p=2). A folder whose modules are
+    not Transformer -> mean Pooling -> Normalize is refused with ValueError naming the file.
+    """
+
+    def __init__(self, folder: Path, device: str = "cpu"):
+        modules = _read_json(folder / "modules.json")
+        kinds = [str(m.get("type", "")) for m in modules]
+        if kinds != SUPPORTED_MODULES:
+            wanted = SUPPORTED_MODULES
+            raise ValueError(f"{folder / 'modules.json'}: the embedding judge needs {wanted}, not {kinds}")
+        pooling_dir = folder / str(modules[1].get("path") or "1_Pooling")
+        pooling = _read_json(pooling_dir / "config.json")
+        modes = [k for k, on in pooling.items() if k.startswith("pooling_mode_") and on]
+        if modes != ["pooling_mode_mean_tokens"]:
+            file = pooling_dir / "config.json"
+            raise ValueError(f"{file}: the embedding judge needs mean pooling, not {modes}")
+        settings = _read_json(folder / "sentence_bert_config.json")
+        if settings.get("do_lower_case"):
+            raise ValueError(f"{folder / 'sentence_bert_config.json'}: do_lower_case is not supported")
+        self.max_length = int(settings["max_seq_length"])
+        from transformers import AutoModel, AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        self.model = AutoModel.from_pretrained(str(folder), local_files_only=True).to(device).eval()
+        self.device = device
+
+    def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        import torch
+        import torch.nn.functional as F
+
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # stable, as sentence-transformers
+        rows: list[np.ndarray | None] = [None] * len(texts)
+        for first in range(0, len(order), batch_size):
+            chosen = order[first : first + batch_size]
+            batch = self.tokenizer(
+                [texts[i] for i in chosen],
+                padding=True,
+                truncation="longest_first",
+                max_length=self.max_length,
+                return_tensors="pt",
+            ).to(self.device)
+            with torch.inference_mode():
+                tokens = self.model(**batch).last_hidden_state
+                mask = batch["attention_mask"].unsqueeze(-1).to(tokens.dtype)
+                summed = (tokens * mask).sum(dim=1, dtype=tokens.dtype)
+                mean = summed / torch.clamp(mask.sum(dim=1, dtype=tokens.dtype), min=1e-9)
+                vectors = F.normalize(F.normalize(mean, p=2, dim=-1), p=2, dim=1).cpu().numpy()
+            for row, index in enumerate(chosen):
+                rows[index] = vectors[row]
+        return np.stack(rows)
 
 
 def level_for(similarity: float, levels: Sequence[float], cut_points: Sequence[float]) -> float:
@@ -82,22 +162,17 @@ class EmbeddingJudge:
         self.name = f"embedding:{MODEL_NAME}"
         self._model = None
 
-    def _encoder(self):
+    def _encoder(self) -> MeanPoolingEncoder:
         if self._model is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
-
-            self._model = SentenceTransformer(str(self.model_dir), device=self.device, local_files_only=True)
+            self._model = MeanPoolingEncoder(self.model_dir, device=self.device)
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """L2-normalized embeddings, one row per text."""
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        vectors = self._encoder().encode(
-            list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
-        )
-        return np.asarray(vectors, dtype=np.float32)
+        return np.asarray(self._encoder().encode(list(texts), self.batch_size), dtype=np.float32)
 
     def similarity(self, candidate: str, references: Sequence[str]) -> float:
         """Highest cosine similarity of `candidate` to any reference."""
