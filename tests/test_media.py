@@ -18,7 +18,14 @@ from omnisocial.media.audio import (
     probe,
     probe_with_ffprobe,
 )
-from omnisocial.media.sync import audio_change, av_lag, cross_correlation, track_similarity, video_motion
+from omnisocial.media.sync import (
+    audio_change,
+    av_lag,
+    cross_correlation,
+    track_similarity,
+    video_motion,
+    video_motions,
+)
 from omnisocial.media.vad import (
     probabilities_to_segments,
     speech_probabilities,
@@ -383,6 +390,22 @@ def test_video_motion_of_a_static_and_a_moving_picture(small_mp4, media_dir):
     assert video_motion(static).max() < 0.5
     moving = video_motion(small_mp4)
     assert moving.size == 20 and moving[1:].mean() > 1.0
+
+
+def test_video_motions_in_one_process_equal_one_call_per_file(small_mp4, media_dir):
+    env = _syllable_envelope(5.0, seed=3)
+    other = media_dir / "brightness_together.mp4"
+    _brightness_video(other, env, 0.2)  # another size and length than small_mp4
+    together = video_motions([small_mp4, other, small_mp4], fps=10, size=(16, 12))
+    alone = [video_motion(path, fps=10, size=(16, 12)) for path in (small_mp4, other, small_mp4)]
+    assert [m.size for m in together] == [20, 50, 20]
+    for mine, reference in zip(together, alone, strict=True):
+        np.testing.assert_array_equal(mine, reference)
+    broken = media_dir / "broken_together.mp4"
+    broken.write_bytes(small_mp4.read_bytes()[:300])
+    for bad in (broken, media_dir / "gone.mp4"):
+        with pytest.raises(MediaError):
+            video_motions([small_mp4, bad])
 
 
 def test_audio_change_averages_each_frame_interval():

@@ -171,6 +171,21 @@ def test_bad_files_never_raise(recording, tmp_path):
         assert signals["measure_reason"].startswith(reason), signals["measure_reason"]
 
 
+def test_both_cameras_in_one_decode_or_one_by_one_give_the_same_lags(recording, monkeypatch):
+    from omnisocial.familiarity import signals as module
+    from omnisocial.media.audio import MediaError
+
+    together, _ = measure_interaction(row(recording), corpus_speech(), None, PARAMS)
+    assert together["measure_ok"] is True and np.isfinite(together["av_lag_a_s"])
+
+    def fails(paths, fps, size):
+        raise MediaError(f"cannot decode video from {paths[0]}: simulated")
+
+    monkeypatch.setattr(module, "video_motions", fails)  # the fallback: one ffmpeg per camera
+    alone, _ = measure_interaction(row(recording), corpus_speech(), None, PARAMS)
+    assert alone == together
+
+
 def test_measure_all_sorts_validates_and_completes_speech(recording, tmp_path):
     ids = ["V01_S0002_I00000001", "V00_S0001_I00000001", "V00_S0003_I00000001"]
     interactions = INTERACTIONS.validate(

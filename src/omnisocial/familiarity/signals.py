@@ -33,7 +33,7 @@ import pandas as pd
 
 from omnisocial.familiarity.intervals import union_seconds
 from omnisocial.media.audio import MediaError, decibels, envelope, load_audio, probe
-from omnisocial.media.sync import av_lag, track_similarity, video_motion
+from omnisocial.media.sync import av_lag, track_similarity, video_motion, video_motions
 from omnisocial.media.vad import speech_segments, suppress_crosstalk
 from omnisocial.processes import fork_context
 from omnisocial.tables import SIGNALS, SPEAKERS, SPEECH, is_true
@@ -175,10 +175,17 @@ def measure_interaction(
         out["track_lag_s"] = _finite_or_none(lag)
 
         if is_true(p["measure_av_sync"]):
+            fps, size = float(p["motion_fps"]), tuple(p["motion_size"])
+            try:  # both cameras in one ffmpeg process; when that fails, one by one, to name the file
+                paths = [row[f"video_{speaker}"] for speaker in SPEAKERS]
+                motions = dict(zip(SPEAKERS, video_motions(paths, fps, size), strict=True))
+            except MediaError:
+                motions = {}
             for speaker in SPEAKERS:
                 stage = f"video_{speaker}"
-                fps = float(p["motion_fps"])
-                motion = video_motion(row[stage], fps=fps, size=tuple(p["motion_size"]))
+                motion = motions.get(speaker)
+                if motion is None:
+                    motion = video_motion(row[stage], fps=fps, size=size)
                 lag = av_lag(
                     linear_env[speaker],
                     hop_s,

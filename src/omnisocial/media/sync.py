@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from omnisocial.media.audio import _existing_file
-from omnisocial.media.frames import decode_grey, frame_motion
+from omnisocial.media.frames import decode_grey, decode_grey_together, frame_motion
 
 # scipy.ndimage is imported where used (~0.5 s CPU per job start)
 
@@ -120,6 +120,21 @@ def video_motion(path: str | os.PathLike, fps: float = 10, size: tuple[int, int]
     file = _existing_file(path)
     width, height = (int(v) for v in size)
     return frame_motion(decode_grey(file, fps, width, height, what="decode video from"))
+
+
+def video_motions(
+    paths: list[str | os.PathLike], fps: float = 10, size: tuple[int, int] = (32, 24)
+) -> list[np.ndarray]:
+    """`video_motion` of each file, decoded in one ffmpeg process (`frames.decode_grey_together`).
+
+    The same values as one call per file. MediaError when any file is missing or unreadable
+    (the message may name another file than the bad one: call `video_motion` per file to
+    attribute the failure).
+    """
+    files = [_existing_file(path) for path in paths]
+    width, height = (int(v) for v in size)
+    frames = decode_grey_together(files, fps, width, height, what="decode video from")
+    return [frame_motion(grey) for grey in frames]
 
 
 def audio_change(audio_env: np.ndarray, audio_hop_s: float, fps: float, n_frames: int) -> np.ndarray:
