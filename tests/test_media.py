@@ -553,6 +553,35 @@ def test_demo_mp4_graph_has_the_former_options():
         assert argv[-1] == former[-1]
 
 
+def test_several_mp4s_in_one_process_are_the_bytes_of_one_call_each(media_dir):
+    """`pipe.encode_raw_mp4s` (the demo corpus: both cameras at once) = `encode_raw_mp4` per file."""
+    from omnisocial.demo_kit import write_pcm_wav
+    from omnisocial.media.ffmpeg_run import MediaError as RunError
+    from omnisocial.media.pipe import RawMp4, encode_raw_mp4, encode_raw_mp4s
+
+    video = {"width": 32, "height": 24, "fps": 10}
+    rng = np.random.default_rng(5)
+    files = []
+    for index, n_frames in enumerate((30, 22)):  # two lengths, as a truncated camera
+        frames = rng.integers(16, 235, size=n_frames * 32 * 24 * 3 // 2, dtype=np.uint8).tobytes()
+        audio = media_dir / f"together_{index}.wav"
+        write_pcm_wav(audio, rng.integers(-3000, 3000, 48000, dtype=np.int16).tobytes(), 16000)
+        files.append(RawMp4(media_dir / f"together_{index}.mp4", frames, n_frames / 10, audio))
+    options = {"aac_coder": "fast", "b:a": "32k"}
+    encode_raw_mp4s(files, video, media_dir, audio_options=options)
+    for file in files:
+        alone = file.path.with_name(f"alone_{file.path.name}")
+        log = media_dir / "alone.log"
+        encode_raw_mp4(alone, file.frames, video, file.seconds, log, file.audio_path, audio_options=options)
+        assert file.path.read_bytes() == alone.read_bytes()
+    # a failed run names the first file and writes none of them
+    bad = [RawMp4(media_dir / "never_0.mp4", b"", 1.0, media_dir / "no_such.wav"), files[1]]
+    with pytest.raises(RunError, match="cannot encode .*never_0.mp4"):
+        encode_raw_mp4s(bad, video, media_dir)
+    assert not (media_dir / "never_0.mp4").exists()
+    assert not list(media_dir.glob(".never_0.mp4.*"))
+
+
 def test_ffmpeg_run_errors_name_the_file(media_dir):
     import ffmpeg
 

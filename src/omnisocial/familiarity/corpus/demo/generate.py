@@ -34,7 +34,7 @@ from omnisocial.familiarity.corpus.demo.design import (
 )
 from omnisocial.familiarity.corpus.demo.layout import participant_json, tables
 from omnisocial.familiarity.corpus.demo.scenes import (
-    encode_mp4,
+    encode_mp4s,
     render_speech,
     video_frames,
 )
@@ -81,17 +81,19 @@ def _make_interaction(task: tuple[Plan, dict, str]) -> dict:
         pcm = [pcm16(mic) for mic in mics]
         break_tracks(plan.expected, pcm, mics, rng, sample_rate, n_samples)
         n_frames = int(round(duration * float(video["fps"])))
+        cameras = []
         for who in range(plan.n_files):
             stem = out / plan.relative_stem(who)
             person = plan.people[who]
             write_pcm_wav(stem.with_suffix(".wav"), wav_payload(plan.expected, who, pcm[who]), sample_rate)
             frames_n = frame_count(plan.expected, who, n_frames)
             frames = video_frames(speech[who], person, video, sample_rate, frames_n)
-            mp4 = stem.with_suffix(".mp4")
-            encode_mp4(mp4, frames, pcm[who], video, sample_rate, workdir)
-            corrupt_video(plan.expected, who, mp4)
+            cameras.append((stem.with_suffix(".mp4"), frames, pcm[who]))
             data = participant_json(plan, who, pieces, rng, transcript=plan.expected != "missing_transcript")
             write_participant_json(plan.expected, who, stem.with_suffix(".json"), data)
+        encode_mp4s(cameras, video, sample_rate, workdir)  # both cameras in one ffmpeg process
+        for who, (mp4, _, _) in enumerate(cameras):
+            corrupt_video(plan.expected, who, mp4)
     return {
         "interaction_id": plan.interaction_id,
         "expected": plan.expected,

@@ -16,7 +16,7 @@ import numpy as np
 from omnisocial.demo_kit import write_pcm_wav
 from omnisocial.familiarity.corpus.demo.design import Person
 from omnisocial.familiarity.corpus.demo.timeline import Piece
-from omnisocial.media.pipe import encode_raw_mp4, yuv420p
+from omnisocial.media.pipe import RawMp4, encode_raw_mp4s, yuv420p
 
 
 def render_speech(pieces: list[Piece], who: int, n_samples: int, gain: float) -> np.ndarray:
@@ -71,13 +71,14 @@ def video_frames(speech: np.ndarray, person: Person, video: dict, sample_rate: i
     return b"".join(looks[int(h)] for h in openings)
 
 
-def encode_mp4(path: Path, frames: bytes, pcm: bytes, video: dict, sample_rate: int, workdir: Path) -> None:
-    """H.264 yuv420p + AAC (fast coder, 32k), single-threaded and bit-exact (`pipe.encode_raw_mp4`)."""
+def encode_mp4s(files: list[tuple[Path, bytes, bytes]], video: dict, sample_rate: int, workdir: Path) -> None:
+    """Each (path, frames, pcm) as H.264 yuv420p + AAC (fast coder, 32k), single-threaded and
+    bit-exact, all in one ffmpeg process (`pipe.encode_raw_mp4s`)."""
     width, height, fps = int(video["width"]), int(video["height"]), float(video["fps"])
-    seconds = len(frames) / (width * height * 3 // 2) / fps
-    audio = workdir / "mp4_audio.wav"
-    write_pcm_wav(audio, pcm, sample_rate)
-    errors = workdir / "ffmpeg.log"
-    encode_raw_mp4(
-        path, frames, video, seconds, errors, audio, audio_options={"aac_coder": "fast", "b:a": "32k"}
-    )
+    jobs = []
+    for index, (path, frames, pcm) in enumerate(files):
+        audio = workdir / f"mp4_audio{index}.wav"
+        write_pcm_wav(audio, pcm, sample_rate)
+        seconds = len(frames) / (width * height * 3 // 2) / fps
+        jobs.append(RawMp4(path, frames, seconds, audio))
+    encode_raw_mp4s(jobs, video, workdir, audio_options={"aac_coder": "fast", "b:a": "32k"})
