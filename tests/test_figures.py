@@ -182,6 +182,26 @@ def test_figure_is_independent_of_user_rcparams(tmp_path, inputs):
     assert reference == changed
 
 
+def test_png_and_pdf_share_one_crop_that_holds_every_label(tmp_path):
+    # save_figure measures the tight bbox once, at the PNG's dpi, for both formats
+    import matplotlib.pyplot as plt
+    from PIL import Image
+    from printsize import pdf_print_size
+
+    with style.styled():
+        fig, ax = plt.subplots(figsize=(4, 3))
+        ax.plot([0, 1], [0, 1], label="a legend entry far outside the axes")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
+        ax.set_ylabel("a label")
+    png, pdf = style.save_figure(fig, tmp_path / "crop")
+    plt.close(fig)
+    width_px, height_px = Image.open(png).size
+    width_in, height_in, _ = pdf_print_size(pdf)
+    assert width_in > 4.5  # the legend outside the axes is inside the crop
+    assert width_px / style.DPI == pytest.approx(width_in, abs=1.5 / style.DPI)
+    assert height_px / style.DPI == pytest.approx(height_in, abs=1.5 / style.DPI)
+
+
 def test_simulated_inputs_are_flagged_in_the_subtitle():
     simulated = pd.DataFrame({"source": [SIMULATED_LABEL]})
     real = pd.DataFrame({"source": ["survey export 2025-03"]})

@@ -344,20 +344,21 @@ def save_figure(fig: Figure, path_stem) -> list[Path]:
     paths = []
     with styled():
         fit_to_width(fig)
-        for label in hidden_legend_entries(fig):
-            log.warning("%s: every marker of legend entry %r is hidden under another", stem.name, label)
+        # The tight bbox (a long legend or label is never cut off), measured once on the drawing
+        # hidden_legend_entries makes, at the PNG's dpi (text extents depend on it): savefig's
+        # bbox_inches="tight" would draw the whole figure once more per format to measure it.
+        screen_dpi = fig.dpi
+        fig.set_dpi(DPI)
+        try:
+            for label in hidden_legend_entries(fig):
+                log.warning("%s: every marker of legend entry %r is hidden under another", stem.name, label)
+            bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(_SAVE_PAD_IN)
+        finally:
+            fig.set_dpi(screen_dpi)
         for extension, metadata in (("png", PNG_METADATA), ("pdf", PDF_METADATA)):
             target = stem.with_name(f"{stem.name}.{extension}")
             with atomic_path(target) as tmp:
-                # tight bbox: a long legend or label is never cut off (and stays deterministic)
-                fig.savefig(
-                    tmp,
-                    format=extension,
-                    dpi=DPI,
-                    metadata=metadata,
-                    bbox_inches="tight",
-                    pad_inches=_SAVE_PAD_IN,
-                )
+                fig.savefig(tmp, format=extension, dpi=DPI, metadata=metadata, bbox_inches=bbox)
             paths.append(target)
     return paths
 
