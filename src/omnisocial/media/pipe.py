@@ -51,7 +51,6 @@ def raw_mp4_stream(
     audio_path: Path | None = None,
     video_options: dict | None = None,
     audio_options: dict | None = None,
-    frames_source: str = "pipe:0",
 ):
     """The ffmpeg-python graph of `encode_raw_mp4` (raw yuv420p on `pipe:0` -> `output`).
 
@@ -60,9 +59,9 @@ def raw_mp4_stream(
     error -y`, OPTIONS being libx264 ultrafast yuv420p single-threaded, `-t SECONDS`, bit-exact
     flags, no metadata, then `-an` or AAC, plus `video_options` / `audio_options`, sorted by
     name as ffmpeg-python writes them (their order does not change the encoding; global
-    options such as -nostdin may stand anywhere). `frames_source` may name a raw file instead.
+    options such as -nostdin may stand anywhere).
     """
-    stream = _raw_mp4_output(output, video, seconds, audio_path, video_options, audio_options, frames_source)
+    stream = _raw_mp4_output(output, video, seconds, audio_path, video_options, audio_options, "pipe:0")
     return stream.global_args("-nostdin", "-hide_banner", "-loglevel", "error").overwrite_output()
 
 
