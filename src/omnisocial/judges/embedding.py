@@ -86,8 +86,8 @@ class MeanPoolingEncoder:
         modules = _read_json(folder / "modules.json")
         kinds = [str(m.get("type", "")) for m in modules]
         if kinds != SUPPORTED_MODULES:
-            wanted = SUPPORTED_MODULES
-            raise ValueError(f"{folder / 'modules.json'}: the embedding judge needs {wanted}, not {kinds}")
+            file = folder / "modules.json"
+            raise ValueError(f"{file}: the embedding judge needs {SUPPORTED_MODULES}, not {kinds}")
         pooling_dir = folder / str(modules[1].get("path") or "1_Pooling")
         pooling = _read_json(pooling_dir / "config.json")
         modes = [k for k, on in pooling.items() if k.startswith("pooling_mode_") and on]

@@ -61,7 +61,7 @@ def decode_grey_together(
 ) -> list[np.ndarray]:
     """`decode_grey` of each file, all in one ffmpeg process: the same frames, one start-up.
 
-    Each ffmpeg start costs ~0.1 CPU-s (it loads ~200 shared libraries), more than decoding
+    Each ffmpeg start costs ~0.1 CPU-s (it loads some 215 shared libraries), more than decoding
     a minute of small video. Each input has its own output file and filter chain, so its
     frames are those `decode_grey` gives. MediaError when the run fails or a file gives no
     frames; it may name only the first file: decode one by one to learn which failed.

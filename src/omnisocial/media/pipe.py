@@ -19,6 +19,8 @@ import numpy as np
 from omnisocial.io import atomic_path
 from omnisocial.media.ffmpeg_run import compile_args, pipe_frames, run_command
 
+QUIET = ("-nostdin", "-hide_banner", "-loglevel", "error")  # the encoders' global options
+
 
 def run_with_stdin(command, data: bytes, stderr_path: Path) -> int:
     """Run `command` with `data` on its stdin and stderr in `stderr_path`; return its exit code.
@@ -62,7 +64,7 @@ def raw_mp4_stream(
     options such as -nostdin may stand anywhere).
     """
     stream = _raw_mp4_output(output, video, seconds, audio_path, video_options, audio_options, "pipe:0")
-    return stream.global_args("-nostdin", "-hide_banner", "-loglevel", "error").overwrite_output()
+    return stream.global_args(*QUIET).overwrite_output()
 
 
 def _raw_mp4_output(output, video, seconds, audio_path, video_options, audio_options, frames_source):
@@ -130,7 +132,7 @@ def encode_raw_mp4s(
                     tmp, video, file.seconds, file.audio_path, video_options, audio_options, str(raw)
                 )
             )
-        stream = ffmpeg.merge_outputs(*outputs).global_args("-nostdin", "-hide_banner", "-loglevel", "error")
+        stream = ffmpeg.merge_outputs(*outputs).global_args(*QUIET)
         run_command(compile_args(stream.overwrite_output()), file=files[0].path, what="encode")
 
 
