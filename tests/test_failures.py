@@ -133,6 +133,41 @@ def test_each_attempt_appends_to_the_attempt_history(tmp_path):
     assert "attempt 2" in current and "first attempt failed" not in current
 
 
+JOB_SCRIPT = """
+import atexit, gc, sys, types
+from omnisocial import workflow
+# registered before start: exit handlers run last-registered first, so this one runs after
+# start's and sees what the exit's collections will see
+atexit.register(lambda: print("frozen at exit:", gc.get_freeze_count() > 0, file=sys.__stdout__))
+log = workflow.start(types.SimpleNamespace(log=[sys.argv[1]], rule="demo_rule", params={}))
+log.info("the job ran")
+outcome = sys.argv[2]
+if outcome == "raise":
+    raise ValueError("bad table")
+if outcome == "exit":
+    sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize(("outcome", "status"), [("ok", 0), ("raise", 1), ("exit", 3)])
+def test_a_job_skips_the_exit_collections_and_keeps_its_exit_status_and_log(tmp_path, outcome, status):
+    import subprocess
+    import sys
+
+    log = tmp_path / "rule.log"
+    script = tmp_path / "job.py"
+    script.write_text(JOB_SCRIPT)
+    done = subprocess.run(
+        [sys.executable, str(script), str(log), outcome], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == status, done.stderr
+    assert "frozen at exit: True" in done.stdout
+    text = log.read_text()
+    assert "the job ran" in text
+    if outcome == "raise":
+        assert "ValueError: bad table" in text and "rule demo_rule failed" in done.stderr
+
+
 # --- failing jobs: probe, circuit breaker, failed share -------------------------------------
 
 from omnisocial.models.runner import FailurePolicy, InferenceAborted, load_results  # noqa: E402

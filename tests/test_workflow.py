@@ -383,3 +383,48 @@ def test_notebook_executes_against_the_run(study, tmp_path):
         resources={"metadata": {"path": str(ROOT / "notebooks")}},
     ).execute()
     assert any((tmp_path / "figures").glob("*.png"))
+
+
+# --- cores and order of the parallel stages (config threads:, CHAIN_PRIORITY) ---------------
+
+
+def planned_job(said: str, rule: str) -> str:
+    """The dry run's block of the (first) job of `rule`."""
+    blocks = re.split(r"\n(?=\[[^\]]+\]\n)", said)
+    found = [b for b in blocks if re.search(rf"^(local)?rule {rule}:", b, re.M)]
+    assert found, f"no {rule} job planned"
+    return found[0]
+
+
+def planned_threads(said: str, rule: str) -> int:
+    match = re.search(r"^\s+threads: (\d+)$", planned_job(said, rule), re.M)
+    return int(match.group(1)) if match else 1  # Snakemake prints threads above 1 only
+
+
+def test_the_demo_runs_its_parallel_stages_on_one_core_and_a_study_takes_the_rules_defaults(tmp_path):
+    from test_release import seamless_example, snakemake
+
+    demo = tmp_path / "demo"
+    demo.mkdir()
+    shutil.copy(ROOT / "config" / "demo.yaml", demo / "config.yaml")
+    said = snakemake(demo, "-n", "--cores", "8").stdout
+    stages = ("measure_signals", "render_stimuli", "glmm", "rasch")
+    assert {rule: planned_threads(said, rule) for rule in ("make_demo_corpus", *stages)} == {
+        "make_demo_corpus": 2,
+        **dict.fromkeys(stages, 1),
+    }
+    # the longest chain goes first among ready jobs; the social benchmarks do not
+    for rule in ("make_demo_corpus", "measure_signals", "render_stimuli", "baseline_predictions", "rasch"):
+        assert "priority: 10" in planned_job(said, rule), rule
+    assert "priority" not in planned_job(said, "social_demo")
+
+    study = tmp_path / "study"
+    study.mkdir()
+    seamless_example(study)
+    said = snakemake(study, "-n", "--cores", "8").stdout
+    assert {rule: planned_threads(said, rule) for rule in stages} == {
+        "measure_signals": 8,
+        "render_stimuli": 8,
+        "glmm": 2,
+        "rasch": 2,
+    }

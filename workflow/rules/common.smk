@@ -17,6 +17,8 @@ validate_config(config, REPO / "workflow" / "schemas" / "config.schema.yaml")
 check_study(config)
 
 RESULTS = config["results"]
+# cores of each parallel stage's job (config threads:, schema defaults: a real study's)
+THREADS = config["threads"]
 
 
 # A squeue-status cluster run stops before its first submission when the cluster forgets

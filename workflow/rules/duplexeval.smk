@@ -50,7 +50,7 @@ rule duplexeval_stream_segments:
         sout("benchmarks", "duplexeval_stream_segments.tsv")
     conda:
         "../../envs/media.yaml"
-    threads: 2
+    threads: THREADS["duplexeval_stream_segments"]
     resources:
         runtime=minutes(60),
     params:

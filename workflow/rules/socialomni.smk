@@ -97,7 +97,7 @@ rule socialomni_cut_media:
         modality="audio_video|video|audio",
     conda:
         "../../envs/media.yaml"
-    threads: 2
+    threads: THREADS["socialomni_cut_media"]
     resources:
         runtime=minutes(30),
     params:
@@ -158,7 +158,7 @@ rule socialomni_stream_segments:
         modality="audio_video|video|audio",
     conda:
         "../../envs/media.yaml"
-    threads: 2
+    threads: THREADS["socialomni_stream_segments"]
     resources:
         runtime=minutes(60),
     params:

@@ -81,7 +81,7 @@ rule glmm:
         out("benchmarks", "glmm.tsv")
     conda:
         "../../../envs/stats.yaml"
-    threads: 2
+    threads: THREADS["glmm"]
     resources:
         runtime=minutes(120),
         mem_mb=4000,
@@ -108,9 +108,10 @@ rule rasch:
         out("logs", "rasch.log"),
     benchmark:
         out("benchmarks", "rasch.tsv")
+    priority: CHAIN_PRIORITY
     conda:
         "../../../envs/stats.yaml"
-    threads: 2
+    threads: THREADS["rasch"]
     resources:
         runtime=minutes(120),
         mem_mb=4000,

@@ -30,6 +30,10 @@ if FROM_RELEASE:
 # infer_model matches only the configured names (a regex matching nothing when there are none)
 FAM_MODEL_PATTERN = "|".join(re.escape(name) for name in FAM_MODELS) or "(?!)"
 INFERENCE = config["inference"]
+# The study's longest chain (corpus -> signals -> filters -> design -> stimuli -> baselines ->
+# models -> Rasch -> its figures): of the jobs ready at once its go first, and the social
+# benchmarks and the other figures fill the cores around it.
+CHAIN_PRIORITY = 10
 
 
 def fam_predictions():

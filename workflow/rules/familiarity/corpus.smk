@@ -12,9 +12,10 @@ if CORPUS["source"] == "demo":
             "logs/make_demo_corpus.log",
         benchmark:
             "logs/benchmarks/make_demo_corpus.tsv"
+        priority: CHAIN_PRIORITY
         conda:
             "../../../envs/media.yaml"
-        threads: 2
+        threads: THREADS["make_demo_corpus"]
         resources:
             runtime=minutes(20),
             mem_mb=2000,
@@ -34,6 +35,7 @@ rule ingest_corpus:
         speech=out("corpus", "corpus_vad.csv"),
     log:
         out("logs", "ingest_corpus.log"),
+    priority: CHAIN_PRIORITY
     conda:
         "../../../envs/media.yaml"
     resources:
@@ -64,7 +66,7 @@ rule transcribe_missing:
         out("benchmarks", "transcribe_missing.tsv")
     conda:
         "../../../envs/asr.yaml"
-    threads: 2
+    threads: THREADS["transcribe_missing"]
     resources:
         runtime=minutes(240),
         mem_mb=8000,

@@ -75,6 +75,7 @@ rule fam_figure_difficulty:
         pdf=out("figures", "difficulty.pdf"),
     log:
         out("logs", "fam_figure_difficulty.log"),
+    priority: CHAIN_PRIORITY
     conda:
         "../../../envs/figures.yaml"
     resources:
@@ -195,6 +196,7 @@ rule fam_figure_diagnostics:
         map_pdf=out("figures", "person_item_map.pdf"),
     log:
         out("logs", "fam_figure_diagnostics.log"),
+    priority: CHAIN_PRIORITY
     conda:
         "../../../envs/figures.yaml"
     resources:

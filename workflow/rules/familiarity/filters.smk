@@ -9,6 +9,7 @@ rule select_clip_candidates:
         candidates=out("clips", "clip_candidates.csv"),
     log:
         out("logs", "select_clip_candidates.log"),
+    priority: CHAIN_PRIORITY
     conda:
         "../../../envs/media.yaml"
     resources:
@@ -32,6 +33,7 @@ rule apply_filters:
         report=out("filters", "filter_report.csv"),
     log:
         out("logs", "apply_filters.log"),
+    priority: CHAIN_PRIORITY
     conda:
         "../../../envs/media.yaml"
     resources:

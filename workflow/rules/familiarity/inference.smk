@@ -13,6 +13,7 @@ rule baseline_predictions:
         out("logs", "baseline_predictions.log"),
     benchmark:
         out("benchmarks", "baseline_predictions.tsv")
+    priority: CHAIN_PRIORITY
     conda:
         "../../../envs/inference.yaml"
     resources:
@@ -38,6 +39,7 @@ rule infer_model:
         out("benchmarks", "infer_model_{model}.tsv")
     wildcard_constraints:
         model=FAM_MODEL_PATTERN,
+    priority: CHAIN_PRIORITY
     group:
         model_job_group(FAM_MODELS)
     conda:

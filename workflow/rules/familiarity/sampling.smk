@@ -8,6 +8,7 @@ rule sample_design:
         design=out("design", "design.csv"),
     log:
         out("logs", "sample_design.log"),
+    priority: CHAIN_PRIORITY
     conda:
         "../../../envs/media.yaml"
     resources:

@@ -12,9 +12,10 @@ rule measure_signals:
         out("logs", "measure_signals.log"),
     benchmark:
         out("benchmarks", "measure_signals.tsv")
+    priority: CHAIN_PRIORITY
     conda:
         "../../../envs/media.yaml"
-    threads: 8  # Snakemake lowers this to --cores on a smaller machine
+    threads: THREADS["measure_signals"]
     resources:
         runtime=minutes(60),
         mem_mb=3000,

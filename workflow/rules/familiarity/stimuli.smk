@@ -11,9 +11,10 @@ rule render_stimuli:
         out("logs", "render_stimuli.log"),
     benchmark:
         out("benchmarks", "render_stimuli.tsv")
+    priority: CHAIN_PRIORITY
     conda:
         "../../../envs/media.yaml"
-    threads: 8  # Snakemake lowers this to --cores on a smaller machine
+    threads: THREADS["render_stimuli"]
     resources:
         runtime=minutes(60),
         mem_mb=2000,
