@@ -43,7 +43,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -99,14 +101,29 @@ def released_reads_time(value) -> bool:
 
 
 def _reminder(raw: dict, key: str, source, item_id: str, reminders: str, notes) -> float | None:
-    """A reminder time: read like every time (`strict`), or dropped with a note when the released
-    scorer cannot read it (`released`)."""
+    """A reminder time: read like every time (`strict`), or as the released scorer reads it
+    (`released`: Python's float(), so "1e1" is 10 s and -2 stays -2; one it cannot read is
+    dropped with a note)."""
     value = raw.get(key)
-    if reminders == "released" and _given(value) and not released_reads_time(value):
-        message = f"{value!r} is not a number the released scorer reads: reminder dropped, as released"
-        _note(notes, source, item_id, key, message)
-        return None
+    if reminders == "released" and _given(value):
+        if not released_reads_time(value) or isinstance(value, bool):
+            message = f"{value!r} is not a number the released scorer reads: reminder dropped, as released"
+            _note(notes, source, item_id, key, message)
+            return None
+        number = float(value.strip() if isinstance(value, str) else value)
+        if number < 0 or (isinstance(value, str) and not _PLAIN_NUMBER.match(value.strip())):
+            _note(
+                notes,
+                source,
+                item_id,
+                key,
+                f"{value!r} read as {number:g} s: reminder read by float(), as released",
+            )
+        return number
     return _optional_time(raw, key, source, item_id)
+
+
+_PLAIN_NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
 
 
 def _given(value) -> bool:
@@ -166,7 +183,14 @@ def _stream_item(
     split = split or row_split or default_split or ""
     if split not in STREAM_SPLITS:
         raise ImportErrorWithItem(source, item_id, "split", f"unknown split {split!r}")
-    duration = _optional_time(raw, "video_duration", source, item_id)
+    try:
+        duration = _optional_time(raw, "video_duration", source, item_id)
+    except ImportErrorWithItem as error:
+        if reminders != "released":
+            raise
+        # the released scorers never read the field (they probe the clip)
+        _note(notes, source, item_id, "video_duration", f"{error.message}: field ignored, as released")
+        duration = None
     keys = ("reminder1", "reminder2")
     reading = reminders if split.startswith("PR_") else "strict"  # only the reminder scorer reads them
     times = {key: _reminder(raw, key, source, item_id, reading, notes) for key in keys}
@@ -175,9 +199,10 @@ def _stream_item(
         _note(notes, source, item_id, dropped[0], "no reminder left: the whole response is judged once")
     for key, value in times.items():
         if value is not None and duration is not None and value > duration:
-            raise ImportErrorWithItem(
-                source, item_id, key, f"{value:g} s is after the video's end ({duration:g} s)"
-            )
+            message = f"{value:g} s is after the video's end ({duration:g} s)"
+            if reading != "released":
+                raise ImportErrorWithItem(source, item_id, key, message)
+            _note(notes, source, item_id, key, f"{message}: reminder kept, as released")
     return {
         "split": split,
         "item_id": item_id,
@@ -317,6 +342,10 @@ def load_stream_items(
                 row = _stream_item(
                     raw, source, position, batch_split, root, media_dir, batch_default, reminders, notes
                 )
+                if reminders == "released" and (row["split"], row["item_id"]) in seen:
+                    # the released batch scripts write one output per split and id: the first stands
+                    _note(notes, source, row["item_id"], "id", "duplicate id: first copy kept, as released")
+                    continue
                 _unique((row["split"], row["item_id"]), seen, source, row["item_id"], "id")
             except ImportErrorWithItem as error:
                 errors.add(error)
@@ -334,22 +363,32 @@ def scorer_of(split: str) -> str:
     return "rtd" if split in RTD_SPLITS else "pr"
 
 
-def _time_value(entry: dict, key: str, source, item_id: str, label: str) -> float | None:
-    """The key's time; None when the key is absent, null or blank (the released `x or 0.0`)."""
+def _time_value(
+    entry: dict, key: str, source, item_id: str, label: str, released: bool = False
+) -> float | None:
+    """The key's time; None when the key is absent, null or blank (the released `x or 0.0`).
+    `released`: a number (or text float() reads) is taken as it is, negative too, as released."""
     value = entry.get(key)
     if _is_missing(value) or (isinstance(value, str) and not value.strip()):
         return None
+    if released and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = None
+        if number is not None and math.isfinite(number):
+            return number
     try:
         return parse_timestamp(value)
     except ValueError as error:
         raise ImportErrorWithItem(source, item_id, f"{label}.{key}", str(error)) from None
 
 
-def _first_time(entry: dict, keys, source, item_id: str, label: str) -> float | None:
+def _first_time(entry: dict, keys, source, item_id: str, label: str, released: bool = False) -> float | None:
     """The first of `keys` with a non-zero time (the released `a or b or ...` chain), else a 0 or None."""
     found = None
     for key in keys:
-        value = _time_value(entry, key, source, item_id, label)
+        value = _time_value(entry, key, source, item_id, label, released)
         if value:
             return value
         found = value if found is None else found
@@ -361,9 +400,15 @@ def _note(notes, source, item_id: str, field: str, message: str) -> None:
         notes.append({"source": str(source), "item_id": item_id, "field": field, "message": message})
 
 
-def _sentence(entry, source, item_id: str, label: str, scorer: str = "rtd", notes=None) -> dict | None:
+def _sentence(
+    entry, source, item_id: str, label: str, scorer: str = "rtd", notes=None, released: bool = False
+) -> dict | None:
     if not isinstance(entry, dict):
-        raise ImportErrorWithItem(source, item_id, label, f"expected an object, got {type(entry).__name__}")
+        message = f"expected an object, got {type(entry).__name__}"
+        if not released:
+            raise ImportErrorWithItem(source, item_id, label, message)
+        _note(notes, source, item_id, label, f"{message}: entry skipped, as released")
+        return None
     keys = _TEXT_KEYS[scorer]
     key = next((k for k in keys if k in entry), None)
     text = None if key is None else entry[key]
@@ -372,18 +417,20 @@ def _sentence(entry, source, item_id: str, label: str, scorer: str = "rtd", note
         _note(notes, source, item_id, f"{label}.{key or keys[0]}", f"{why}: sentence skipped, as released")
         return None
     if not isinstance(text, str):
-        raise ImportErrorWithItem(
-            source, item_id, f"{label}.{key}", f"expected text, got {type(text).__name__}"
-        )
+        message = f"expected text, got {type(text).__name__}"
+        if not released:
+            raise ImportErrorWithItem(source, item_id, f"{label}.{key}", message)
+        _note(notes, source, item_id, f"{label}.{key}", f"{message}: sentence skipped, as released")
+        return None
     if scorer == "rtd":
         point_keys = ("current_time", "time")
         if "start" in entry:
-            start = _time_value(entry, "start", source, item_id, label)
+            start = _time_value(entry, "start", source, item_id, label, released)
             if start is None:
                 _note(notes, source, item_id, f"{label}.start", "start is null: put at 0 s, as released")
                 start = 0.0
         else:
-            start = _first_time(entry, point_keys, source, item_id, label)
+            start = _first_time(entry, point_keys, source, item_id, label, released)
             if start is None:
                 _note(
                     notes,
@@ -394,33 +441,43 @@ def _sentence(entry, source, item_id: str, label: str, scorer: str = "rtd", note
                 )
                 start = 0.0
         if "end" in entry:
-            end = _time_value(entry, "end", source, item_id, label)
+            end = _time_value(entry, "end", source, item_id, label, released)
         else:
-            end = _first_time(entry, point_keys, source, item_id, label)
+            end = _first_time(entry, point_keys, source, item_id, label, released)
         end = start if end is None else end
         is_point = "start" not in entry and "end" not in entry
     else:
         time_key = next((k for k in ("current_time", "start", "time") if k in entry), None)
-        start = None if time_key is None else _time_value(entry, time_key, source, item_id, label)
+        start = None if time_key is None else _time_value(entry, time_key, source, item_id, label, released)
         if start is None:
             what = f"{time_key} is null" if time_key else "no current_time, start or time"
             _note(
                 notes, source, item_id, f"{label}.{time_key or 'current_time'}", f"{what}: 0 s, as released"
             )
             start = 0.0
-        end = _time_value(entry, "end", source, item_id, label)
+        end = _time_value(entry, "end", source, item_id, label, released)
         end = start if end is None else end
         is_point = "end" not in entry and time_key != "start"
+    if start < 0:
+        _note(notes, source, item_id, f"{label}.start", f"{start:g} s: negative time kept, as released")
     return {"text": text.strip(), "start": start, "end": max(end, start), "is_point": is_point}
 
 
 def read_stream_response(
-    path: str | os.PathLike, split: str, item_id: str, model: str = "", notes: list | None = None
+    path: str | os.PathLike,
+    split: str,
+    item_id: str,
+    model: str = "",
+    notes: list | None = None,
+    released: bool = False,
 ) -> pd.DataFrame:
     """One response file -> STREAM_RESPONSES rows (one per kept sentence); raises ImportErrorWithItem.
 
     Sentences are read with the keys of the released scorer of `split` (module doc); cases the
     release handles silently (no text, no time) are appended to `notes` when given.
+    `released`: also read what the released scorers read and ours refuses, each noted: a
+    non-object entry or a non-text text is skipped, a negative time kept, and with both
+    `sentences` and `chunks` the scorer's own list is read (docs/released-mode.md).
     """
     source = Path(path)
     data = _read_json(source)
@@ -433,7 +490,17 @@ def read_stream_response(
                 source, item_id, "(file)", "expected a list or an object with sentences/chunks"
             )
         if len(lists) == 2 and lists["sentences"] != lists["chunks"]:
-            raise ImportErrorWithItem(source, item_id, "sentences/chunks", "both lists present and different")
+            if not released:
+                raise ImportErrorWithItem(
+                    source, item_id, "sentences/chunks", "both lists present and different"
+                )
+            _note(
+                notes,
+                source,
+                item_id,
+                "sentences/chunks",
+                "both lists present: the scorer's own read, as released",
+            )
         # the description scorer looks for sentences first, the reminder scorer for chunks
         order = ("sentences", "chunks") if scorer_of(split) == "rtd" else ("chunks", "sentences")
         container = next(key for key in order if key in lists)
@@ -444,7 +511,9 @@ def read_stream_response(
         )
     rows = []
     for index, entry in enumerate(entries):
-        sentence = _sentence(entry, source, item_id, f"{container}[{index}]", scorer_of(split), notes)
+        sentence = _sentence(
+            entry, source, item_id, f"{container}[{index}]", scorer_of(split), notes, released
+        )
         if sentence is not None:
             rows.append(
                 {"model": model, "split": split, "item_id": item_id, "sentence_index": len(rows), **sentence}
