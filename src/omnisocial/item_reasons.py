@@ -50,6 +50,10 @@ class ItemReasons:
             items.append(str(item_id))
         self._first.setdefault(key, message)
 
+    def items(self, action: str) -> set[str]:
+        """Every item some reason of `action` touched."""
+        return {item for (a, _), v in self._items.items() if a == action for item in v}
+
     def count(self, action: str | None = None) -> int:
         return sum(len(v) for (a, _), v in self._items.items() if action is None or a == action)
 

@@ -27,8 +27,9 @@ from pathlib import Path
 
 
 def _note_reason(message: str) -> str:
-    """The generic tail of an import note ("text is null: sentence skipped, as released" ->
-    "sentence skipped, as released"), the reason its items are counted under."""
+    """The generic tail of an import note ("text is null: sentence without text skipped, as
+    released" -> "sentence without text skipped, as released"), the reason its items are
+    counted under."""
     return message.rsplit(": ", 1)[-1]
 
 

@@ -189,7 +189,13 @@ def _stream_item(
         if reminders != "released":
             raise
         # the released scorers never read the field (they probe the clip)
-        _note(notes, source, item_id, "video_duration", f"{error.message}: field ignored, as released")
+        _note(
+            notes,
+            source,
+            item_id,
+            "video_duration",
+            f"{error.message}: unreadable video_duration ignored, as released",
+        )
         duration = None
     keys = ("reminder1", "reminder2")
     reading = reminders if split.startswith("PR_") else "strict"  # only the reminder scorer reads them
@@ -202,7 +208,7 @@ def _stream_item(
             message = f"{value:g} s is after the video's end ({duration:g} s)"
             if reading != "released":
                 raise ImportErrorWithItem(source, item_id, key, message)
-            _note(notes, source, item_id, key, f"{message}: reminder kept, as released")
+            _note(notes, source, item_id, key, f"{message}: reminder after the video's end kept, as released")
     return {
         "split": split,
         "item_id": item_id,
@@ -344,7 +350,7 @@ def load_stream_items(
                 )
                 if reminders == "released" and (row["split"], row["item_id"]) in seen:
                     # the released batch scripts write one output per split and id: the first stands
-                    _note(notes, source, row["item_id"], "id", "duplicate id: first copy kept, as released")
+                    _note(notes, source, row["item_id"], "id", "duplicate id, first copy kept, as released")
                     continue
                 _unique((row["split"], row["item_id"]), seen, source, row["item_id"], "id")
             except ImportErrorWithItem as error:
@@ -407,27 +413,39 @@ def _sentence(
         message = f"expected an object, got {type(entry).__name__}"
         if not released:
             raise ImportErrorWithItem(source, item_id, label, message)
-        _note(notes, source, item_id, label, f"{message}: entry skipped, as released")
+        _note(notes, source, item_id, label, f"{message}: non-object entry skipped, as released")
         return None
     keys = _TEXT_KEYS[scorer]
     key = next((k for k in keys if k in entry), None)
     text = None if key is None else entry[key]
     if _is_missing(text) or (isinstance(text, str) and not text.strip()):
         why = "no " + ", ".join(keys) if key is None else f"{key} is {'null' if text is None else 'blank'}"
-        _note(notes, source, item_id, f"{label}.{key or keys[0]}", f"{why}: sentence skipped, as released")
+        _note(
+            notes,
+            source,
+            item_id,
+            f"{label}.{key or keys[0]}",
+            f"{why}: sentence without text skipped, as released",
+        )
         return None
     if not isinstance(text, str):
         message = f"expected text, got {type(text).__name__}"
         if not released:
             raise ImportErrorWithItem(source, item_id, f"{label}.{key}", message)
-        _note(notes, source, item_id, f"{label}.{key}", f"{message}: sentence skipped, as released")
+        _note(notes, source, item_id, f"{label}.{key}", f"{message}: non-text sentence skipped, as released")
         return None
     if scorer == "rtd":
         point_keys = ("current_time", "time")
         if "start" in entry:
             start = _time_value(entry, "start", source, item_id, label, released)
             if start is None:
-                _note(notes, source, item_id, f"{label}.start", "start is null: put at 0 s, as released")
+                _note(
+                    notes,
+                    source,
+                    item_id,
+                    f"{label}.start",
+                    "start is null: no time, put at 0 s, as released",
+                )
                 start = 0.0
         else:
             start = _first_time(entry, point_keys, source, item_id, label, released)
@@ -437,7 +455,7 @@ def _sentence(
                     source,
                     item_id,
                     f"{label}.start",
-                    "no start, current_time or time: 0 s, as released",
+                    "no start, current_time or time: no time, put at 0 s, as released",
                 )
                 start = 0.0
         if "end" in entry:
@@ -452,7 +470,11 @@ def _sentence(
         if start is None:
             what = f"{time_key} is null" if time_key else "no current_time, start or time"
             _note(
-                notes, source, item_id, f"{label}.{time_key or 'current_time'}", f"{what}: 0 s, as released"
+                notes,
+                source,
+                item_id,
+                f"{label}.{time_key or 'current_time'}",
+                f"{what}: no time, put at 0 s, as released",
             )
             start = 0.0
         end = _time_value(entry, "end", source, item_id, label, released)
@@ -499,7 +521,7 @@ def read_stream_response(
                 source,
                 item_id,
                 "sentences/chunks",
-                "both lists present: the scorer's own read, as released",
+                "both lists present: the scorer's own list of sentences / chunks read, as released",
             )
         # the description scorer looks for sentences first, the reminder scorer for chunks
         order = ("sentences", "chunks") if scorer_of(split) == "rtd" else ("chunks", "sentences")

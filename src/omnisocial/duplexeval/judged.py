@@ -312,9 +312,11 @@ def read_judge_replies(path: str | os.PathLike, default_kind: str) -> pd.DataFra
     source = Path(path)
     if not source.is_file():
         raise ImportErrorWithItem(source, "", "(file)", "judge replies file not found")
+    if not source.read_bytes().strip():
+        raise ImportErrorWithItem(source, "", "(file)", "empty file, no judge replies")
     records = _reply_records(source)
     if not records:
-        raise ImportErrorWithItem(source, "", "(file)", "no judge replies (empty file)")
+        raise ImportErrorWithItem(source, "", "(file)", "no judge replies in the file")
     rows, seen = [], set()
     for position, record in enumerate(records):
         item_id = _cell(record, "item_id", "id")

@@ -69,6 +69,8 @@ def read_table(path: str, required: tuple[str, ...], what: str, hint: str = "") 
     if not file.is_file():
         raise InputError(f"{path}: no such file")
     text = file.read_text(encoding="utf-8")
+    if not text.strip():
+        raise InputError(f"{path}: empty file, no {what}")
     released = False
     suffix = file.suffix.lower()
     if suffix in (".jsonl", ".json") or text.lstrip().startswith(("{", "[")):
@@ -146,10 +148,14 @@ def _known(
     known = frame[key].isin(set(items["item_id"].astype(str)))
     if not known.any():
         raise _input_error()(f"{path}: item {frame[key].iloc[0]}: field id: not in the items file")
-    if not known.all():
-        unknown = frame.loc[~known, key]
+    excluded = frame[key].isin(reasons.items("excluded")) & ~known if reasons is not None else known & False
+    for item_id in frame.loc[excluded, key]:
+        reasons.add("excluded", f"{what} for an excluded item", item_id, path)
+    known_or_excluded = known | excluded
+    if not known_or_excluded.all():
+        unknown = frame.loc[~known_or_excluded, key]
         print(
-            f"omnisocial socialomni: {path}: {int((~known).sum())} {what} for items not in the items file "
+            f"omnisocial socialomni: {path}: {len(unknown)} {what} for items not in the items file "
             f"left out (e.g. item {unknown.iloc[0]})",
             file=sys.stderr,
         )
@@ -238,9 +244,10 @@ def _when_scores(items, replies, parser, how_replies=None, raw_answers=None):
     return score_when_single(items, replies[columns], parser, how_replies, raw_answers)
 
 
-def _failed_for_empty_how(scored: pd.DataFrame) -> int:
-    """Right when answers (by the reading) counted wrong because the how answer was empty."""
-    return int(((scored["prediction"] == scored["gold"]) & ~scored["correct"].astype(bool)).sum())
+def _failed_for_empty_how(scored: pd.DataFrame, without_how: pd.DataFrame) -> int:
+    """Right when answers counted wrong because the how answer was empty (`without_how`: the
+    same replies scored without the how answers)."""
+    return int((without_how["correct"].astype(bool) & ~scored["correct"].astype(bool)).sum())
 
 
 def run_when(args) -> int:
@@ -253,7 +260,9 @@ def run_when(args) -> int:
     ACCURACY_BREAKDOWN.write(args.output, breakdown)
     reasons.report(args.output)
     overall = breakdown[breakdown["breakdown"] == "overall"]
-    failed = _failed_for_empty_how(scored)
+    failed = _failed_for_empty_how(
+        scored, _when_scores(items, replies, args.parser, None, opts.raw_answers)[0]
+    )
     extra = f"; {failed} right answers counted wrong for an empty how answer, as released" if failed else ""
     _summary("when", args.parser, len(replies), int(overall["n_parser_differs"].sum()), args.output, extra)
     return 0
