@@ -111,9 +111,13 @@ def run_when_how(cases: dict, work: Path) -> dict:
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     again = json.loads(rescored.read_text(encoding="utf-8"))
     return {
-        "pipeline": {k: payload[k] for k in ("q1_correct", "q1_total", "q1_accuracy", "q2_avg_score", "q2_count")},
+        "pipeline": {
+            k: payload[k] for k in ("q1_correct", "q1_total", "q1_accuracy", "q2_avg_score", "q2_count")
+        },
         "rows": {
-            r["video_id"]: {k: r[k] for k in ("q1_correct", "q1_prediction", "q1_answer", "q2_score", "timestamp")}
+            r["video_id"]: {
+                k: r[k] for k in ("q1_correct", "q1_prediction", "q1_answer", "q2_score", "timestamp")
+            }
             for r in payload["results"]
         },
         "rescoring": {"q2_avg_score": again["q2_avg_score"], "q2_count": again["q2_count"]},
@@ -138,7 +142,9 @@ def _run_batch(batch, script, rows_by_split: dict, make_argv, work: Path) -> Non
 
 
 def run_rtd(cases: dict, work: Path) -> dict:
-    rtd, batch = _import(os.environ["DUPLEXEVAL_SRC"], ["real_time_description", "batch_real_time_description"])
+    rtd, batch = _import(
+        os.environ["DUPLEXEVAL_SRC"], ["real_time_description", "batch_real_time_description"]
+    )
     by_text = {j["text"]: j["reply"] for j in cases["judge"] if "text" in j}
     content = {j["item_id"]: j["reply"] for j in cases["judge"] if j.get("kind") == "content"}
     current = {}
@@ -203,7 +209,9 @@ def run_pr(cases: dict, work: Path) -> dict:
     for split, rows in cases["items"].items():
         for row in rows:
             result = json.loads((work / "out" / split / f"{row['id']}.json").read_text(encoding="utf-8"))
-            out.setdefault(row["id"], result["summary"] | {"event_scores": result["evaluation_result"]["event_scores"]})
+            out.setdefault(
+                row["id"], result["summary"] | {"event_scores": result["evaluation_result"]["event_scores"]}
+            )
     return out
 
 
@@ -218,7 +226,9 @@ def main() -> None:
         "Omni-DuplexEval": "OpenBMB/Omni-DuplexEval@962cec4",
         "how": "tests/data/released_scorers/generate.py (README.md)",
     }
-    (HERE / "expected.json").write_text(json.dumps(expected, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (HERE / "expected.json").write_text(
+        json.dumps(expected, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
 
 
 if __name__ == "__main__":
