@@ -556,8 +556,10 @@ def load_stream_responses(
     model: str = "",
     collect_errors: bool = False,
     notes: list | None = None,
+    released: bool = False,
 ):
-    """Read `{root}/{split}/{id}.json` for every (split, item_id) of `items`.
+    """Read `{root}/{split}/{id}.json` for every (split, item_id) of `items` (`released`: as in
+    `read_stream_response`).
 
     A missing file is an error of that item (field `(file)`); in collect mode a file with
     any malformed sentence is left out whole and reported once. Sentences skipped or put at
@@ -570,7 +572,7 @@ def load_stream_responses(
         try:
             if not path.is_file():
                 raise ImportErrorWithItem(path, item_id, "(file)", "response file not found")
-            frames.append(read_stream_response(path, split, item_id, model, notes))
+            frames.append(read_stream_response(path, split, item_id, model, notes, released))
         except ImportErrorWithItem as error:
             errors.add(error)
     frames = [frame for frame in frames if len(frame)]
@@ -619,8 +621,10 @@ def import_stream_responses(
     items: pd.DataFrame,
     skip_bad: bool = False,
     notes: list | None = None,
+    released: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every model folder `{responses_root}/{model}/` read for the items: (responses, import errors).
+    """Every model folder `{responses_root}/{model}/` read for the items: (responses, import errors);
+    `released` as in `read_stream_response`.
 
     Sentences skipped or put at 0 s as released are appended to `notes` when given."""
     if not responses_root:
@@ -632,10 +636,12 @@ def import_stream_responses(
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
         if skip_bad:
             responses, bad = load_stream_responses(
-                folder, items, model=folder.name, collect_errors=True, notes=notes
+                folder, items, model=folder.name, collect_errors=True, notes=notes, released=released
             )
             errors.append(bad)
         else:
-            responses = load_stream_responses(folder, items, model=folder.name, notes=notes)
+            responses = load_stream_responses(
+                folder, items, model=folder.name, notes=notes, released=released
+            )
         frames.append(responses)
     return concat_frames(frames, STREAM_RESPONSES), concat_frames(errors, IMPORT_ERRORS)

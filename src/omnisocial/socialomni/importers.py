@@ -516,6 +516,7 @@ def import_socialomni(
     max_time_s: float | None = None,
     timestamps: str = "excel",
     consistency_map: Mapping[str, str] | None = None,
+    released: bool = False,
 ) -> dict[str, pd.DataFrame]:
     """Who / when items, how references, streaming when items, turns and panels from a SocialOmni root.
 
@@ -523,9 +524,10 @@ def import_socialomni(
     at least one must exist. `skip_bad`: malformed items are left out and listed in
     `errors` instead of failing the import. `truth/*.csv` (the demo's) are read when present.
     `timestamps`, `consistency_map`: see the module doc; `timestamp_readings` lists every
-    excel reading of a three-field time.
+    excel reading of a three-field time. `released`: items read as the released pipelines
+    read them (`ReadOptions.released`); each such reading is a row of `released_notes`.
     """
-    opts = ReadOptions(max_time_s, timestamps, consistency_map)
+    opts = ReadOptions(max_time_s, timestamps, consistency_map, released=released)
     root = Path(root)
     level1 = root / "data" / "level_1" / "dataset.json"
     level2 = root / "data" / "level_2" / "annotations.json"
@@ -589,4 +591,5 @@ def import_socialomni(
         "panels": panels,
         "errors": concat_frames(errors, IMPORT_ERRORS),
         "timestamp_readings": opts.table(),
+        "released_notes": pd.DataFrame(opts.released_notes, columns=["item_id", "reason", "message"]),
     }

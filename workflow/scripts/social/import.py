@@ -30,7 +30,10 @@ social = import_socialomni(
     params.max_time_s,
     timestamps=params.timestamps,
     consistency_map=dict(params.consistency_map),
+    released=params.parser == "released",
 )
+for note in social["released_notes"].itertuples():  # read as the released pipelines read it
+    log.warning("as released: item %s: %s (%s)", note.item_id, note.reason, note.message)
 notes = []
 # the released reminder scorer drops a reminder time it cannot read ("0:15"); strict reads 15 s
 duplex = import_duplexeval(
@@ -43,7 +46,11 @@ duplex = import_duplexeval(
     notes=notes,
 )
 responses, response_errors = import_stream_responses(
-    params.responses_root, duplex["stream_items"], params.skip_bad_items, notes=notes
+    params.responses_root,
+    duplex["stream_items"],
+    params.skip_bad_items,
+    notes=notes,
+    released=params.parser == "released",
 )
 for note in notes:  # what the released scorers do silently: reminders dropped, sentences skipped or at 0 s
     log.warning(
