@@ -14,7 +14,11 @@ released batch scripts skip them. Judge replies no judgement reads (an unknown i
 or index; `judged.unmatched_replies`) are counted on stderr and listed in `--notes`.
 `--parser released` also reads reminder times as the released scorer does: one it cannot
 read ("0:15") is dropped, and an item left without reminders is judged once on the whole
-response, each noted in `--notes`; `strict` reads "0:15" as 15 s. Only argparse is
+response, each noted in `--notes`; `strict` reads "0:15" as 15 s. A bad item or response
+file never costs the whole run: released mode scores it as the released scorers do, strict
+leaves it out; each reason's item count goes to stderr and METRICS.item_reasons.csv
+(docs/released-mode.md). The rtd judge windows use the clip's probed length when the clip
+is readable, as released. An empty judge file is a one-line error. Only argparse is
 imported here; the work is imported when the command runs, so `omnisocial score` stays
 light.
 """

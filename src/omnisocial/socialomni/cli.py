@@ -28,7 +28,12 @@ domain) after scoring the when replies, so the when-gated averages are the relea
 its `n_parser_differs` counts the items of the row whose when reply or judge reply the
 other parser reads differently. Replies (and judge replies) for items the annotations do
 not hold are left out, counted and named on stderr; a file with none left is an error.
-Each command ends with one summary line on stderr.
+A bad item never costs the whole file: with `--parser released` it is read as the released
+pipelines read it (an answer written "B.", an unreadable timestamp, a duplicated id), with
+`strict` it is left out; either way each reason's item count is printed on stderr and
+written to METRICS.item_reasons.csv (`omnisocial.item_reasons`, docs/released-mode.md).
+An empty reply or judge file is a one-line error. Each command ends with one summary line
+on stderr.
 Registered through `omnisocial.cli.PLUGIN_MODULES` (this module's `add_cli`).
 """
 
