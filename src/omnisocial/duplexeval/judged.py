@@ -16,7 +16,8 @@ whole-response judgement of an item without reminders = 0) for `reminder`; none 
 
 Parsing a reply (`parse_reply`), parser `released` (the default, as the released code):
 - temporal / content (`real_time_description.parse_evaluation_response`): the first
-  `{...}` object of the reply that decodes as JSON (trailing commas dropped) and whose
+  `{...}` object nested at most one level deep (a reply nesting deeper is read from an
+  inner object, as released) that decodes as JSON (trailing commas dropped) and whose
   `temporal_score`, `is_relevant`, `content_score` values are numbers is read by key, in
   any key order; without one, the quoted keys are searched in the text
   (`"temporal_score": 2`). The temporal score and is_relevant are truncated to integers
@@ -43,12 +44,14 @@ Scoring (as released):
   (`description.judge_window`, with the item's video_duration); a sentence with no valid
   window, or without a reply (the released API failure), is not judged. Temporal score
   = the mean over judged relevant sentences (0 when none); irrelevant-duration ratio =
-  duration of judged irrelevant sentences / duration of judged sentences. Content = the
-  item's content reply.
+  duration of judged irrelevant sentences / duration of judged sentences (is_relevant 1 is
+  relevant, 0 irrelevant, any other value neither: it counts only in the total, as
+  released). Content = the item's content reply.
 - pr, per item (`proactive_reminder.evaluate_sample`): each reminder time t gets the
   response text in [t, t + 10]; no text scores 0 without a judge; a missing reply is 0
-  (the released API failure); the sample passes only if every event does. An item
-  without reminders (the correction split) is judged once on the whole response.
+  (the released API failure); the sample passes only if every event scores 1; released
+  sums the event scores into n_passed (a success_score of 2 counts 2). An item without
+  reminders, and any correction item, is judged once on the whole response.
 - Per split and 'all' (`split_metrics`): counts, means and fractions (score / 3, passed /
   scored).
 """
