@@ -37,54 +37,15 @@ def _note_reason(message: str) -> str:
     return message.rsplit(": ", 1)[-1]
 
 
-def clip_durations(items, root: Path, reasons) -> list:
-    """Each item's clip length as the released description scorer takes it: the clip probed
-    (`real_time_description.get_video_duration`), whatever `video_duration` says; without a
-    readable clip, the field (counted)."""
-    from omnisocial.importing import nan_to_none, resolve
-    from omnisocial.media.audio import MediaError, probe
-
-    out = []
-    for item in items.to_dict("records"):
-        field = nan_to_none(item["video_duration"])
-        path = resolve(root, item["video"]) if str(item["video"] or "").strip() else None
-        if path is None or not path.is_file():
-            what = "no clip file" + (
-                ": video_duration used" if field is not None else " and no video_duration"
-            )
-            reasons.add("scored as released", what, item["item_id"], str(path or ""))
-            out.append(field)
-            continue
-        try:
-            info = probe(path)
-            length = info["format_duration"] or info["video_duration"]
-        except MediaError as error:
-            reasons.add(
-                "scored as released", "clip unreadable: video_duration used", item["item_id"], str(error)
-            )
-            out.append(field)
-            continue
-        if field is None:
-            reasons.add(
-                "scored as released",
-                "no video_duration: the clip's length used, as released",
-                item["item_id"],
-            )
-        elif abs(float(field) - float(length)) > 0.05:
-            reasons.add(
-                "scored as released",
-                "video_duration differs from the clip: the clip's length used, as released",
-                item["item_id"],
-                f"field {float(field):g} s, clip {float(length):.2f} s",
-            )
-        out.append(float(length))
-    return out
-
-
 def _run(args: argparse.Namespace) -> int:
     from omnisocial.duplexeval import judged
     from omnisocial.duplexeval.contracts import RTD_SPLITS, STREAM_IMPORT_NOTES, STREAM_RESPONSES
-    from omnisocial.duplexeval.importers import load_stream_items, read_stream_response, response_path
+    from omnisocial.duplexeval.importers import (
+        clip_durations,
+        load_stream_items,
+        read_stream_response,
+        response_path,
+    )
     from omnisocial.errors import EXIT_OK, InputError
     from omnisocial.importing import ImportErrorWithItem, concat_frames
     from omnisocial.io import write_csv
@@ -138,7 +99,11 @@ def _run(args: argparse.Namespace) -> int:
     scored_items = items[keep].copy()
     if args.task == "rtd" and len(scored_items):
         root = Path(args.items) if Path(args.items).is_dir() else Path(args.items).parent
-        scored_items["video_duration"] = clip_durations(scored_items, root, reasons)
+
+        def note(item_id: str, reason: str, message: str = "") -> None:
+            reasons.add("scored as released", reason, item_id, message)
+
+        scored_items["video_duration"] = clip_durations(scored_items, root, note)
     if not len(responses):  # every file empty: still one row per item, for the model named
         responses = STREAM_RESPONSES.empty()
     score = judged.score_rtd_replies if args.task == "rtd" else judged.score_pr_replies

@@ -645,3 +645,41 @@ def import_stream_responses(
             )
         frames.append(responses)
     return concat_frames(frames, STREAM_RESPONSES), concat_frames(errors, IMPORT_ERRORS)
+
+
+def clip_durations(items: pd.DataFrame, root, note=None) -> list:
+    """Each item's clip length as the released description scorer takes it: the clip probed
+    (`real_time_description.get_video_duration`), whatever `video_duration` says. Without a
+    readable clip: the field. `note(item_id, reason, message)` hears of every item whose
+    length is not simply its field (docs/released-mode.md)."""
+    from omnisocial.importing import nan_to_none
+    from omnisocial.media.audio import MediaError, probe
+
+    note = note or (lambda *_: None)
+    out = []
+    for item in items.to_dict("records"):
+        field = nan_to_none(item["video_duration"])
+        path = resolve(root, item["video"]) if str(item["video"] or "").strip() else None
+        if path is None or not path.is_file():
+            used = ": video_duration used" if field is not None else " and no video_duration"
+            note(item["item_id"], "no clip file" + used, str(path or ""))
+            out.append(field)
+            continue
+        try:
+            info = probe(path)
+            length = float(info["format_duration"] or info["video_duration"])
+        except (MediaError, TypeError) as error:
+            note(item["item_id"], "clip unreadable: video_duration used", str(error))
+            out.append(field)
+            continue
+        if field is None:
+            note(item["item_id"], "no video_duration: the clip's length used, as released")
+        elif abs(float(field) - length) > 0.05:
+            message = f"field {float(field):g} s, clip {length:.2f} s"
+            note(
+                item["item_id"],
+                "video_duration differs from the clip: the clip's length used, as released",
+                message,
+            )
+        out.append(length)
+    return out

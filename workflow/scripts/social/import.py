@@ -7,8 +7,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
-from omnisocial.duplexeval.contracts import STREAM_EVENTS, STREAM_ITEMS, STREAM_RESPONSES
-from omnisocial.duplexeval.importers import import_duplexeval, import_stream_responses
+from omnisocial.duplexeval.contracts import RTD_SPLITS, STREAM_EVENTS, STREAM_ITEMS, STREAM_RESPONSES
+from omnisocial.duplexeval.importers import clip_durations, import_duplexeval, import_stream_responses
 from omnisocial.importing import IMPORT_ERRORS
 from omnisocial.socialomni.contracts import (
     HOW_REFERENCES,
@@ -45,6 +45,16 @@ duplex = import_duplexeval(
     reminders="released" if params.parser == "released" else "strict",
     notes=notes,
 )
+if params.duplexeval_root and len(duplex["stream_items"]):
+    # the description judge windows end at the clip's probed length, as the released scorer's do
+    stream_items = duplex["stream_items"]
+    rtd = stream_items["split"].isin(RTD_SPLITS)
+
+    def length_note(item_id, reason, message=""):
+        log.warning("clip length: item %s: %s %s", item_id, reason, message)
+
+    lengths = clip_durations(stream_items[rtd], Path(params.duplexeval_root), length_note)
+    stream_items.loc[rtd, "video_duration"] = pd.Series(lengths, index=stream_items.index[rtd], dtype=float)
 responses, response_errors = import_stream_responses(
     params.responses_root,
     duplex["stream_items"],
