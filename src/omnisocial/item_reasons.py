@@ -72,15 +72,19 @@ class ItemReasons:
         ]
         return ITEM_REASONS.validate(pd.DataFrame(rows, columns=ITEM_REASONS.names))
 
+    def lines(self) -> list[str]:
+        """One line per reason: '<command>: <action>: <reason>: <n> items (e.g. item <id>)'."""
+        out = []
+        for (action, reason), items in self._items.items():
+            noun = "item" if len(items) == 1 else "items"
+            out.append(f"{self.command}: {action}: {reason}: {len(items)} {noun} (e.g. item {items[0]})")
+        return out
+
     def report(self, output, stream=None) -> Path:
         """One stderr line per reason, then the table written next to `output` (returns its path)."""
         stream = stream or sys.stderr
-        for (action, reason), items in self._items.items():
-            noun = "item" if len(items) == 1 else "items"
-            print(
-                f"{self.command}: {action}: {reason}: {len(items)} {noun} (e.g. item {items[0]})",
-                file=stream,
-            )
+        for line in self.lines():
+            print(line, file=stream)
         path = reasons_path(output)
         ITEM_REASONS.write(path, self.table())
         return path

@@ -10,6 +10,7 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 from omnisocial.duplexeval.contracts import RTD_SPLITS, STREAM_EVENTS, STREAM_ITEMS, STREAM_RESPONSES
 from omnisocial.duplexeval.importers import clip_durations, import_duplexeval, import_stream_responses
 from omnisocial.importing import IMPORT_ERRORS
+from omnisocial.item_reasons import ItemReasons
 from omnisocial.socialomni.contracts import (
     HOW_REFERENCES,
     PANELS,
@@ -74,6 +75,17 @@ errors = [frame for frame in (social["errors"], duplex["errors"], response_error
 for frame in errors:
     for row in frame.itertuples():
         log.warning("left out: %s item %s field %s: %s", row.source, row.item_id, row.field, row.message)
+# how many items each reason touched, as the scoring commands print it (docs/released-mode.md)
+reasons = ItemReasons("social import", params.parser)
+for note in social["released_notes"].itertuples():
+    reasons.add("scored as released", note.reason, note.item_id, note.message)
+for note in notes:
+    reasons.add("scored as released", note["message"].rsplit(": ", 1)[-1], note["item_id"], note["message"])
+for frame in errors:
+    for row in frame.itertuples():
+        reasons.add("excluded", f"field {row.field}", row.item_id or "?", row.message)
+for line in reasons.lines():
+    log.info(line)
 out = snakemake.output
 WHO_ITEMS.write(out.who_items, social["who_items"])
 WHEN_ITEMS.write(out.when_items, social["when_items"])
