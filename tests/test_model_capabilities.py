@@ -190,6 +190,16 @@ def test_a_text_only_request_to_an_audio_model_fails_unsent(tmp_path):
     assert [part["type"] for part in body["messages"][-1]["content"]] == ["input_audio", "text"]
 
 
+def test_a_transcript_ablation_of_an_audio_model_plans_no_requests():
+    """who / when / how: the transcript run of an audio model would be all refused calls."""
+    from omnisocial.socialomni.runs import run_modality
+
+    audio = validate_entry(openai_entry("gpt-audio", modalities=["audio"]))
+    assert run_modality(audio) == "audio" and run_modality(audio, "transcript") is None
+    chat = validate_entry(openai_entry("gpt-4o", modalities=["video"], media={"video_audio": "none"}))
+    assert run_modality(chat, "transcript") == "transcript"
+
+
 @pytest.mark.parametrize(
     "model",
     [

@@ -280,6 +280,12 @@ def is_reasoning(entry: Mapping) -> bool:
     return family is not None and family.reasoning
 
 
+def needs_audio(entry: Mapping) -> bool:
+    """Whether every request of this entry must carry audio (OpenAI's audio models)."""
+    family = family_of(entry.get("model", "")) if entry.get("backend") == "openai" else None
+    return family is not None and family.needs_audio
+
+
 def request_problem(model: str, content: str | list[dict]) -> str | None:
     """Why the service would refuse a request with this user content; None when it would not.
 
