@@ -83,6 +83,12 @@ def test_a_frames_video_entry_of_a_model_without_audio_input_must_choose_its_aud
         validate_entry(openai_entry(vl, VLLM, modalities=["video"], media={"video_audio": "separate_part"}))
     silent = validate_entry(openai_entry(vl, VLLM, modalities=["video"], media={"video_audio": "none"}))
     assert silent["media"]["video_audio"] == "none" and silent["max_tokens_field"] == "max_tokens"
+    with pytest.raises(RegistryError, match=r"media\.video_audio: in_video: Qwen VL .*do not decode"):
+        validate_entry(
+            openai_entry(
+                vl, VLLM, modalities=["video"], media={"video_mode": "video_url", "video_audio": "in_video"}
+            )
+        )
     for model in ("Qwen/Qwen3-VL-8B-Instruct", "qwen2-vl-2b-instruct"):  # the family, any size or spelling
         with pytest.raises(RegistryError, match=r"Qwen VL \(vLLM\) take no audio input"):
             validate_entry(openai_entry(model, VLLM, modalities=["video"]))

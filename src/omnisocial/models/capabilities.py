@@ -215,6 +215,11 @@ def check_openai_entry(entry: dict, raw: Mapping, where: str) -> list[str]:
         problems.append(
             f"{where}: media.video_audio: in_video needs media.video_mode video_url (frames carry no audio)"
         )
+    elif media.get("video_audio") == "in_video" and family is not None and not family.audio_in_video:
+        problems.append(
+            f"{where}: media.video_audio: in_video: {family.name} ({entry['model']}) do not decode "
+            "a video_url's audio; use none" + (" or separate_part" if "input_audio" in family.accepts else "")
+        )
     kwargs = entry["extra_body"].get("mm_processor_kwargs") or {}
     if media.get("video_audio") not in (None, "in_video") and kwargs.get("use_audio_in_video"):
         problems.append(
@@ -290,7 +295,7 @@ def request_problem(model: str, content: str | list[dict]) -> str | None:
     """Why the service would refuse a request with this user content; None when it would not.
 
     The entry check stops entries whose modalities send a refused request; this catches
-    the requests an entry's modalities do not say (a transcript ablation, a judge prompt).
+    the requests an entry's modalities do not say (a judge prompt, a transcript request).
     """
     family = family_of(model)
     if family is None or not family.needs_audio:
