@@ -921,3 +921,97 @@ def test_timeouts_over_loopback_are_retried_then_recorded():
             (failed,) = backend.generate([Request("d2", "q")])
     assert recovered.ok and recovered.attempts == 2
     assert failed.text is None and failed.attempts == 2 and failed.error.startswith("timeout")
+
+
+# --- json_schema mode: the subset Gemini documents ---------------------------------------------
+
+
+def _documented_keywords() -> set[str]:
+    """The keywords google-genai documents for GenerateContentConfig.response_json_schema."""
+    text = " ".join(types.GenerateContentConfig.model_fields["response_json_schema"].description.split())
+    listed = text[text.index("only the following properties are supported") : text.index("Cyclic")]
+    return set(re.findall(r"`(\$?\w+)`", listed))
+
+
+def _keywords(node) -> set[str]:
+    """Every keyword used in a schema (property and definition names are not keywords)."""
+    if isinstance(node, list):
+        return set().union(*(_keywords(item) for item in node)) if node else set()
+    if not isinstance(node, dict):
+        return set()
+    found = set(node)
+    for key, value in node.items():
+        subs = value.values() if key in ("properties", "$defs") else [value]
+        found |= set().union(*(_keywords(sub) for sub in subs)) if subs else set()
+    return found
+
+
+def test_json_schema_mode_sends_only_the_keywords_gemini_documents():
+    """The familiarity schema as google-genai puts it on the wire: no $schema, no inline-flag
+    pattern (Gemini ignores pattern), the label as an enum of spellings the parser takes."""
+    from pydantic import ValidationError
+
+    from omnisocial.models.parsing import FAMILIARITY_SCHEMA, parse_familiarity
+    from omnisocial.models.strict_schema import GEMINI_KEYWORDS
+
+    documented = _documented_keywords()
+    assert documented == GEMINI_KEYWORDS  # the module's list is the SDK's
+    request = Request("d1", "q", settings={"response_schema": FAMILIARITY_SCHEMA})
+    with FakeChatServer() as server:
+        backend = GeminiBackend(entry(base_url=server.root, json_mode="json_schema"))
+        (reply,) = backend.generate([request])
+        config = server.bodies[0]["generationConfig"]
+    assert reply.ok and config["responseMimeType"] == "application/json"
+    sent = config["responseJsonSchema"]
+    assert _keywords(sent) <= documented, _keywords(sent) - documented
+    assert {"$schema", "pattern"} <= _keywords(FAMILIARITY_SCHEMA)  # what went out untouched before
+    assert not {"$schema", "pattern"} & _keywords(sent)
+    assert sent["title"] == "familiarity answer"  # on Gemini's list, unlike OpenAI strict mode
+    labels = sent["properties"]["relationship_label"]["enum"]
+    assert labels == ["FAMILIAR", "familiar", "STRANGER", "stranger"]
+    for label in labels:  # every answer the sent schema allows parses
+        assert parse_familiarity(json.dumps({"relationship_label": label}))["relationship_label"] in (
+            "familiar",
+            "stranger",
+        )
+    assert sent["properties"]["confidence"] == {"type": "number", "minimum": 0, "maximum": 1}
+    assert sent["required"] == ["relationship_label"]  # Gemini keeps optional fields optional
+    types.JSONSchema.model_validate(sent)  # the SDK's own JSON Schema type (extra keys forbidden)
+    with pytest.raises(ValidationError, match=r"\$schema"):
+        types.JSONSchema.model_validate(FAMILIARITY_SCHEMA)  # the check is real: the raw schema fails it
+    assert backend.request_bytes(request) - len(json.dumps(sent)) == backend.request_bytes(
+        Request("d1", "q")
+    )  # the size estimate counts the schema as sent
+
+
+def test_gemini_schema_keeps_the_documented_keywords_and_converts_or_drops_the_rest():
+    from omnisocial.models.strict_schema import gemini_schema
+
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "kind": {"const": "turn"},
+            "who": {"type": "string", "pattern": r"^(?i:left|right)$"},
+            "code": {"type": "string", "pattern": r"^[A-Z]{3}\d+$", "minLength": 4},
+            "times": {
+                "type": "array",
+                "items": {"type": "number", "exclusiveMinimum": 0, "examples": [1.5]},
+                "minItems": 1,
+            },
+            "note": {"anyOf": [{"type": "string", "maxLength": 9}, {"type": "null"}]},
+            "properties": {"type": "string"},  # a property named like a keyword stays
+        },
+        "required": ["kind", "who"],
+        "additionalProperties": False,
+    }
+    out = gemini_schema(schema)
+    assert "$schema" not in out and out["additionalProperties"] is False
+    assert out["properties"]["kind"] == {"enum": ["turn"]}
+    assert out["properties"]["who"] == {"type": "string", "enum": ["LEFT", "left", "RIGHT", "right"]}
+    assert out["properties"]["code"] == {"type": "string"}  # not a word choice: dropped (Gemini ignores it)
+    assert out["properties"]["times"] == {"type": "array", "items": {"type": "number"}, "minItems": 1}
+    assert out["properties"]["note"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    assert out["properties"]["properties"] == {"type": "string"}
+    assert _keywords(out) <= _documented_keywords()
+    assert schema["properties"]["who"]["pattern"] == r"^(?i:left|right)$"  # the input is left as it is

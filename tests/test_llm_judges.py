@@ -80,7 +80,8 @@ def test_temporal_request_carries_the_window_frames_at_2_fps(video, tmp_path):
     items = STREAM_ITEMS.validate(pd.DataFrame([_item("RTD_counting", "i1", video)]))
     spans = [("A square appears.", 4.0, 6.0), ("Too late.", 13.0, 15.0), ("Hello.", 1.0, 1.0)]
     responses = STREAM_RESPONSES.validate(pd.DataFrame(_sentences("m", "RTD_counting", "i1", spans)))
-    entry = _entry("http://127.0.0.1:1/v1", modalities=["text", "video"])
+    # a video judge of an unknown model says how a video's audio would go (it is sent frames only)
+    entry = _entry("http://127.0.0.1:1/v1", modalities=["text", "video"], media={"video_audio": "none"})
     specs = judge_specs(["rtd_temporal"], responses, items, tmp_path, fps=2.0)
     jobs = stream_jobs(specs, entry, tmp_path / "frames")
     assert [job.index for job in jobs] == [2, 0]  # in time order; sentence 1's window passes the end

@@ -115,7 +115,7 @@ def test_audio_goes_as_input_audio_wav(server, clip):
 
 
 def test_video_as_sampled_jpeg_frames_plus_audio_track(server, clip):
-    media = {"fps": 2.0, "max_frames": 3, "frame_width": 64}
+    media = {"fps": 2.0, "max_frames": 3, "frame_width": 64, "video_audio": "separate_part"}
     with OpenAICompatBackend(entry(server, modalities=["video"], media=media)) as backend:
         (reply,) = backend.generate([Request("d01", "Watch.", media={"video": clip["video"]})])
     assert reply.ok, reply.error
@@ -143,7 +143,8 @@ def test_video_url_mode_for_servers_that_take_video(server, clip):
 
 
 def test_missing_media_is_an_error_reply_without_a_call(server, tmp_path):
-    with OpenAICompatBackend(entry(server)) as backend:
+    video = entry(server, modalities=["video"], media={"video_audio": "separate_part"})
+    with OpenAICompatBackend(video) as backend:
         (reply,) = backend.generate([Request("d01", "Watch.", media={"video": tmp_path / "gone.mp4"})])
     assert not reply.ok and reply.text is None and "no such file" in reply.error
     assert server.requests == 0
@@ -332,6 +333,27 @@ BODY_CASES = {
         {
             "model": "gpt-4o",
             "base_url": OPENAI,
+            "modalities": ["video"],
+            "media": {"video_audio": "none", "max_frames": 2},
+        },
+        ("video",),
+        "json_schema",
+        ["image_url", "image_url", "text"],
+    ),
+    "video/frames, fine-tuned gpt-4o-mini (no audio)": (
+        {
+            "model": "ft:gpt-4o-mini-2024-07-18:my-org:familiarity:AbC123",
+            "base_url": OPENAI,
+            "modalities": ["video"],
+            "media": {"video_audio": "none", "max_frames": 2},
+        },
+        ("video",),
+        "json_schema",
+        ["image_url", "image_url", "text"],
+    ),
+    "video/frames, Qwen2.5-VL (no audio input)": (
+        {
+            "model": "Qwen/Qwen2.5-VL-7B-Instruct",
             "modalities": ["video"],
             "media": {"video_audio": "none", "max_frames": 2},
         },

@@ -16,6 +16,9 @@ the entry sets `max_output_tokens`; `thinking_budget` (2.5) / `thinking_level` (
 filters, or a blocked prompt) is a failed call that keeps its finish reason, never an
 empty answer (`transport.reply_attempt`).
 
+`json_mode: json_schema` sends the answer schema as `responseJsonSchema` in the subset
+Gemini documents (`strict_schema.gemini_schema`).
+
 The API key comes from the environment variable the entry names; the SDK's own retries are
 switched off so that this module's retry policy is the only one: the status codes the SDK
 retries (408, 429, 500, 502, 503, 504), timeouts and network errors, with exponential
@@ -48,6 +51,7 @@ from omnisocial.models import media_io
 from omnisocial.models.base import Reply, Request
 from omnisocial.models.entries import RegistryError, _where, config_hash, generation_settings, validate_entry
 from omnisocial.models.openai_compat import api_key_from_env
+from omnisocial.models.strict_schema import gemini_schema
 from omnisocial.models.transport import (
     Attempt,
     CallReply,
@@ -510,7 +514,7 @@ class GeminiBackend:
         if schema is not None and self.entry["json_mode"] != "off":
             fields["response_mime_type"] = "application/json"
             if self.entry["json_mode"] == "json_schema":
-                fields["response_json_schema"] = schema
+                fields["response_json_schema"] = gemini_schema(schema)
         return types.GenerateContentConfig(**fields)
 
     def request_bytes(self, request: Request, media: list[Path] | None = None) -> int:
@@ -518,6 +522,8 @@ class GeminiBackend:
         media = [Path(path) for path in request.media.values()] if media is None else media
         texts = [request.prompt, request.system]
         schema = generation_settings(self.entry, request.settings).get("response_schema")
+        if schema is not None and self.entry["json_mode"] == "json_schema":
+            schema = gemini_schema(schema)  # the schema as sent
         sized = sum(encoded_size(path.stat().st_size) for path in media)
         sized += sum(len(json.dumps(text)) for text in texts if text)
         sized += len(json.dumps(schema)) if schema is not None else 0

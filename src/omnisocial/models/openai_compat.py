@@ -13,9 +13,11 @@ A request becomes one user message: the media parts first, then the prompt text.
 - image (or several: keys `image:000`, `image:001`, ... in order): one `image_url` part each.
 Text-only requests send the prompt as a plain string (what every server accepts).
 Which parts a known model family accepts is checked when the entry is validated
-(`models.capabilities`), as are reasoning models' settings (no temperature or top_p,
-`max_completion_tokens`). `json_schema` mode sends the answer schema in the strict-mode
-subset (`models.strict_schema`) with `strict: true`.
+(`models.capabilities`, docs/api-capabilities.md), as are reasoning models' settings (no
+temperature or top_p, `max_completion_tokens`); a request the service would refuse that the
+entry's modalities do not show (a text-only request to an audio model) fails unsent.
+`json_schema` mode sends the answer schema in the strict-mode subset (`models.strict_schema`)
+with `strict: true`.
 
 A reply is an answer only when it has text and was not cut: `finish_reason: length` or
 `content_filter`, or empty content (reasoning models that spent the limit on reasoning),
@@ -50,7 +52,7 @@ import httpx
 
 from omnisocial.models import media_io
 from omnisocial.models.base import Reply, Request
-from omnisocial.models.capabilities import is_reasoning
+from omnisocial.models.capabilities import is_reasoning, request_problem
 from omnisocial.models.entries import RegistryError, config_hash, generation_settings, validate_entry
 from omnisocial.models.strict_schema import strict_schema
 from omnisocial.models.transport import (
@@ -265,6 +267,9 @@ class OpenAICompatBackend:
         """(chat-completions body, audio path) for `request`."""
         settings = self.settings_for(request)
         content, audio_path = self._content(request)
+        refused = request_problem(self.entry["model"], content)
+        if refused is not None:  # a call the service refuses is not made
+            raise RegistryError(f"model entry {self.name!r}: {refused}")
         messages = []
         if request.system:
             # reasoning models take the system turn as `developer` (OpenAI maps it for them)

@@ -1,4 +1,5 @@
-"""JSON schemas in the subset that OpenAI's strict structured outputs and grammar engines accept.
+r"""JSON schemas in the subsets the services accept: OpenAI's strict structured outputs (and
+the grammar engines of vLLM and llama.cpp), and Gemini's `responseJsonSchema`.
 
 `json_schema` mode sends an answer schema as `response_format.json_schema` with
 `strict: true`. OpenAI's strict mode (platform.openai.com/docs/guides/structured-outputs,
@@ -13,6 +14,17 @@ subset without changing what it accepts, except that optional properties become 
 `strict_problems` is the checker the tests hold every sent schema to; the tests also
 compile the sent schema with llguidance and outlines-core (vLLM's guidance and outlines
 backends).
+
+Gemini's `responseJsonSchema` takes another subset, the keywords google-genai's
+`GenerateContentConfig.response_json_schema` documents ($id, $defs, $ref, $anchor, type,
+format, title, description, enum, items, prefixItems, minItems, maxItems, minimum, maximum,
+anyOf, oneOf, properties, additionalProperties, required, propertyOrdering); the service
+ignores the rest. `gemini_schema` sends only those: `$schema`, `examples` and the other
+keywords go, `const` becomes a one-value `enum`, and a `pattern` goes too, except a
+caseless choice of words (`^\s*(?i:familiar|stranger)\s*$`), which becomes an `enum` of
+the words in capitals and as written, spellings the pattern accepts. The sent schema can so
+accept less than the original (only those spellings) or, where a keyword went, more; the
+reply is still validated against the original by the parser.
 """
 
 from __future__ import annotations
@@ -138,3 +150,55 @@ def strict_problems(schema: dict) -> list[str]:
     if isinstance(schema, dict):
         walk(schema, "root", 1)
     return problems
+
+
+# --- Gemini's responseJsonSchema subset ----------------------------------------------------
+
+GEMINI_KEYWORDS = frozenset(
+    {
+        "$id", "$defs", "$ref", "$anchor", "type", "format", "title", "description", "enum",
+        "items", "prefixItems", "minItems", "maxItems", "minimum", "maximum", "anyOf", "oneOf",
+        "properties", "additionalProperties", "required", "propertyOrdering",
+    }
+)  # fmt: skip
+_WORD_CHOICE = re.compile(r"^\^(?:\\s\*)?\(\?i:([A-Za-z0-9 _-]+(?:\|[A-Za-z0-9 _-]+)*)\)(?:\\s\*)?\$$")
+
+
+def _word_enum(pattern: str) -> list[str] | None:
+    """`^\\s*(?i:familiar|stranger)\\s*$` -> [FAMILIAR, familiar, STRANGER, stranger]; None otherwise."""
+    match = _WORD_CHOICE.match(pattern)
+    if match is None:
+        return None
+    words = []
+    for word in match.group(1).split("|"):
+        words += [spelling for spelling in (word.upper(), word) if spelling not in words]
+    return [word for word in words if re.search(pattern, word)]
+
+
+def gemini_schema(schema: dict) -> dict:
+    """A copy of `schema` with only the keywords Gemini's responseJsonSchema takes (module docstring)."""
+
+    def convert(node):
+        if isinstance(node, list):
+            return [convert(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {}
+        for key, value in node.items():
+            if key in ("properties", "$defs"):
+                out[key] = {name: convert(sub) for name, sub in value.items()}
+            elif key == "const" and "enum" not in node:
+                out["enum"] = [value]
+            elif key == "pattern" and isinstance(value, str) and "enum" not in node:
+                words = _word_enum(value)
+                if words:
+                    out["enum"] = words
+            elif key in GEMINI_KEYWORDS:
+                out[key] = (
+                    convert(value)
+                    if key in ("items", "additionalProperties", "anyOf", "oneOf", "prefixItems")
+                    else value
+                )
+        return out
+
+    return convert(copy.deepcopy(schema))

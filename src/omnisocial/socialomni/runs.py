@@ -11,6 +11,8 @@ import math
 import os
 from collections.abc import Mapping
 
+from omnisocial.models.capabilities import needs_audio
+
 
 def model_modality(entry: Mapping) -> str | None:
     """The who/when input modality of a registry entry: audio_video, video or audio; None for text-only."""
@@ -51,7 +53,8 @@ def run_modality(entry: Mapping, ablation: str | None = None) -> str | None:
     """The input of one run of an entry: `model_modality` for the full input, else the ablation.
 
     None when the run has no requests (module doc): a text-only entry's full input, an
-    ablation the entry cannot take, or one that is already its full input.
+    ablation the entry cannot take (a transcript for a model that refuses requests without
+    audio, docs/api-capabilities.md), or one that is already its full input.
     """
     full = model_modality(entry)
     if not ablation:
@@ -61,6 +64,8 @@ def run_modality(entry: Mapping, ablation: str | None = None) -> str | None:
     if ablation == full:
         return None
     if ablation != "transcript" and ablation not in set(entry.get("modalities") or ()):
+        return None
+    if ablation == "transcript" and needs_audio(entry):
         return None
     return ablation
 
