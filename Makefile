@@ -17,7 +17,7 @@ unexport PYTHONDONTWRITEBYTECODE
 UV_INSTALL = uv pip install --quiet
 
 .PHONY: setup system-deps notebook-deps notebook-strip demo test test-slurm lint format benchmark \
-	report clean venv-omni venv-voxtral test-local-models
+	report clean venv-omni venv-voxtral test-local-models docs-deps docs docs-build
 
 setup: system-deps $(STAMP)
 
@@ -51,6 +51,23 @@ $(NOTEBOOK_STAMP): $(STAMP) pyproject.toml requirements/lock.txt
 	$(BIN)/$(UV_INSTALL) --python $(BIN)/python -c requirements/lock.txt -e '.[dev,notebook]'
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(NOTEBOOK_STAMP)
+
+# the documentation site (extra `docs`: MkDocs + Material). docs-build builds it into site/ in strict
+# mode (a broken link, anchor or nav entry fails; CI runs it); docs builds it and serves it on
+# 127.0.0.1:$(DOCS_PORT), rebuilding on every edit. The reference pages are generated each build.
+DOCS_STAMP := $(VENV)/.docs-installed
+DOCS_PORT ?= 8000
+docs-deps: $(DOCS_STAMP)
+
+$(DOCS_STAMP): $(STAMP) pyproject.toml requirements/lock.txt
+	$(BIN)/$(UV_INSTALL) --python $(BIN)/python -c requirements/lock.txt -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs-build: docs-deps
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --clean
+
+docs: docs-build
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:$(DOCS_PORT)
 
 # outputs are never committed (tests/test_notebook.py checks): strip them before a commit
 notebook-strip: setup
