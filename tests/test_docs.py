@@ -153,7 +153,8 @@ def test_a_reference_to_a_missing_doc_or_section_is_found(tmp_path):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "module.py").write_text(
         '"""Crowds (docs/statistics.md#crowds), SDT (docs/statistics.md#d-and-c), see benchmarks.md 1.8.\n\n'
-        'Layouts in docs/data-formats.md; the tables in docs/statistics.md#tables; summary.md is an output."""\n'
+        "Layouts in docs/data-formats.md; the tables in docs/statistics.md#tables;\n"
+        'summary.md is an output."""\n'
     )
     (tmp_path / "docs" / "index.md").write_text("[stats](statistics.md) and [config](reference/config.md)\n")
     assert dangling_references(tmp_path) == [

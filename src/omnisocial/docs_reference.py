@@ -233,9 +233,8 @@ def config_reference(schema: dict, *, title: str, source: str, intro: str = "") 
     for section, members in _groups(keys):
         if not section and not members:
             continue
-        heading = "General" if not section else section
         depth = "##" if "." not in section.replace("[]", "") else "###"
-        lines += ["", f"{depth} {_cell(heading) if not section else _code(heading)}", ""]
+        lines += ["", f"{depth} {_code(section) if section else 'General'}", ""]
         if section and by_path[section].node.get("description"):
             lines += [_cell(by_path[section].node["description"]), ""]
         if members:
