@@ -129,7 +129,7 @@ def dangling_references(root: Path) -> list[str]:
         for number, line in enumerate(text.splitlines(), 1):
             for match in REFERENCE.finditer(line):
                 reference, anchor = match.group(1), match.group(2)
-                if reference in OUTPUT_NAMES:
+                if Path(reference).name in OUTPUT_NAMES:
                     continue
                 where = f"{path.relative_to(root)}:{number}: {reference}{anchor or ''}"
                 target = resolve_reference(reference, path, root)

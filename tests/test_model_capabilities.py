@@ -258,11 +258,11 @@ def _examples() -> list[tuple[str, dict]]:
     block = re.search(r"# Model registry:.*?\nmodels:", demo, re.S).group(0)
     entries = re.findall(r"#   - (\{.*?\})\n(?!#      )", block + "\n", re.S)
     found = [("config/demo.yaml", yaml.safe_load(re.sub(r"\n#\s+", " ", e))) for e in entries]
-    readme = (root / "README.md").read_text()
-    for code in re.findall(r"```yaml\n(.*?)```", readme, re.S):
-        data = yaml.safe_load(code)
-        if isinstance(data, dict) and isinstance(data.get("models"), list):
-            found += [("README.md", entry) for entry in data["models"]]
+    for page in ("README.md", "docs/models-and-judges.md"):
+        for code in re.findall(r"```yaml\n(.*?)```", (root / page).read_text(), re.S):
+            data = yaml.safe_load(code)
+            if isinstance(data, dict) and isinstance(data.get("models"), list):
+                found += [(page, entry) for entry in data["models"]]
     return found
 
 
