@@ -26,7 +26,7 @@ SCHEMAS = {
     "model entry": REPO / "src" / "omnisocial" / "models" / "model_entry.schema.json",
 }
 # pages the docs build generates (docs/hooks/reference.py): they exist on the site, not in docs/
-GENERATED = {"reference/config.md", "reference/model-entry.md", "reference/cli.md"}
+GENERATED = set(docs_reference.REFERENCE_PAGES)
 
 # where a reference to a doc may stand: code, docstrings, comments, rules, configs, pages
 SCANNED = ["src", "workflow", "tests", "benchmarks", "config", "docs", "envs", ".ci", "notebooks"]

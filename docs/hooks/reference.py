@@ -50,6 +50,10 @@ def pages() -> dict[str, str]:
 
 
 def on_files(files, config):
-    for src_uri, content in pages().items():
+    generated = pages()
+    assert tuple(generated) == docs_reference.REFERENCE_PAGES, (
+        "docs_reference.REFERENCE_PAGES names these pages"
+    )
+    for src_uri, content in generated.items():
         files.append(File.generated(config, src_uri, content=content))
     return files

@@ -20,6 +20,9 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+# the pages `docs/hooks/reference.py` adds to the site on every build (they are not under docs/)
+REFERENCE_PAGES = ("reference/config.md", "reference/model-entry.md", "reference/cli.md")
+
 
 @dataclass(frozen=True)
 class SchemaKey:
