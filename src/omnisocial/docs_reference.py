@@ -312,7 +312,7 @@ def _command_section(path: str, summary: str, parser: argparse.ArgumentParser, d
     return lines
 
 
-def cli_reference(parser: argparse.ArgumentParser, *, title: str, source: str, width: int = 100) -> str:
+def cli_reference(parser: argparse.ArgumentParser, *, title: str, source: str, width: int = 88) -> str:
     """Markdown: every subcommand of `parser` (recursively) with its usage and every argument."""
     with _columns(width):
         lines = [
