@@ -4,20 +4,18 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= all
-# uv installs the pinned packages (several times faster than pip: parallel downloads, no per-package
-# pip startup); pip installs uv itself, at this pin, into each venv.
+# uv installs the pinned packages (parallel downloads, no per-package pip start-up; timings:
+# docs/performance.md#setup); pip installs uv itself, at this pin, into each venv.
 UV_VERSION := 0.13.9
-# Bytecode is not compiled at install: compiling all ~24,000 installed modules (uv's
-# --compile-bytecode, as pip does) took 69 s of a cold setup's 86 on 2 cores, and the workflow and
-# tests import a few thousand of them; setup writes those (.ci/write_bytecode.py). And make's
-# commands run with bytecode writing on even where PYTHONDONTWRITEBYTECODE is set: else every
-# workflow job would compile its imports anew (pandas, matplotlib and scipy.stats: 7.3 CPU-s a job
-# instead of 3.5).
+# Bytecode is not compiled at install: the workflow and tests import a few thousand of the ~24,000
+# installed modules, so setup writes only those (.ci/write_bytecode.py). And make's commands run
+# with bytecode writing on even where PYTHONDONTWRITEBYTECODE is set: else every workflow job would
+# compile its imports anew. Timings: docs/performance.md#setup.
 unexport PYTHONDONTWRITEBYTECODE
 UV_INSTALL = uv pip install --quiet
 
 .PHONY: setup system-deps notebook-deps notebook-strip demo test test-slurm lint format benchmark \
-	report clean venv-omni venv-voxtral test-local-models
+	report clean venv-omni venv-voxtral test-local-models docs-deps docs docs-build
 
 setup: system-deps $(STAMP)
 
@@ -36,7 +34,7 @@ $(STAMP): pyproject.toml requirements/lock.txt
 	# the bytecode of what the package imports (not all ~24,000 installed modules), so that a
 	# fresh clone's first demo and tests do not compile it in their jobs
 	$(BIN)/python .ci/write_bytecode.py snakemake.cli snakemake_executor_plugin_slurm
-	# the GLMM/Rasch numba kernel into its disk cache: the first fit then loads it (saves ~6 s)
+	# the GLMM/Rasch numba kernel into its disk cache: the first fit then loads it, not compiles it
 	$(BIN)/python -c 'from omnisocial.stats import glmm; glmm.compile_kernel()'
 	touch $(STAMP)
 
@@ -51,6 +49,23 @@ $(NOTEBOOK_STAMP): $(STAMP) pyproject.toml requirements/lock.txt
 	$(BIN)/$(UV_INSTALL) --python $(BIN)/python -c requirements/lock.txt -e '.[dev,notebook]'
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(NOTEBOOK_STAMP)
+
+# the documentation site (extra `docs`: MkDocs + Material). docs-build builds it into site/ in strict
+# mode (a broken link, anchor or nav entry fails; CI runs it); docs builds it and serves it on
+# 127.0.0.1:$(DOCS_PORT), rebuilding on every edit. The reference pages are generated each build.
+DOCS_STAMP := $(VENV)/.docs-installed
+DOCS_PORT ?= 8000
+docs-deps: $(DOCS_STAMP)
+
+$(DOCS_STAMP): $(STAMP) pyproject.toml requirements/lock.txt
+	$(BIN)/$(UV_INSTALL) --python $(BIN)/python -c requirements/lock.txt -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs-build: docs-deps
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --clean
+
+docs: docs-build
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:$(DOCS_PORT)
 
 # outputs are never committed (tests/test_notebook.py checks): strip them before a commit
 notebook-strip: setup

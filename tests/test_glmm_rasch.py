@@ -1,4 +1,4 @@
-"""Bayesian GLMM (fast path vs bambi) and Rasch item difficulty (benchmarks.md 1.8).
+"""Bayesian GLMM (fast path vs bambi) and Rasch item difficulty (docs/statistics.md#glmm, #rasch).
 
 Slow tests run a sampler; sizes are kept small so the file runs in about a minute and a half
 on two free cores. Tolerances are stated next to each check.

@@ -438,11 +438,6 @@ def test_the_config_and_docs_api_examples_validate_against_known_families():
     _check_examples(examples)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="README.md's gpt-audio example lists modalities [text, audio]; gpt-audio refuses text-only "
-    "requests (docs/api-capabilities.md): README must say [audio], then this marker goes",
-)
 def test_the_readme_api_examples_validate_against_known_families():
     examples = _markdown_examples(ROOT / "README.md")
     _check_examples(examples)

@@ -1,5 +1,5 @@
-"""Human ratings (benchmarks.md 1.6): blocks, rater assignment, survey lists, export import,
-rater covariates, individual differences and the simulated rater panel."""
+"""Human ratings (docs/benchmarks/familiarity.md#ratings): blocks, rater assignment, survey lists,
+export import, rater covariates, individual differences and the simulated rater panel."""
 
 from __future__ import annotations
 

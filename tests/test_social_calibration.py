@@ -1,4 +1,4 @@
-"""Judge calibration against human scores (benchmarks.md 3.3)."""
+"""Judge calibration against human scores (docs/benchmarks/duplexeval.md#judge-calibration)."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Importers of the released SocialOmni / Omni-DuplexEval formats on fixture files (data-formats.md)."""
+"""Importers of the released SocialOmni / Omni-DuplexEval formats on fixture files (docs/input-formats.md)."""
 
 from __future__ import annotations
 

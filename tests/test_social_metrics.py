@@ -1,4 +1,7 @@
-"""Who / when / how and streaming metrics on hand-built cases with known answers (benchmarks.md 2, 3)."""
+"""Who / when / how and streaming metrics on hand-built cases with known answers.
+
+The benchmarks: docs/benchmarks/socialomni.md, docs/benchmarks/duplexeval.md.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Statistics of the familiarity study: hand-computed values (benchmarks.md 1.8, 1.9)."""
+"""Statistics of the familiarity study: hand-computed values (docs/statistics.md)."""
 
 from __future__ import annotations
 

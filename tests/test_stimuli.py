@@ -1,4 +1,7 @@
-"""Rendering one dyad's stimuli in three modalities (benchmarks.md 1.5) with real ffmpeg."""
+"""Rendering one dyad's stimuli in three modalities with real ffmpeg.
+
+The specification: docs/benchmarks/familiarity.md#stimuli.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Turn merging, clip snapping and the stratified design (benchmarks.md 1.2-1.4)."""
+"""Turn merging, clip snapping and the stratified design.
+
+The specification: docs/benchmarks/familiarity.md#filters, #clips and #design.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Omni-DuplexEval-style benchmark: streaming real-time description ("rtd") and proactive reminders ("pr").
 
-Implements the exactly-specified parts of benchmarks.md section 3, split by stage:
+Implements the exactly-specified parts of docs/benchmarks/duplexeval.md, split by stage:
 
 - `importers`: readers for the released items (JSON, CSV, parquet, `datasets` folders) and
   per-item streaming response files, each sentence read with its released scorer's keys;

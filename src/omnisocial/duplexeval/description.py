@@ -1,4 +1,6 @@
-"""Real-time description ("rtd", benchmarks.md 3.1): judge windows, temporal scores, text-judge scoring.
+"""Real-time description ("rtd"): judge windows, temporal scores, text-judge scoring.
+
+The benchmark: docs/benchmarks/duplexeval.md#rtd.
 
 Real-time description (3.1), per response sentence [start, end]:
 - Judge window (`judge_window`): ws = max(0, start - 2), we = max(ws + 0.5, end - 2). We

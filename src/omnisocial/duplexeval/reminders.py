@@ -1,4 +1,4 @@
-"""Proactive reminders ("pr", benchmarks.md 3.2): per-event windows, judges and sample scores.
+"""Proactive reminders ("pr", docs/benchmarks/duplexeval.md#pr): per-event windows, judges and sample scores.
 
 Proactive reminders (3.2, `reminder_scores`): for each event time t, the sentences whose
 time (start; a point sentence's time) lies in [t, t + 10] inclusive (1e-9 s allowance) are

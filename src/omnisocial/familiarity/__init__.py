@@ -1,4 +1,4 @@
-"""The familiarity study (benchmarks.md section 1), split by stage like its rules.
+"""The familiarity study (docs/benchmarks/familiarity.md), split by stage like its rules.
 
 Stages, in workflow order (rules in workflow/rules/familiarity/*.smk, thin adapters in
 workflow/scripts/familiarity/<rule>.py that each call one function here):

@@ -1,4 +1,6 @@
-"""Clip selection (benchmarks.md 1.3): an early and a late window per interaction, snapped to turn edges.
+"""Clip selection: an early and a late window per interaction, snapped to turn edges.
+
+The specification: docs/benchmarks/familiarity.md#clips.
 
 `clip_candidates` (rule `select_clip_candidates`) proposes the windows; the filters judge
 them (F2 turns, F3 speech) and `sampling.sample_design` draws the dyads from the

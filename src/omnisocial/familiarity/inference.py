@@ -1,4 +1,4 @@
-"""Model inference and offline baselines of the familiarity study (benchmarks.md 1.7).
+"""Model inference and offline baselines of the familiarity study (docs/benchmarks/familiarity.md#inference).
 
 Requests
 --------

@@ -1,4 +1,4 @@
-"""The stratified, fully crossed dyad design (benchmarks.md 1.4).
+"""The stratified, fully crossed dyad design (docs/benchmarks/familiarity.md#design).
 
 A passing interaction with an empty stratum value (a participant missing from the gender
 table) is never dropped silently: `sample_design` stops naming it, or, with

@@ -1,4 +1,4 @@
-"""Stimuli in three modalities for each sampled dyad (benchmarks.md 1.5).
+"""Stimuli in three modalities for each sampled dyad (docs/benchmarks/familiarity.md#stimuli).
 
 For each design row the same window [clip_start, clip_end] is rendered as
 - text:  `text/{dyad_id}.txt`, the speaker-labelled transcript of the window;

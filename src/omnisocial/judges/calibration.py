@@ -7,8 +7,9 @@ Human scores arrive as one CSV, `task, model, item_id, human_score`, where task 
   (compared with the item's temporal sensitivity / content consistency score);
 - `pr`: a human rating of a proactive-reminder response (compared with the item's sample
   score, 1 only if every reminder passed; from `pr_scores` when given).
-Each (task, judge) gets Spearman's rho over the answers both scored (benchmarks.md 3.3;
-the paper reports about 0.9 for content and 0.8 for timing).
+Each (task, judge) gets Spearman's rho over the answers both scored
+(docs/benchmarks/duplexeval.md#judge-calibration; the paper reports about 0.9 for content and
+0.8 for timing).
 
 This is a judge-layer module, not a benchmark's: it compares the SocialOmni how judge
 (`how_judgements`) and the Omni-DuplexEval real-time-description judge (`rtd_scores`) with

@@ -1,6 +1,6 @@
 """SocialOmni-style benchmark: who speaks, when to speak and how to reply in multi-party dialogue.
 
-Implements the exactly-specified parts of benchmarks.md section 2, split by stage:
+Implements the exactly-specified parts of docs/benchmarks/socialomni.md, split by stage:
 
 - `importers`: readers for the released level-1 (who) / level-2 (when / how) files and the
   demo's ground truth (`import_socialomni`);

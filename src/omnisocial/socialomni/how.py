@@ -1,4 +1,4 @@
-"""How to speak (benchmarks.md 2.3): judge-score parsing and aggregation.
+"""How to speak (docs/benchmarks/socialomni.md#how): judge-score parsing and aggregation.
 
 `parse_judge_score` follows the released scorer: the first number in the judge's reply
 (regex -?digits[.digits]) is clamped to [0, 100] and snapped to the nearest level of

@@ -1,4 +1,4 @@
-"""Importers for the released SocialOmni files (data-formats.md): who and when / how items.
+"""Importers for the released SocialOmni files (docs/input-formats.md#socialomni): who and when / how items.
 
 Length (about 540 lines): the two released files share their tolerance rules (options,
 times, consistency spellings), so both readers live together.

@@ -1,4 +1,6 @@
-"""When to speak (benchmarks.md 2.2): the released single-cut protocol and the streaming protocol.
+"""When to speak: the released single-cut protocol and the streaming protocol.
+
+The benchmark: docs/benchmarks/socialomni.md#when.
 
 Single cut (released code). At the cut time the model is asked whether the target should
 speak now. `extract_yes_no` reads its reply with `socialomni.parsing.parse_yes_no_letter`:

@@ -1,4 +1,6 @@
-"""Who is speaking and what are they saying (benchmarks.md 2.1): scoring, prompts, item building.
+"""Who is speaking and what are they saying: scoring, prompts, item building.
+
+The benchmark: docs/benchmarks/socialomni.md#who.
 
 Letter extraction (`extract_letter`): `socialomni.parsing.parse_choice` with the item's
 option letters, by default the released rule (`parser="released"`), or the strict one

@@ -1,4 +1,4 @@
-"""Statistics of the familiarity study (benchmarks.md sections 1.8 and 1.9).
+"""Statistics of the familiarity study (docs/statistics.md).
 
 Modules:
 

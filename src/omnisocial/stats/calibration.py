@@ -1,4 +1,4 @@
-"""Calibration of stated confidence (benchmarks.md 1.9): ECE, reliability bins, AUROC.
+"""Calibration of stated confidence (docs/statistics.md#calibration): ECE, reliability bins, AUROC.
 
 - Reliability bins are equal-width on [0, 1]: bin i is [i/n, (i+1)/n), the last one closed
   at 1. A bin's accuracy is the share of correct answers, its mean_confidence the mean

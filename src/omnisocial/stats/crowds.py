@@ -1,6 +1,6 @@
 """Human crowds: majority-vote accuracy as a function of crowd size, and per-rater SDT.
 
-Crowd curve (benchmarks.md 1.8): for crowd size k, every resample draws, for each dyad, k of
+Crowd curve (docs/statistics.md#crowds): for crowd size k, every resample draws, for each dyad, k of
 its raters without replacement, takes their majority vote (a tie is a fair coin flip) and
 scores it against the truth; the resample's accuracy is the mean over dyads, and the curve
 point is the mean (and SD and 2.5/97.5 percentiles) over resamples. The percentiles

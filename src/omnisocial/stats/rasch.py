@@ -1,4 +1,4 @@
-"""Rasch model of item difficulty on a long table of scored responses (benchmarks.md 1.8).
+"""Rasch model of item difficulty on a long table of scored responses (docs/statistics.md#rasch).
 
     logit P(person p answers item i correctly) = theta_p - b_i
     theta_p ~ Normal(0, sigma),  sigma ~ HalfNormal(person_sd_prior)

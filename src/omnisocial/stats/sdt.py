@@ -1,4 +1,4 @@
-"""Accuracy, signal detection and scoring of familiarity predictions (benchmarks.md 1.8, 1.9).
+"""Accuracy, signal detection and scoring of familiarity predictions (docs/statistics.md#accuracy).
 
 Definitions pinned by the published tables; "familiar" is the signal class:
 
@@ -154,7 +154,7 @@ def score_predictions(predictions: pd.DataFrame, contract: Contract = PREDICTION
 
 
 def nonanswer_accuracies(predictions: pd.DataFrame) -> pd.DataFrame:
-    """Accuracy three ways per (model, modality) (benchmarks.md 1.9, refusals).
+    """Accuracy three ways per (model, modality) (docs/statistics.md#refusals).
 
     accuracy_answered = correct / answered (NaN without answers);
     accuracy_nonanswer_wrong = correct / items (a non-answer counts as wrong);

@@ -1,4 +1,4 @@
-# Familiarity study, statistics (benchmarks.md 1.8, 1.9): models, raters and crowd scored
+# Familiarity study, statistics (docs/statistics.md): models, raters and crowd scored
 # alike, paired tests, power, individual differences, Bayesian GLMM and Rasch difficulty.
 
 

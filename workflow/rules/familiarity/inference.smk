@@ -1,4 +1,4 @@
-# Familiarity study, models (benchmarks.md 1.7): every registry model on every stimulus it
+# Familiarity study, models (docs/benchmarks/familiarity.md#inference): every registry model on every stimulus it
 # supports, and the offline baselines. The registry is validated here, before any job runs.
 rule baseline_predictions:
     """Behavioural features (turn-taking, prosody) and cross-validated behavioural, chance and majority predictions."""

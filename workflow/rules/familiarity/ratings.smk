@@ -1,4 +1,4 @@
-# Familiarity study, human ratings (benchmarks.md 1.6): planned-missing design and survey
+# Familiarity study, human ratings (docs/benchmarks/familiarity.md#ratings): planned-missing design and survey
 # lists, the demo's simulated rater panel, and the import of survey exports into trials.
 
 

@@ -1,4 +1,7 @@
-"""Rule infer_model: one registry model on every stimulus, resumably (familiarity, benchmarks.md 1.7)."""
+"""Rule infer_model: one registry model on every stimulus, resumably.
+
+The specification: docs/benchmarks/familiarity.md#inference.
+"""
 
 import sys
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Statistics of the familiarity study into tables (benchmarks.md 1.8 and 1.9).
+"""Statistics of the familiarity study into tables (docs/statistics.md).
 
 Inputs are the model PREDICTIONS (every `{name}@{variant}` of the registry and the offline
 baselines), the human trials (`RATED_TRIALS`, with their `source`) and the design (the truth).

@@ -2,7 +2,7 @@
 
 Length (about 810 lines): the readers of the corpus layouts, their parsing and checks.
 
-Layouts (see docs/data-formats.md), detected per file and paired by file id
+Layouts (see docs/input-formats.md#seamless), detected per file and paired by file id
 `V<vendor>_S<session>_I<prompt hash>_P<participant>[A]` (a file's name up to its first dot):
 - converted: `{root}/{label}/{split}/{batch}/{archive}/{file_id}.{mp4,wav,json}`, one file
   set per participant; the json (or JSONL) holds transcript and VAD;

@@ -1,4 +1,6 @@
-"""Human ratings of the familiarity study (benchmarks.md 1.6): design, import, simulated panel.
+"""Human ratings of the familiarity study: design, import, simulated panel.
+
+The specification: docs/benchmarks/familiarity.md#ratings.
 
 One module per stage: `design` (blocks, rater assignments, survey lists; `rating_design` for
 the rule), `importing` (survey exports and questionnaires), `differences` (rater covariates),

@@ -1,4 +1,6 @@
-"""Rating design of the familiarity study (benchmarks.md 1.6): blocks, raters, survey lists.
+"""Rating design of the familiarity study: blocks, raters, survey lists.
+
+The specification: docs/benchmarks/familiarity.md#ratings.
 
 The algorithms are described in `omnisocial.familiarity.ratings` (section Design);
 `rating_design` builds every configured experiment (rule rating_design): the sampled dyads

@@ -1,4 +1,4 @@
-"""Bayesian crossed random-effects logistic GLMM of human trials (benchmarks.md section 1.8).
+"""Bayesian crossed random-effects logistic GLMM of human trials (docs/statistics.md#glmm).
 
     correct ~ 0 + modality + (1|rater_id) + (1|dyad_id),  family bernoulli, logit link
 

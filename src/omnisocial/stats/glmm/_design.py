@@ -204,8 +204,9 @@ def simulate_trials(
 
     Each rater rates `dyads_per_rater` distinct dyads: a window of a per-modality random
     permutation of the dyads, so every dyad gets n_raters * dyads_per_rater / n_dyads ratings
-    (+-1) per modality (the planned-missing design of benchmarks.md 1.6). logit P(correct) =
-    modality effect + rater effect + dyad effect, the dyad effect shared across modalities.
+    (+-1) per modality (the planned-missing design, docs/benchmarks/familiarity.md#ratings).
+    logit P(correct) = modality effect + rater effect + dyad effect, the dyad effect shared across
+    modalities.
 
     Columns: rater_id, dyad_id, modality, response, correct, and the truth: `truth` (the
     dyad's relationship), `rater_effect`, `dyad_effect`. `frame.attrs["truth"]` holds the

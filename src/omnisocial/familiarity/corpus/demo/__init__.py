@@ -2,7 +2,7 @@
 
 `generate_demo_corpus(root, params)` writes, from the `demo:` block of the config alone,
 a small corpus that the workflow reads exactly like the real one (see
-docs/data-formats.md): one `.wav`, `.mp4` and `.json` per participant under
+docs/input-formats.md#seamless): one `.wav`, `.mp4` and `.json` per participant under
 `{root}/naturalistic/{split}/{batch:04d}/{archive:04d}/`, and the metadata tables
 `interactions.csv`, `relationships.csv`, `participants.csv`, `filelist.csv`, plus
 `participant_genders.csv` (the optional gender table) and `_demo_truth.csv` (which
