@@ -13,6 +13,7 @@ import hashlib
 import importlib
 import json
 import logging
+import os
 from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import resources
@@ -37,6 +38,19 @@ SETTING_KEYS = ("temperature", "max_new_tokens", "seed", "top_p", "response_sche
 
 class RegistryError(ValueError):
     """A model entry broke its schema, or the registry is inconsistent; the message names it."""
+
+
+def api_key_from_env(entry: Mapping) -> str | None:
+    """The key from the environment variable the entry names; None when it names none."""
+    variable = entry.get("api_key_env")
+    if not variable:
+        return None
+    value = os.environ.get(variable)
+    if not value:
+        raise RegistryError(
+            f"model entry {entry.get('name')!r}: api_key_env: environment variable {variable} is not set"
+        )
+    return value.strip()
 
 
 @cache

@@ -49,8 +49,14 @@ import httpx
 from omnisocial.io import sha256_file
 from omnisocial.models import media_io
 from omnisocial.models.base import Reply, Request
-from omnisocial.models.entries import RegistryError, _where, config_hash, generation_settings, validate_entry
-from omnisocial.models.openai_compat import api_key_from_env
+from omnisocial.models.entries import (
+    RegistryError,
+    _where,
+    api_key_from_env,
+    config_hash,
+    generation_settings,
+    validate_entry,
+)
 from omnisocial.models.strict_schema import gemini_schema
 from omnisocial.models.transport import (
     Attempt,

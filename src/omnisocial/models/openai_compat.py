@@ -43,7 +43,6 @@ import base64
 import dataclasses
 import json
 import logging
-import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -53,7 +52,13 @@ import httpx
 from omnisocial.models import media_io
 from omnisocial.models.base import Reply, Request
 from omnisocial.models.capabilities import is_reasoning, request_problem
-from omnisocial.models.entries import RegistryError, config_hash, generation_settings, validate_entry
+from omnisocial.models.entries import (
+    RegistryError,
+    api_key_from_env,
+    config_hash,
+    generation_settings,
+    validate_entry,
+)
 from omnisocial.models.strict_schema import strict_schema
 from omnisocial.models.transport import (
     Attempt,
@@ -77,19 +82,6 @@ OUTPUT_KEYS = ("model", "generation", "media", "json_mode", "max_tokens_field", 
 
 
 PROBE_TIMEOUT_S = 10.0
-
-
-def api_key_from_env(entry: Mapping) -> str | None:
-    """The key from the environment variable the entry names; None when it names none."""
-    variable = entry.get("api_key_env")
-    if not variable:
-        return None
-    value = os.environ.get(variable)
-    if not value:
-        raise RegistryError(
-            f"model entry {entry.get('name')!r}: api_key_env: environment variable {variable} is not set"
-        )
-    return value.strip()
 
 
 def _data_url(mime: str, data: bytes) -> str:
