@@ -549,7 +549,7 @@ def test_cli_score_malformed_file(tmp_path, capsys):
     assert "absent.csv" in capsys.readouterr().err
 
 
-def test_cli_plugins_register_when_present(tmp_path, monkeypatch, capsys):
+def test_each_subcommand_registers_from_its_module_imported_only_when_named(tmp_path, monkeypatch, capsys):
     plugin = tmp_path / "fake_stats_plugin.py"
     plugin.write_text(
         textwrap.dedent(
@@ -562,10 +562,11 @@ def test_cli_plugins_register_when_present(tmp_path, monkeypatch, capsys):
         )
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(cli, "PLUGIN_MODULES", ("fake_stats_plugin", "omnisocial.stats.not_written_yet"))
+    commands = {**cli.COMMANDS, "hello": "fake_stats_plugin", "later": "omnisocial.stats.not_written_yet"}
+    monkeypatch.setattr(cli, "COMMANDS", commands)
     assert cli.main(["hello", "there"]) == 0
     assert capsys.readouterr().out.strip() == "hi there"
-    # a built-in subcommand never imports the plugins
+    # a named subcommand imports its own module only
     monkeypatch.delitem(sys.modules, "fake_stats_plugin")
     with pytest.raises(SystemExit):
         cli.main(["score", "--help"])

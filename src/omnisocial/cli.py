@@ -1,14 +1,10 @@
 """Command line: `omnisocial <subcommand> ...`.
 
-Built-in subcommands are listed in `BUILTIN_COMMANDS` (name -> register(subparsers)). Each
-register function adds its parser and sets `func`, a callable taking the parsed arguments
-and returning the exit code.
-
-Other modules add subcommands through a hook: a module named in `PLUGIN_MODULES` that
-defines `add_cli(subparsers)` gets to register its own parsers the same way (set
-`func=...` with `set_defaults`). Plugins are imported only when the command line does not
-name a built-in subcommand (so `omnisocial score` never pays for importing PyMC), and a
-plugin module that does not exist yet is skipped.
+Every subcommand is registered one way: `COMMANDS` names, for each subcommand, the module
+whose `add_cli(subparsers)` adds its parser and sets `func` (a callable taking the parsed
+arguments and returning the exit code). Only the named subcommand's module is imported, so
+`omnisocial score` never pays for importing PyMC; `--help` or an unknown name imports them
+all. A module that does not exist yet is skipped.
 
 Errors in the input (a table breaking its contract, an unreadable file: `TableError`, or
 `omnisocial.errors.InputError`, which the shared layers raise without importing this module)
@@ -22,7 +18,7 @@ import csv
 import dataclasses
 import importlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 
@@ -30,12 +26,13 @@ from omnisocial.errors import EXIT_INPUT, EXIT_OK, InputError
 from omnisocial.io import read_csv_strings
 from omnisocial.tables import METRICS, PREDICTIONS, RELATIONSHIPS, Contract, TableError
 
-PLUGIN_MODULES = (
-    "omnisocial.stats.glmm",
-    "omnisocial.stats.rasch",
-    # SocialOmni: `omnisocial socialomni who|when|how` (scoring replies made elsewhere)
-    "omnisocial.socialomni.cli",
-)
+COMMANDS: dict[str, str] = {
+    "score": __name__,  # add_cli below
+    "glmm": "omnisocial.stats.glmm",
+    "rasch": "omnisocial.stats.rasch",
+    "socialomni": "omnisocial.socialomni.cli",  # who|when|how from replies made elsewhere
+    "duplexeval": "omnisocial.duplexeval.cli",  # rtd|pr from judge replies made elsewhere
+}
 
 
 # --- score ------------------------------------------------------------------------------
@@ -124,11 +121,12 @@ def _run_score(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def register_score(subparsers) -> None:
+def add_cli(subparsers) -> None:
+    """Register `omnisocial score PREDICTIONS.csv -o METRICS.csv`."""
     parser = subparsers.add_parser(
         "score",
         help="score a predictions table into a metrics table",
-        description="Accuracy on answered items, coverage, Wilson 95%% CI, exact binomial p vs 0.5, "
+        description="Accuracy on answered items, coverage, Wilson 95% CI, exact binomial p vs 0.5, "
         "per-class recall, log-linear d' and c, one row per model x modality. The signal class "
         "(the first of --labels) is reported as familiar_recall, the other as stranger_recall.",
     )
@@ -149,28 +147,13 @@ def register_score(subparsers) -> None:
     parser.set_defaults(func=_run_score)
 
 
-# --- benchmark subcommands: each benchmark registers its own (argparse only at import) ----
-
-
-def register_duplexeval(subparsers) -> None:
-    from omnisocial.duplexeval.cli import register
-
-    register(subparsers)
-
-
-BUILTIN_COMMANDS: dict[str, Callable] = {
-    "score": register_score,
-    "duplexeval": register_duplexeval,
-}
-
-
 # --- plumbing ---------------------------------------------------------------------------
 
 
-def _load_plugins(subparsers) -> None:
-    for name in PLUGIN_MODULES:
+def _add_commands(subparsers, modules: list[str]) -> None:
+    for name in modules:
         try:
-            module = importlib.import_module(name)
+            module = sys.modules[__name__] if name == __name__ else importlib.import_module(name)
         except ModuleNotFoundError as error:
             if error.name == name:  # not written yet: nothing to register
                 continue
@@ -179,32 +162,28 @@ def _load_plugins(subparsers) -> None:
         except ImportError as error:
             print(f"omnisocial: warning: cannot load {name}: {error}", file=sys.stderr)
             continue
-        hook = getattr(module, "add_cli", None)
-        if callable(hook):
-            hook(subparsers)
+        module.add_cli(subparsers)
 
 
 def _first_positional(argv: list[str]) -> str | None:
     return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
-def build_parser(load_plugins: bool = True) -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of `command` alone, or of every subcommand when it is None or unknown."""
     parser = argparse.ArgumentParser(
         prog="omnisocial", description="Benchmarks of social perception in omni-modal models and people."
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
-    for register in BUILTIN_COMMANDS.values():
-        register(subparsers)
-    if load_plugins:
-        _load_plugins(subparsers)
+    modules = [COMMANDS[command]] if command in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
+    _add_commands(subparsers, modules)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(load_plugins=_first_positional(argv) not in BUILTIN_COMMANDS)
-    args = parser.parse_args(argv)
+    args = build_parser(_first_positional(argv)).parse_args(argv)
     try:
         return int(args.func(args))
     except (InputError, TableError) as error:

@@ -147,7 +147,7 @@ def _notes_frame(notes: list):
     return pd.DataFrame(notes, columns=STREAM_IMPORT_NOTES.names)
 
 
-def register(subparsers) -> None:
+def add_cli(subparsers) -> None:
     """Add `omnisocial duplexeval rtd|pr` to the top-level subparsers."""
     parser = subparsers.add_parser(
         "duplexeval",

@@ -34,7 +34,7 @@ pipelines read it (an answer written "B.", an unreadable timestamp, a duplicated
 written to METRICS.item_reasons.csv (`omnisocial.item_reasons`, docs/released-mode.md).
 An empty reply or judge file is a one-line error. Each command ends with one summary line
 on stderr.
-Registered through `omnisocial.cli.PLUGIN_MODULES` (this module's `add_cli`).
+Registered through `omnisocial.cli.COMMANDS` (this module's `add_cli`).
 """
 
 from __future__ import annotations
