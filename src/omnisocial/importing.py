@@ -7,7 +7,10 @@ strict about anything else; this module holds what they share:
 - `ImportErrorWithItem`, a `ValueError` whose message names the file, the item id (or
   `#<position>` when the item has no readable id) and the field; `IMPORT_ERRORS`, the table
   of collected errors (`collect_errors=True` skips bad items and returns them there);
-- `parse_timestamp`, the clock-time reader; the JSON / item-field helpers;
+- `parse_timestamp`, the clock-time reader;
+- the item readers: `ItemErrors` (raise at once, or collect), `read_json`, `rows_of` (the
+  item list, bare or wrapped), `is_missing`, `item_id_of`, `text_field`, `check_unique` and
+  `finish_items` (validate the rows, with the errors table in collect mode);
 - `resolve` (a media path against a data set's root), `concat_frames` (concatenate and
   validate, empty -> the contract's empty table) and `nan_to_none`.
 
@@ -142,7 +145,7 @@ def parse_timestamp(value, mode: str = "clock") -> float:
     return read_timestamp(value, mode)[0]
 
 
-class _Errors:
+class ItemErrors:
     """Raise at once (strict) or keep the errors for a table (collect mode)."""
 
     def __init__(self, collect: bool):
@@ -160,7 +163,7 @@ class _Errors:
         return IMPORT_ERRORS.validate(pd.DataFrame(self.rows))
 
 
-def _read_json(path) -> object:
+def read_json(path) -> object:
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
@@ -174,7 +177,7 @@ def _read_json(path) -> object:
         ) from None
 
 
-def _rows_of(data, source, wrapper_keys=("data",)) -> list:
+def rows_of(data, source, wrapper_keys=("data",)) -> list:
     if isinstance(data, list):
         return data
     if isinstance(data, dict):
@@ -184,18 +187,18 @@ def _rows_of(data, source, wrapper_keys=("data",)) -> list:
     raise ImportErrorWithItem(source, "", "(file)", "expected a list of items or {'data': [...]}")
 
 
-def _is_missing(value) -> bool:
+def is_missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
 
 
-def _item_id(raw, key: str, source, position: int) -> str:
+def item_id_of(raw, key: str, source, position: int) -> str:
     if not isinstance(raw, dict):
         raise ImportErrorWithItem(
             source, f"#{position}", "(item)", f"expected an object, got {type(raw).__name__}"
         )
     value = raw.get(key)
     if (
-        _is_missing(value)
+        is_missing(value)
         or isinstance(value, bool)
         or not isinstance(value, (str, int))
         or not str(value).strip()
@@ -204,10 +207,12 @@ def _item_id(raw, key: str, source, position: int) -> str:
     return str(value).strip()
 
 
-def _text(raw: dict, key: str, source, item_id: str, required: bool = True, label: str | None = None) -> str:
+def text_field(
+    raw: dict, key: str, source, item_id: str, required: bool = True, label: str | None = None
+) -> str:
     label = label or key
     value = raw.get(key)
-    if _is_missing(value) or (isinstance(value, str) and not value.strip()):
+    if is_missing(value) or (isinstance(value, str) and not value.strip()):
         if required:
             raise ImportErrorWithItem(source, item_id, label, "missing or empty")
         return ""
@@ -216,12 +221,12 @@ def _text(raw: dict, key: str, source, item_id: str, required: bool = True, labe
     return str(value).strip()
 
 
-def _finish(contract, rows: list[dict], source, errors: _Errors, collect: bool):
+def finish_items(contract, rows: list[dict], source, errors: ItemErrors, collect: bool):
     frame = contract.validate(pd.DataFrame(rows, columns=contract.names), source=str(source))
     return (frame, errors.table()) if collect else frame
 
 
-def _unique(key, seen: set, source, item_id: str, field: str) -> None:
+def check_unique(key, seen: set, source, item_id: str, field: str) -> None:
     if key in seen:
         raise ImportErrorWithItem(source, item_id, field, "duplicate id")
     seen.add(key)

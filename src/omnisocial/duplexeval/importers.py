@@ -60,24 +60,24 @@ from omnisocial.duplexeval.contracts import (
 from omnisocial.importing import (
     IMPORT_ERRORS,
     ImportErrorWithItem,
-    _Errors,
-    _finish,
-    _is_missing,
-    _item_id,
-    _read_json,
-    _rows_of,
-    _text,
-    _unique,
+    ItemErrors,
+    check_unique,
     concat_frames,
+    finish_items,
+    is_missing,
+    item_id_of,
     parse_timestamp,
+    read_json,
     resolve,
+    rows_of,
+    text_field,
 )
 from omnisocial.io import read_csv_strings
 
 
 def _optional_time(raw: dict, key: str, source, item_id: str) -> float | None:
     value = raw.get(key)
-    if _is_missing(value) or (isinstance(value, str) and not value.strip()):
+    if is_missing(value) or (isinstance(value, str) and not value.strip()):
         return None
     try:
         return parse_timestamp(value)
@@ -127,7 +127,7 @@ _PLAIN_NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
 
 
 def _given(value) -> bool:
-    return not (_is_missing(value) or (isinstance(value, str) and not value.strip()))
+    return not (is_missing(value) or (isinstance(value, str) and not value.strip()))
 
 
 _MEDIA_SUFFIX = {"video": ".mp4", "question_audio": ".wav"}
@@ -150,7 +150,7 @@ def _write_bytes(data: bytes, media_dir, key: str, name: str, source, item_id: s
 
 def _media(raw: dict, key: str, source, item_id: str, root=None, media_dir=None) -> str:
     value = raw.get(key)
-    if _is_missing(value):
+    if is_missing(value):
         return ""
     if isinstance(value, (bytes, bytearray)):
         return _write_bytes(bytes(value), media_dir, key, "", source, item_id) if value else ""
@@ -176,8 +176,8 @@ def _stream_item(
     reminders: str = "strict",
     notes=None,
 ) -> dict:
-    item_id = _item_id(raw, "id", source, position)
-    row_split = _text(raw, "split", source, item_id, required=False)
+    item_id = item_id_of(raw, "id", source, position)
+    row_split = text_field(raw, "split", source, item_id, required=False)
     if split and row_split and row_split != split:
         raise ImportErrorWithItem(source, item_id, "split", f"row says {row_split!r}, file is {split!r}")
     split = split or row_split or default_split or ""
@@ -213,11 +213,11 @@ def _stream_item(
         "split": split,
         "item_id": item_id,
         "task": "RTD" if split.startswith("RTD_") else "PR",
-        "question_text": _text(raw, "question_text", source, item_id),
-        "answer1": _text(raw, "answer1", source, item_id, required=False),
-        "answer2": _text(raw, "answer2", source, item_id, required=False),
+        "question_text": text_field(raw, "question_text", source, item_id),
+        "answer1": text_field(raw, "answer1", source, item_id, required=False),
+        "answer2": text_field(raw, "answer2", source, item_id, required=False),
         **times,
-        "video_type": _text(raw, "video_type", source, item_id, required=False),
+        "video_type": text_field(raw, "video_type", source, item_id, required=False),
         "video_duration": duration,
         "video": _media(raw, "video", source, item_id, root, media_dir),
         "question_audio": _media(raw, "question_audio", source, item_id, root, media_dir),
@@ -317,7 +317,7 @@ def load_stream_items(
         raise ValueError(f"unknown reminders reading {reminders!r}; expected strict or released")
     source = Path(path)
     root = source if source.is_dir() else source.parent
-    errors = _Errors(collect_errors)
+    errors = ItemErrors(collect_errors)
     named = default_split or split_from_name(source)
     batches: list[tuple[str | None, str | None, list]] = []
     if source.is_dir():
@@ -331,7 +331,7 @@ def load_stream_items(
             raise ImportErrorWithItem(source, "", "(file)", f"cannot read CSV: {error}") from None
         batches.append((split, named, frame.to_dict("records")))
     else:
-        data = _read_json(source)
+        data = read_json(source)
         if isinstance(data, dict) and data and all(key in STREAM_SPLITS for key in data):
             for key, rows in data.items():
                 if split and key != split:
@@ -340,7 +340,7 @@ def load_stream_items(
                     raise ImportErrorWithItem(source, "", key, "expected a list of items")
                 batches.append((key, None, rows))
         else:
-            batches.append((split, named, _rows_of(data, source)))
+            batches.append((split, named, rows_of(data, source)))
     rows, seen = [], set()
     for batch_split, batch_default, batch in batches:
         for position, raw in enumerate(batch):
@@ -352,12 +352,12 @@ def load_stream_items(
                     # the released batch scripts write one output per split and id: the first stands
                     _note(notes, source, row["item_id"], "id", "duplicate id, first copy kept, as released")
                     continue
-                _unique((row["split"], row["item_id"]), seen, source, row["item_id"], "id")
+                check_unique((row["split"], row["item_id"]), seen, source, row["item_id"], "id")
             except ImportErrorWithItem as error:
                 errors.add(error)
                 continue
             rows.append(row)
-    return _finish(STREAM_ITEMS, rows, source, errors, collect_errors)
+    return finish_items(STREAM_ITEMS, rows, source, errors, collect_errors)
 
 
 # The text keys each released scorer tries, in order (module doc).
@@ -375,7 +375,7 @@ def _time_value(
     """The key's time; None when the key is absent, null or blank (the released `x or 0.0`).
     `released`: a number (or text float() reads) is taken as it is, negative too, as released."""
     value = entry.get(key)
-    if _is_missing(value) or (isinstance(value, str) and not value.strip()):
+    if is_missing(value) or (isinstance(value, str) and not value.strip()):
         return None
     if released and not isinstance(value, bool):
         try:
@@ -418,7 +418,7 @@ def _sentence(
     keys = _TEXT_KEYS[scorer]
     key = next((k for k in keys if k in entry), None)
     text = None if key is None else entry[key]
-    if _is_missing(text) or (isinstance(text, str) and not text.strip()):
+    if is_missing(text) or (isinstance(text, str) and not text.strip()):
         why = "no " + ", ".join(keys) if key is None else f"{key} is {'null' if text is None else 'blank'}"
         _note(
             notes,
@@ -502,7 +502,7 @@ def read_stream_response(
     `sentences` and `chunks` the scorer's own list is read (docs/released-mode.md).
     """
     source = Path(path)
-    data = _read_json(source)
+    data = read_json(source)
     if isinstance(data, list):
         entries, container = data, ""
     elif isinstance(data, dict):
@@ -565,7 +565,7 @@ def load_stream_responses(
     any malformed sentence is left out whole and reported once. Sentences skipped or put at
     0 s as released are appended to `notes` (IMPORT_ERRORS-shaped rows) when given.
     """
-    errors = _Errors(collect_errors)
+    errors = ItemErrors(collect_errors)
     frames = []
     for split, item_id in items[["split", "item_id"]].itertuples(index=False):
         path = response_path(root, split, item_id)

@@ -53,17 +53,17 @@ import pandas as pd
 from omnisocial.importing import (
     IMPORT_ERRORS,
     ImportErrorWithItem,
-    _Errors,
-    _finish,
-    _is_missing,
-    _item_id,
-    _read_json,
-    _rows_of,
-    _text,
-    _unique,
+    ItemErrors,
+    check_unique,
     concat_frames,
+    finish_items,
+    is_missing,
+    item_id_of,
     parse_timestamp,
+    read_json,
     read_timestamp,
+    rows_of,
+    text_field,
 )
 from omnisocial.socialomni.contracts import (
     HOW_REFERENCES,
@@ -235,7 +235,7 @@ class ReadOptions:
         self.released_notes.append({"item_id": item_id, "reason": reason, "message": message})
 
     def consistency(self, value, source, item_id: str) -> str:
-        if _is_missing(value) or (isinstance(value, str) and not value.strip()):
+        if is_missing(value) or (isinstance(value, str) and not value.strip()):
             return "unknown"
         mapping = {
             k.strip().lower(): v
@@ -281,7 +281,7 @@ def _options(options) -> ReadOptions:
 
 def _metadata(raw: dict, source, item_id: str) -> dict:
     value = raw.get("metadata")
-    if _is_missing(value):
+    if is_missing(value):
         return {}
     if not isinstance(value, dict):
         raise ImportErrorWithItem(
@@ -293,15 +293,15 @@ def _metadata(raw: dict, source, item_id: str) -> dict:
 def _first_text(mapping: dict, keys: Iterable[str]) -> str:
     for key in keys:
         value = mapping.get(key)
-        if not _is_missing(value) and str(value).strip():
+        if not is_missing(value) and str(value).strip():
             return str(value).strip()
     return ""
 
 
 def _who_item(raw, source, position: int, opts: ReadOptions) -> dict:
-    item_id = _item_id(raw, "id", source, position)
-    video_path = _text(raw, "video_path", source, item_id)
-    question = _text(raw, "question", source, item_id)
+    item_id = item_id_of(raw, "id", source, position)
+    video_path = text_field(raw, "video_path", source, item_id)
+    question = text_field(raw, "question", source, item_id)
     try:
         query_start, query_time = extract_query_interval(question)
     except ValueError as error:
@@ -332,7 +332,7 @@ def _who_item(raw, source, position: int, opts: ReadOptions) -> dict:
         "consistency": consistency,
         "domain": _first_text(metadata, ("domain", "category")),
         "subcategory": _first_text(metadata, ("subcategory", "sub_category", "subcategory_name")),
-        "asr_content": _text(raw, "asr_content", source, item_id, required=False),
+        "asr_content": text_field(raw, "asr_content", source, item_id, required=False),
         **{f"kind_{letter.lower()}": "" for letter in LETTERS},
         "clip_start": None,
         "clip_end": None,
@@ -343,7 +343,7 @@ def _who_item(raw, source, position: int, opts: ReadOptions) -> dict:
 
 def _raw_answer(opts: ReadOptions, item_id: str, raw, letter: str) -> None:
     """Keep the answer as written; in released mode note one the released scorer never matches."""
-    written = "" if _is_missing(raw) else str(raw)
+    written = "" if is_missing(raw) else str(raw)
     opts.raw_answers[item_id] = written
     if opts.released and written.strip().upper() != letter:
         opts.released_note(
@@ -363,9 +363,9 @@ def load_who_items(path: str | os.PathLike, collect_errors: bool = False, max_ti
     a `ReadOptions`.
     """
     opts = _options(max_time_s)
-    errors = _Errors(collect_errors)
+    errors = ItemErrors(collect_errors)
     rows: dict[str, dict] = {}
-    for position, raw in enumerate(_rows_of(_read_json(path), path)):
+    for position, raw in enumerate(rows_of(read_json(path), path)):
         try:
             row = _who_item(raw, path, position, opts)
             if opts.released and row["item_id"] in rows:
@@ -378,27 +378,27 @@ def load_who_items(path: str | os.PathLike, collect_errors: bool = False, max_ti
                 )
                 del rows[row["item_id"]]
             else:
-                _unique(row["item_id"], set(rows), path, row["item_id"], "id")
+                check_unique(row["item_id"], set(rows), path, row["item_id"], "id")
         except ImportErrorWithItem as error:
             errors.add(error)
             continue
         rows[row["item_id"]] = row
-    return _finish(WHO_ITEMS, list(rows.values()), path, errors, collect_errors)
+    return finish_items(WHO_ITEMS, list(rows.values()), path, errors, collect_errors)
 
 
 _TARGET = re.compile(r"^\s*what\s+should\s+(.+?)\s+say\s*\??\s*$", re.I)
 
 
 def _when_item(raw, source, position: int, opts: ReadOptions) -> dict:
-    item_id = _item_id(raw, "video_id", source, position)
-    video_path = _text(raw, "video_file", source, item_id)
+    item_id = item_id_of(raw, "video_id", source, position)
+    video_path = text_field(raw, "video_file", source, item_id)
     q1 = raw.get("question_1")
     if not isinstance(q1, dict):
         raise ImportErrorWithItem(source, item_id, "question_1", "missing or not an object")
-    question = _text(q1, "question", source, item_id, label="question_1.question")
+    question = text_field(q1, "question", source, item_id, label="question_1.question")
     stamp = q1.get("timestamp")
     try:
-        if _is_missing(stamp) or (isinstance(stamp, str) and not stamp.strip()):
+        if is_missing(stamp) or (isinstance(stamp, str) and not stamp.strip()):
             raise ValueError("missing or empty")
         cut_time, note = read_timestamp(stamp, opts.timestamps)
     except ValueError as error:
@@ -408,12 +408,16 @@ def _when_item(raw, source, position: int, opts: ReadOptions) -> dict:
         opts.released_note(
             item_id, "question_1.timestamp empty or unreadable (0 s, as released)", repr(stamp)
         )
-        cut_time, note, stamp = 0.0, "", "" if _is_missing(stamp) else stamp
+        cut_time, note, stamp = 0.0, "", "" if is_missing(stamp) else stamp
     _check_time(cut_time, opts.max_time_s, source, item_id, "question_1.timestamp")
     opts.note(source, item_id, "question_1.timestamp", stamp, cut_time, note)
     # YES / NO in the release, in any language in its extended sets; a missing one takes the default
-    option_a = _text(q1, "option_A", source, item_id, required=False, label="question_1.option_A") or "YES"
-    option_b = _text(q1, "option_B", source, item_id, required=False, label="question_1.option_B") or "NO"
+    option_a = (
+        text_field(q1, "option_A", source, item_id, required=False, label="question_1.option_A") or "YES"
+    )
+    option_b = (
+        text_field(q1, "option_B", source, item_id, required=False, label="question_1.option_B") or "NO"
+    )
     meaning = when_option_meaning(option_a, option_b)
     answer = q1.get("correct_answer")
     text = answer.strip() if isinstance(answer, str) else ""
@@ -432,11 +436,11 @@ def _when_item(raw, source, position: int, opts: ReadOptions) -> dict:
     gold = meaning[correct]
     _raw_answer(opts, item_id, answer, correct)
     q2 = raw.get("question_2")
-    if _is_missing(q2):
+    if is_missing(q2):
         q2 = {}
     if not isinstance(q2, dict):
         raise ImportErrorWithItem(source, item_id, "question_2", "not an object")
-    how_question = _text(q2, "question", source, item_id, required=False, label="question_2.question")
+    how_question = text_field(q2, "question", source, item_id, required=False, label="question_2.question")
     target = _TARGET.match(how_question)
     metadata = _metadata(raw, source, item_id)
     return {
@@ -451,8 +455,8 @@ def _when_item(raw, source, position: int, opts: ReadOptions) -> dict:
         "gold": gold,
         "target": target.group(1).strip() if target else "",
         "how_question": how_question,
-        "how_reference": _text(q2, "answer", source, item_id, required=False, label="question_2.answer"),
-        "full_asr": _text(raw, "full_asr", source, item_id, required=False),
+        "how_reference": text_field(q2, "answer", source, item_id, required=False, label="question_2.answer"),
+        "full_asr": text_field(raw, "full_asr", source, item_id, required=False),
         "domain": _first_text(metadata, ("domain", "category")),
         "subcategory": _first_text(metadata, ("subcategory", "sub_category", "subcategory_name")),
         "metadata_json": json.dumps(metadata, sort_keys=True, ensure_ascii=False),
@@ -476,9 +480,9 @@ def load_when_items(path: str | os.PathLike, collect_errors: bool = False, max_t
     are optional. `max_time_s`: a number or a `ReadOptions` (module doc).
     """
     opts = _options(max_time_s)
-    errors = _Errors(collect_errors)
+    errors = ItemErrors(collect_errors)
     rows, seen = [], set()
-    for position, raw in enumerate(_rows_of(_read_json(path), path)):
+    for position, raw in enumerate(rows_of(read_json(path), path)):
         try:
             if opts.released and isinstance(raw, dict) and str(raw.get("video_id", "")).strip() in seen:
                 # level2_pipeline.run skips a video_id it has already evaluated
@@ -487,12 +491,12 @@ def load_when_items(path: str | os.PathLike, collect_errors: bool = False, max_t
                 )
                 continue
             row = _when_item(raw, path, position, opts)
-            _unique(row["item_id"], seen, path, row["item_id"], "video_id")
+            check_unique(row["item_id"], seen, path, row["item_id"], "video_id")
         except ImportErrorWithItem as error:
             errors.add(error)
             continue
         rows.append(row)
-    return _finish(WHEN_ITEMS, rows, path, errors, collect_errors)
+    return finish_items(WHEN_ITEMS, rows, path, errors, collect_errors)
 
 
 def _item_metadata(item) -> dict:
