@@ -149,10 +149,12 @@ def test_steps_are_bitexact_across_joins_and_recuts(clip, prefix_segments, tmp_p
 
 
 def test_video_only_steps_keep_the_cut_frame_times(clip, tmp_path):
-    item = StreamItem("video", clip, Schedule(1.4, 8.0, 1.0))
-    segments = cut_segments(item, 2.5, tmp_path / "seg", "video")
-    for start, t in ((0.0, 7.4), (4.9, 7.4)):
-        joined = assemble(segments[step_segments(item, 2.5, start, t)], tmp_path / "step.mp4")
+    """Spans of 0.15 and 0.2 s (a 0.35 s step, a 1.2 s window): each frame in one segment only,
+    where cutting each span alone rounded every span up to whole frames (347 frames became 363)."""
+    item = StreamItem("video", clip, Schedule(0.7, 12.0, 0.35))
+    segments = cut_segments(item, 1.2, tmp_path / "seg", "video")
+    for start, t in ((0.0, 11.55), (10.35, 11.55), (2.65, 3.85)):
+        joined = assemble(segments[step_segments(item, 1.2, start, t)], tmp_path / "step.mp4")
         direct = cut_prefix(item, start, t, tmp_path / "direct.mp4", "video")
         assert probe(joined)["n_audio_streams"] == 0
         assert probe(joined)["video_duration"] == pytest.approx(
