@@ -8,8 +8,10 @@ jobs side by side never see half a file):
 
 - audio: the span decoded once to 16 kHz mono PCM and split at exact sample positions
   (round(b * rate)): wav segments that join sample for sample into any prefix or window.
-- video and audio_video: each span's video alone, re-encoded (`media.cut.cut_clip`, so each
-  starts on a keyframe), and its frame count and rate in the folder's `frames.json`;
+- video and audio_video: the item's video encoded ONCE on one frame grid, a keyframe forced
+  at each bound's first frame, and split there by stream copy (`_split_video`: each frame in
+  one segment, each segment starting on a keyframe), each segment's frame count and rate in
+  the folder's `frames.json`;
   audio_video adds the item's audio ONCE, as one continuous AAC track of [b_0, b_last)
   (`media.cut.cut_audio_track`, `audio_<b_0>_<b_last>.m4a`).
 
@@ -113,9 +115,9 @@ def cut_segments(
 
     Audio: the span is decoded ONCE to 16 kHz mono PCM and split at the bounds' sample
     positions (round(b * rate)), so consecutive segments join into exactly the prefix's
-    samples. Video and audio_video: each segment is its own exact re-encoded cut of the video
-    (`media.cut.cut_clip`), its frames counted into `frames.json`; audio_video also cuts the
-    item's audio track once (module doc).
+    samples. Video and audio_video: the video is encoded once and split at the bounds
+    (`_split_video`), each segment's frames counted into `frames.json`; audio_video also cuts
+    the item's audio track once (module doc).
     """
     bounds = segment_bounds(item, window_s)
     paths = segment_paths(root, modality, item, window_s)
@@ -130,7 +132,7 @@ def cut_segments(
     if not todo and all(manifest[path.name].get("audio") == track for path in paths):
         return paths
 
-    if any(not path.is_file() for path in paths):
+    if todo:  # a missing segment, or one uncounted (cut by an earlier version, span by span)
         _split_video(item, bounds, paths)
         manifest = {name: entry for name, entry in manifest.items() if name not in {p.name for p in paths}}
 
