@@ -1,22 +1,24 @@
-"""Media cost per streaming step: assembling a step's prefix from segments vs re-cutting it each step.
+"""Media cost per streaming step, and how long each step's audio and video last, in one run.
 
-    .venv/bin/python benchmarks/bench_streaming_media.py [--duration 60] [--step 1.0] [--size 640x360]
+    .venv/bin/python benchmarks/bench_streaming_media.py [--duration 30] [--step 1.0] [--size 640x360]
 
-A synthetic clip (testsrc at 25 fps, a 440 Hz tone, H.264 + AAC, `--duration` s) is streamed
-at `--step` s from the first step to its end, the whole prefix each step (the SocialOmni
-protocol's context). Measured in the same run, per modality (audio_video, audio):
-1. the one-time cut into segments (`streaming.media.cut_segments`);
-2. per step, the prefix joined from the segments (`assemble`: concat demuxer, stream copy);
-3. per step, the prefix re-cut from the source (`cut_prefix`: what a driver without segments
-   does: decode and re-encode [0, t] every step).
+A synthetic clip (testsrc at 30000/1001 fps, so step bounds fall between frames, and pink
+noise as 44.1 kHz stereo AAC, `--duration` s) is streamed at `--step` s from `--start` to its
+end, the whole prefix each step (the SocialOmni protocol's context). Measured in the same run,
+per modality (audio_video, audio):
+1. new: the one-time cut (`streaming.media.cut_segments`) and, per step, `assemble` (video
+   segments by the concat demuxer at their frames' durations, audio copied from the item's
+   one AAC track; wav segments joined in Python);
+2. old (audio_video only): what `streaming.media` did before, rebuilt here: each span cut
+   with its own audio (`cut_clip(..., "audio_video")`) and the prefix joined by the concat
+   demuxer with stream copy, AAC priming and padding at every join;
+3. re-cut: the prefix cut afresh from the source each step (`cut_prefix`: the reference).
 Each is timed as wall-clock and as CPU seconds (user + system of the ffmpeg processes plus
-this process's own, where a wav join runs; on a shared, loaded machine the CPU figure is the
-one to compare). Prints the
-mean and the last step's time of 2 and 3, their ratio, and the ratio with the one-time cut
-spread over the steps of one model (the segments are shared by every model, so with more
-models it tends to the join's ratio); checks the joined files are bitexact across two joins.
-PASS when, for audio_video, re-cut / join per step (CPU, the cut excluded: it is paid once for
-all models) is at least 5 and every join is bitexact; audio is printed for information.
+this process's own; on a shared, loaded machine the CPU figure is the one to compare). At the
+last step it prints, for old, new and re-cut, ffprobe's audio and video durations and the
+decoded audio's length. PASS when, for audio_video, the new join's audio and video last as
+long as the re-cut's to within one AAC frame (1024 samples), re-cut / new join per step (CPU)
+is at least 5, and every join is bitexact; audio is printed for information.
 """
 
 from __future__ import annotations
@@ -34,18 +36,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+import ffmpeg  # noqa: E402
+
 from omnisocial.io import sha256_file  # noqa: E402
+from omnisocial.media.audio import load_audio, probe  # noqa: E402
+from omnisocial.media.cut import cut_clip  # noqa: E402
+from omnisocial.media.ffmpeg_run import run_ffmpeg  # noqa: E402
 from omnisocial.streaming import Schedule, StreamItem, assemble, cut_segments  # noqa: E402
-from omnisocial.streaming.media import cut_prefix, segment_paths, step_segments  # noqa: E402
+from omnisocial.streaming.media import cut_prefix, segment_bounds, segment_paths, step_segments  # noqa: E402
 
 TARGET_RATIO = 5.0
+RATE = 44100
+AAC_FRAME_S = 1024 / RATE
 
 
 def make_clip(path: Path, duration: float, size: str) -> None:
     subprocess.run(
-        ["ffmpeg", "-v", "error", "-f", "lavfi", "-i", f"testsrc=size={size}:rate=25",
-         "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100", "-t", f"{duration}",
-         "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-c:a", "aac", str(path)],
+        ["ffmpeg", "-v", "error", "-f", "lavfi", "-i", f"testsrc=size={size}:rate=30000/1001",
+         "-f", "lavfi", "-i", f"anoisesrc=color=pink:sample_rate={RATE}:amplitude=0.3:seed=7",
+         "-t", f"{duration}", "-c:v", "libx264", "-preset", "veryfast", "-g", "60",
+         "-pix_fmt", "yuv420p", "-c:a", "aac", "-ac", "2", str(path)],
         check=True,
     )  # fmt: skip
 
@@ -63,44 +73,115 @@ def timed(work) -> tuple[object, float, float]:
     return result, time.perf_counter() - wall, children_cpu() - cpu
 
 
+def old_cut(item: StreamItem, folder: Path) -> list[Path]:
+    """The previous design's segments: each span cut with its own audio (AAC primed per span)."""
+    bounds = segment_bounds(item, None)
+    paths = [folder / f"{i:05d}.mp4" for i in range(len(bounds) - 1)]
+    for i, path in enumerate(paths):
+        cut_clip(item.source, bounds[i], bounds[i + 1], path, "audio_video", bitexact=True)
+    return paths
+
+
+def old_join(segments: list[Path], destination: Path) -> Path:
+    """The previous design's join: concat demuxer, stream copy of video and audio."""
+    listing = destination.with_suffix(".txt")
+    listing.write_text("".join(f"file '{path.resolve()}'\n" for path in segments), encoding="utf-8")
+    joined = ffmpeg.input(str(listing), f="concat", safe=0, nostdin=None, v="error")
+    options = {"c": "copy", "fflags": "+bitexact", "map_metadata": "-1", "format": "mp4"}
+    run_ffmpeg(joined.output(str(destination), **options).overwrite_output(), file=segments[0], what="join")
+    return destination
+
+
+def lengths(path: Path) -> dict:
+    """ffprobe's audio and video durations and the decoded audio's length (s)."""
+    info = probe(path)
+    decoded = len(load_audio(path, RATE)) / RATE
+    return {"audio": info["audio_duration"], "video": info["video_duration"], "decoded": decoded}
+
+
+def per_step(times: list[float]) -> tuple[float, float]:
+    """(mean, last) in ms."""
+    return 1000 * statistics.mean(times), 1000 * times[-1]
+
+
 def measure(item: StreamItem, folder: Path, modality: str) -> dict:
     _, cut_wall, cut_cpu = timed(lambda: cut_segments(item, None, folder / "segments", modality, threads=1))
     paths = segment_paths(folder / "segments", modality, item, None)
     suffix = paths[0].suffix
-    join_wall, join_cpu, recut_wall, recut_cpu, digests = [], [], [], [], []
+    old = None
+    if modality == "audio_video":
+        old, old_wall, old_cpu_cut = timed(lambda: old_cut(item, folder / "old"))
+    row = {"modality": modality, "steps": 0, "cut_wall": cut_wall, "cut_cpu": cut_cpu, "bitexact": True}
+    cpu = {"new": [], "old": [], "recut": []}
+    wall = {"new": [], "old": [], "recut": []}
     for t in item.schedule.times():
-        parts = paths[step_segments(item, None, 0.0, t)]
-        out, wall, cpu = timed(lambda parts=parts: assemble(parts, folder / f"join{suffix}"))
-        join_wall.append(wall)
-        join_cpu.append(cpu)
-        again = assemble(parts, folder / f"again{suffix}")
-        digests.append(sha256_file(out) == sha256_file(again))
-        _, wall, cpu = timed(lambda t=t: cut_prefix(item, 0.0, t, folder / f"recut{suffix}", modality))
-        recut_wall.append(wall)
-        recut_cpu.append(cpu)
-    steps = len(join_cpu)
-    mean = statistics.mean
-    return {
-        "modality": modality,
-        "steps": steps,
-        "cut_wall": cut_wall,
-        "cut_cpu": cut_cpu,
-        "join_wall_ms": 1000 * mean(join_wall),
-        "join_cpu_ms": 1000 * mean(join_cpu),
-        "join_last_cpu_ms": 1000 * join_cpu[-1],
-        "recut_wall_ms": 1000 * mean(recut_wall),
-        "recut_cpu_ms": 1000 * mean(recut_cpu),
-        "recut_last_cpu_ms": 1000 * recut_cpu[-1],
-        "ratio_cpu": mean(recut_cpu) / mean(join_cpu),
-        "ratio_wall": mean(recut_wall) / mean(join_wall),
-        "ratio_cpu_with_cut": mean(recut_cpu) / (mean(join_cpu) + cut_cpu / steps),
-        "bitexact": all(digests),
-    }
+        span = step_segments(item, None, item.media_start, t)
+        out, w, c = timed(lambda span=span: assemble(paths[span], folder / f"new{suffix}"))
+        wall["new"].append(w)
+        cpu["new"].append(c)
+        again = assemble(paths[span], folder / f"again{suffix}")
+        row["bitexact"] &= sha256_file(out) == sha256_file(again)
+        if old is not None:
+            _, w, c = timed(lambda span=span: old_join(old[span], folder / "old.mp4"))
+            wall["old"].append(w)
+            cpu["old"].append(c)
+        _, w, c = timed(
+            lambda t=t: cut_prefix(item, item.media_start, t, folder / f"recut{suffix}", modality)
+        )
+        wall["recut"].append(w)
+        cpu["recut"].append(c)
+        row["steps"] += 1
+    for name in ("new", "old", "recut"):
+        if cpu[name]:
+            row[f"{name}_cpu_ms"], row[f"{name}_last_cpu_ms"] = per_step(cpu[name])
+            row[f"{name}_wall_ms"], _ = per_step(wall[name])
+    row["ratio_cpu"] = statistics.mean(cpu["recut"]) / statistics.mean(cpu["new"])
+    if modality == "audio_video":
+        row["old_cut_cpu"] = old_cpu_cut
+        row["lengths"] = {
+            "new": lengths(folder / "new.mp4"),
+            "old": lengths(folder / "old.mp4"),
+            "recut": lengths(folder / "recut.mp4"),
+        }
+    return row
+
+
+def report(row: dict, t_last: float) -> bool:
+    modality = row["modality"]
+    line = (
+        f"{modality}: {row['steps']} steps; cut once: new {row['cut_cpu']:.1f} s CPU "
+        f"({row['cut_wall']:.1f} s wall)"
+    )
+    if "old_cut_cpu" in row:
+        line += f", old {row['old_cut_cpu']:.1f} s CPU"
+    print(line)
+    for name, label in (("old", "old join (per-span AAC)"), ("new", "new join"), ("recut", "re-cut")):
+        if f"{name}_cpu_ms" in row:
+            print(
+                f"  per step {label}: {row[f'{name}_cpu_ms']:.0f} ms CPU mean, "
+                f"{row[f'{name}_last_cpu_ms']:.0f} ms at the last step, "
+                f"{row[f'{name}_wall_ms']:.0f} ms wall mean"
+            )
+    if "old_cpu_ms" in row:
+        print(f"  new / old join per step (CPU): {row['new_cpu_ms'] / row['old_cpu_ms']:.2f}x")
+    print(f"  re-cut / new join per step (CPU): {row['ratio_cpu']:.1f}x (target >= {TARGET_RATIO:g}x)")
+    passed = row["ratio_cpu"] >= TARGET_RATIO and row["bitexact"]
+    if "lengths" in row:
+        print(f"  at the last step (t = {t_last:g} s): audio / video / decoded audio (s)")
+        for name, values in row["lengths"].items():
+            print(f"    {name:6s} {values['audio']:.4f} / {values['video']:.4f} / {values['decoded']:.4f}")
+        new, ref = row["lengths"]["new"], row["lengths"]["recut"]
+        same = all(abs(new[key] - ref[key]) <= AAC_FRAME_S for key in ("audio", "video", "decoded"))
+        print(f"  new within one AAC frame ({1000 * AAC_FRAME_S:.1f} ms) of the re-cut: {same}")
+        passed &= same
+    print(f"  bitexact joins: {row['bitexact']} -> {'PASS' if passed else 'FAIL'}")
+    return passed if modality == "audio_video" else True
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=float, default=60.0)
+    parser.add_argument("--duration", type=float, default=30.0)
+    parser.add_argument("--start", type=float, default=1.4, help="the first query time (s)")
     parser.add_argument("--step", type=float, default=1.0)
     parser.add_argument("--size", default="640x360")
     parser.add_argument("--modalities", default="audio_video,audio", help="comma-separated")
@@ -110,28 +191,14 @@ def main() -> int:
         folder = Path(tmp)
         clip = folder / "clip.mp4"
         make_clip(clip, args.duration, args.size)
-        item = StreamItem("clip", clip, Schedule(args.step, args.duration, args.step))
-        load = os.getloadavg()[0]
+        item = StreamItem("clip", clip, Schedule(args.start, args.duration, args.step))
         print(
-            f"clip {args.duration:g} s {args.size} 25 fps + AAC, steps every {args.step:g} s, whole prefix; "
-            f"load average {load:.1f} on {os.cpu_count()} CPUs"
+            f"clip {args.duration:g} s {args.size} 29.97 fps + 44.1 kHz AAC, steps every {args.step:g} s "
+            f"from {args.start:g} s, whole prefix; "
+            f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
         )
         for modality in args.modalities.split(","):
-            row = measure(item, folder / modality, modality)
-            passed = row["ratio_cpu"] >= TARGET_RATIO and row["bitexact"]
-            if modality == "audio_video":
-                ok &= passed
-            verdict = ("PASS" if passed else "FAIL") if modality == "audio_video" else "(information)"
-            print(
-                f"{modality}: {row['steps']} steps; segments cut once: {row['cut_cpu']:.1f} s CPU "
-                f"({row['cut_wall']:.1f} s wall); per step, join {row['join_cpu_ms']:.0f} ms CPU "
-                f"({row['join_last_cpu_ms']:.0f} at the last step, {row['join_wall_ms']:.0f} ms wall), "
-                f"re-cut {row['recut_cpu_ms']:.0f} ms CPU ({row['recut_last_cpu_ms']:.0f} at the last, "
-                f"{row['recut_wall_ms']:.0f} ms wall); re-cut / join {row['ratio_cpu']:.1f}x CPU "
-                f"({row['ratio_wall']:.1f}x wall; target >= {TARGET_RATIO:g}x CPU), with the one-time cut "
-                f"spread over one model's steps {row['ratio_cpu_with_cut']:.1f}x; bitexact joins: "
-                f"{row['bitexact']} -> {verdict}"
-            )
+            ok &= report(measure(item, folder / modality, modality), item.schedule.times()[-1])
     return 0 if ok else 1
 
 

@@ -16,9 +16,11 @@ back one row per answered step.
   (Omni-DuplexEval's RTD / PR); `window_s`: None for the whole prefix [media_start, t], else
   the last `window_s` seconds.
 - `streaming.media`: `cut_segments` cuts an item ONCE into the spans between step bounds
-  (bitexact, atomic; a rule's declared output shared by every model); `assemble` joins a
-  step's segments with the concat demuxer and stream copy, deterministically (the result
-  cache keys on the media's sha256).
+  (video segments with their frame counts, plus one AAC track of the item's sound; wav for
+  audio; bitexact, atomic; a rule's declared output shared by every model); `assemble`
+  joins a step's segments by stream copy, deterministically (the result cache keys on the
+  media's sha256), its audio and video as long as a direct cut's (docs/streaming.md,
+  "Prefix media").
 - `stream(backend, items, protocol, modality=, segments_root=, cache_path=, entry=, ...)`:
   the driver (`streaming.driver`): rounds of step k across items through the runner's
   `InferenceSession` (cache keyed per step, failure policy, `backend.concurrency` across

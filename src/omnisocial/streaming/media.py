@@ -1,35 +1,55 @@
-"""Step media without re-encoding the world: each item cut once into segments, steps assembled.
+"""Step media without re-encoding the world: each item cut once, each step's media assembled.
 
 An item's segment bounds are every time a step's media starts or ends (`segment_bounds`):
 the media start, each query time t_k and, with a sliding window, each t_k - window_s. Each
-span [b_i, b_i+1) is cut ONCE, re-encoded and bitexact (`cut_segments`: audio decoded once
-and split at exact sample positions, video cut per span by `media.cut.cut_clip`),
-into `segment_dir(root, modality, item_id)`, so every model reads the same files (a rule's
-declared output; atomic writes, so jobs side by side never see half a file).
+span [b_i, b_i+1) is cut ONCE (`cut_segments`), bitexact, into `segment_dir(root, modality,
+item_id)`, so every model reads the same files (a rule's declared output; atomic writes, so
+jobs side by side never see half a file):
 
-A step's prefix (or window) is the run of segments between its start and t, joined by
-ffmpeg's concat demuxer with stream copy (`assemble`; audio-only wav segments are joined
-sample for sample in Python, without an ffmpeg start-up): no decoding, and bitexact, so the
-same step always gives the same bytes and the same sha256 (the result cache keys on media
-content). Joined AAC segments each keep their encoder priming (a few ms
-of near-silence at each join); video segments each start on a keyframe.
+- audio: the span decoded once to 16 kHz mono PCM and split at exact sample positions
+  (round(b * rate)): wav segments that join sample for sample into any prefix or window.
+- video and audio_video: the item's video encoded ONCE on one frame grid, a keyframe forced
+  at each bound's first frame, and split there by stream copy (`_split_video`: each frame in
+  one segment, each segment starting on a keyframe), each segment's frame count and rate in
+  the folder's `frames.json`;
+  audio_video adds the item's audio ONCE, as one continuous AAC track of [b_0, b_last)
+  (`media.cut.cut_audio_track`, `audio_<b_0>_<b_last>.m4a`).
+
+A step's media [start, t] (`assemble`) is its run of segments joined with no decoding:
+wav segments in Python (no ffmpeg start-up); mp4 by one ffmpeg run with stream copy, the
+video segments by the concat demuxer, each placed at the sum of the frame durations before
+it (`frames.json`: a segment's own header rounds its length up to its cut, and those
+roundings add up at every join), and the audio as the track's packets from start to t (an
+input seek on the track; the mp4 edit list skips the samples before `start`). So a step's
+audio and video last as long as a direct cut of [start, t] (`cut_prefix`) to within one
+audio frame (1024 samples: the track ends on the packet holding t) at any t, and no join
+adds AAC priming: joining per-span AAC cuts did, 46 ms or more per join, so a streamed model
+heard speech later and later behind the picture. Stream copy is bitexact: the same step
+always gives the same bytes and the same sha256 (the result cache keys on media content).
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import tempfile
 import wave
 from concurrent.futures import ThreadPoolExecutor
+from fractions import Fraction
 from pathlib import Path
 
 import ffmpeg
 
-from omnisocial.io import atomic_path
-from omnisocial.media.cut import SUFFIX, cut_clip
-from omnisocial.media.ffmpeg_run import run_ffmpeg
+from omnisocial.io import atomic_path, write_json
+from omnisocial.media.cut import BITEXACT, SUFFIX, cut_audio_track, cut_clip, encode_options
+from omnisocial.media.ffmpeg_run import MediaError, probe_json, run_ffmpeg
 from omnisocial.streaming.protocol import StreamItem
 from omnisocial.streaming.schedule import DIGITS
+
+FRAMES = "frames.json"  # per item folder: each video segment's frame count and rate, its audio track
+TRACK_PREFIX = "audio_"
+PREROLL_S = 0.1  # audio read before a window's start: more than one AAC packet at 8 kHz and up
 
 
 def segment_bounds(item: StreamItem, window_s: float | None) -> list[float]:
@@ -48,6 +68,11 @@ def segment_dir(root: str | os.PathLike, modality: str, item_id: str) -> Path:
     return Path(root) / modality / item_id
 
 
+def bound_text(bound: float) -> str:
+    """A bound as a file name carries it: 3 decimals, or all 6 where it has them (read back exactly)."""
+    return f"{bound:.3f}" if round(bound, 3) == bound else f"{bound:.{DIGITS}f}"
+
+
 def segment_paths(
     root: str | os.PathLike, modality: str, item: StreamItem, window_s: float | None
 ) -> list[Path]:
@@ -55,9 +80,23 @@ def segment_paths(
     bounds = segment_bounds(item, window_s)
     folder = segment_dir(root, modality, item.item_id)
     return [
-        folder / f"{i:05d}_{start:.3f}_{end:.3f}{SUFFIX[modality]}"
+        folder / f"{i:05d}_{bound_text(start)}_{bound_text(end)}{SUFFIX[modality]}"
         for i, (start, end) in enumerate(zip(bounds[:-1], bounds[1:], strict=True))
     ]
+
+
+def segment_span(path: str | os.PathLike) -> tuple[float, float]:
+    """(start, end) of a segment or audio track, read from its name (`segment_paths`)."""
+    try:
+        _, start, end = Path(path).stem.rsplit("_", 2)
+        return float(start), float(end)
+    except ValueError:
+        raise ValueError(f"{path}: not a segment name <i>_<start>_<end> (streaming.media)") from None
+
+
+def track_path(folder: Path, start: float, end: float) -> Path:
+    """The item's one AAC track of [start, end) (audio_video)."""
+    return folder / f"{TRACK_PREFIX}{bound_text(start)}_{bound_text(end)}.m4a"
 
 
 def step_segments(item: StreamItem, window_s: float | None, start: float, t: float) -> slice:
@@ -76,22 +115,124 @@ def cut_segments(
 
     Audio: the span is decoded ONCE to 16 kHz mono PCM and split at the bounds' sample
     positions (round(b * rate)), so consecutive segments join into exactly the prefix's
-    samples. Video: each segment is its own exact re-encoded cut (`media.cut.cut_clip`).
+    samples. Video and audio_video: the video is encoded once and split at the bounds
+    (`_split_video`), each segment's frames counted into `frames.json`; audio_video also cuts
+    the item's audio track once (module doc).
     """
     bounds = segment_bounds(item, window_s)
     paths = segment_paths(root, modality, item, window_s)
-    if all(path.is_file() for path in paths):
-        return paths
     if modality == "audio":
+        if all(path.is_file() for path in paths):
+            return paths
         return _split_wav(item, bounds, paths)
+    folder = paths[0].parent
+    manifest = read_manifest(folder)
+    track = _cut_track(item, bounds, folder) if modality == "audio_video" else None
+    todo = [i for i, path in enumerate(paths) if path.name not in manifest or not path.is_file()]
+    if not todo and all(manifest[path.name].get("audio") == track for path in paths):
+        return paths
 
-    def cut(i: int) -> Path:
-        if not paths[i].is_file():
-            cut_clip(item.source, bounds[i], bounds[i + 1], paths[i], modality, bitexact=True)
-        return paths[i]
+    if todo:  # a missing segment, or one uncounted (cut by an earlier version, span by span)
+        _split_video(item, bounds, paths)
+        manifest = {name: entry for name, entry in manifest.items() if name not in {p.name for p in paths}}
+
+    def count(path: Path) -> tuple[str, dict]:
+        entry = manifest.get(path.name) or count_frames(path)
+        return path.name, {**entry, "audio": track}
 
     with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-        return list(pool.map(cut, range(len(paths))))
+        manifest.update(dict(pool.map(count, paths)))
+    write_json(folder / FRAMES, manifest)
+    return paths
+
+
+def _split_video(item: StreamItem, bounds: list[float], paths: list[Path]) -> None:
+    """The video of [b_0, b_last) encoded ONCE on one frame grid, a keyframe forced at the first
+    frame of each bound, and split there by stream copy (the segment muxer): each frame lands in
+    exactly one segment, as in a direct cut. Cutting each span on its own rounded every span up
+    to whole frames, so short spans repeated frames (a 11.55 s prefix joined from 0.15-0.2 s
+    spans had 363 frames against a direct cut's 347)."""
+    folder = paths[0].parent
+    folder.mkdir(parents=True, exist_ok=True)
+    rate = _frame_rate(Path(item.source))
+    # the first frame at or after each bound, on the cut's grid (frame k at k / rate from b_0);
+    # keyframes forced at those frames' own times (ffmpeg rounds a forcing time to the nearest
+    # frame) and the split made by frame number, so encoder and splitter agree on every frame
+    firsts = [
+        math.ceil(
+            (
+                Fraction(bound).limit_denominator(10**DIGITS)
+                - Fraction(bounds[0]).limit_denominator(10**DIGITS)
+            )
+            * rate
+            - Fraction(1, 10**6)
+        )
+        for bound in bounds[1:-1]
+    ]
+    if any(later <= earlier for earlier, later in zip([0, *firsts], firsts, strict=False)):
+        raise MediaError(f"cannot cut {item.source} for item {item.item_id}: a span holds no video frame")
+    options = {**encode_options("video"), **BITEXACT, "t": f"{bounds[-1] - bounds[0]:.{DIGITS}f}"}
+    options.update({"format": "segment", "segment_format": "mp4", "reset_timestamps": 1, "threads": 1})
+    if firsts:
+        times = ",".join(f"{float(k / rate):.{DIGITS}f}" for k in firsts)
+        options.update(
+            {"force_key_frames": times, "forced-idr": 1, "segment_frames": ",".join(map(str, firsts))}
+        )
+    inputs = {"nostdin": None, "v": "error"}
+    if bounds[0] > 0:
+        inputs["ss"] = f"{bounds[0]:.{DIGITS}f}"
+    with tempfile.TemporaryDirectory(prefix=".split-", dir=folder) as scratch:
+        pattern = str(Path(scratch) / "%05d.mp4")
+        stream = ffmpeg.input(str(item.source), **inputs).output(pattern, **options).overwrite_output()
+        run_ffmpeg(stream, file=Path(item.source), what="cut")
+        parts = sorted(Path(scratch).glob("*.mp4"))
+        if len(parts) != len(paths):
+            raise MediaError(
+                f"cannot cut {item.source} for item {item.item_id}: {len(parts)} video segments for "
+                f"{len(paths)} spans (a span shorter than one frame?)"
+            )
+        for part, path in zip(parts, paths, strict=True):
+            os.replace(part, path)
+
+
+def _frame_rate(source: Path) -> Fraction:
+    """The frame rate a cut of `source` is encoded at (its video's r_frame_rate)."""
+    streams = probe_json(source, what="probe", v="error", select_streams="v:0").get("streams") or []
+    numerator, _, denominator = (streams[0].get("r_frame_rate") if streams else "0/0").partition("/")
+    if int(numerator or 0) <= 0 or int(denominator or 1) <= 0:
+        raise MediaError(f"{source} has no video frame rate to cut on")
+    return Fraction(int(numerator), int(denominator or 1))
+
+
+def _cut_track(item: StreamItem, bounds: list[float], folder: Path) -> str | None:
+    """The item's audio track's file name (cut now if missing), None when the source has no audio."""
+    path = track_path(folder, bounds[0], bounds[-1])
+    if path.is_file():
+        return path.name
+    streams = probe_json(Path(item.source), what="probe", v="error").get("streams") or []
+    if not any(stream.get("codec_type") == "audio" for stream in streams):
+        return None
+    cut_audio_track(item.source, bounds[0], bounds[-1], path, bitexact=True)
+    return path.name
+
+
+def count_frames(path: Path) -> dict:
+    """{"frames": n, "rate": "num/den"} of a video segment (its packets counted, nothing decoded)."""
+    info = probe_json(path, what="count the frames of", v="error", count_packets=None, select_streams="v:0")
+    streams = info.get("streams") or []
+    if not streams or not streams[0].get("nb_read_packets"):
+        raise MediaError(f"no video frames in segment {path}")
+    rate = streams[0].get("avg_frame_rate") or "0/0"
+    numerator, _, denominator = rate.partition("/")
+    if int(numerator or 0) <= 0 or int(denominator or 1) <= 0:
+        raise MediaError(f"segment {path} has no frame rate ({rate})")
+    return {"frames": int(streams[0]["nb_read_packets"]), "rate": rate}
+
+
+def read_manifest(folder: Path) -> dict:
+    """An item folder's `frames.json` ({} when there is none yet)."""
+    path = folder / FRAMES
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
 def _split_wav(item: StreamItem, bounds: list[float], paths: list[Path]) -> list[Path]:
@@ -118,24 +259,66 @@ def _split_wav(item: StreamItem, bounds: list[float], paths: list[Path]) -> list
 
 
 def assemble(segments: list[Path], destination: str | os.PathLike) -> Path:
-    """The segments joined in order into `destination` (concat demuxer, stream copy, bitexact)."""
+    """The segments joined in order into `destination`, bitexact (module doc): wav segments
+    sample for sample; mp4 video segments by the concat demuxer at their frames' durations,
+    with the item's audio track (audio_video) copied from the first segment's start to the
+    last one's end."""
     destination = Path(destination)
     if not segments:
         raise ValueError(f"{destination}: no segments to join")
-    missing = [str(path) for path in segments if not Path(path).is_file()]
+    segments = [Path(path) for path in segments]
+    missing = [str(path) for path in segments if not path.is_file()]
     if missing:
         raise FileNotFoundError(f"missing segment(s): {', '.join(missing[:3])}")
     if destination.suffix == ".wav":
         return _join_wav(segments, destination)
-    listing = "".join(f"file '{Path(path).resolve()}'\n" for path in segments)
-    fmt = "mp4"
+    manifest = read_manifest(segments[0].parent)
+    uncounted = [path.name for path in segments if path.name not in manifest]
+    if uncounted:
+        raise FileNotFoundError(
+            f"{segments[0].parent / FRAMES} has no frame count for segment(s) {', '.join(uncounted[:3])}: "
+            "cut them with streaming.media.cut_segments"
+        )
+    listing = "".join(
+        f"file '{path.resolve()}'\nduration {float(frames_duration(manifest[path.name])):.{DIGITS}f}\n"
+        for path in segments
+    )
+    track = manifest[segments[0].name].get("audio")
     with atomic_path(destination.with_suffix(".txt")) as list_file, atomic_path(destination) as tmp:
         list_file.write_text(listing, encoding="utf-8")
-        joined = ffmpeg.input(str(list_file), f="concat", safe=0, nostdin=None, v="error")
-        options = {"c": "copy", "fflags": "+bitexact", "map_metadata": "-1", "format": fmt}
-        run_ffmpeg(joined.output(str(tmp), **options).overwrite_output(), file=Path(segments[0]), what="join")
+        video = ffmpeg.input(str(list_file), f="concat", safe=0, nostdin=None, v="error")["v:0"]
+        streams = [video]
+        if track is not None:
+            streams.append(_track_input(segments[0].parent / track, segments)["a:0"])
+        options = {"c": "copy", "fflags": "+bitexact", "map_metadata": "-1", "format": "mp4"}
+        stream = ffmpeg.output(*streams, str(tmp), **options).overwrite_output()
+        run_ffmpeg(stream, file=segments[0], what="join")
     destination.with_suffix(".txt").unlink(missing_ok=True)
     return destination
+
+
+def frames_duration(entry: dict) -> Fraction:
+    """A video segment's frames' total duration (s): frames / rate, exact (`count_frames`)."""
+    numerator, _, denominator = entry["rate"].partition("/")
+    return Fraction(entry["frames"]) * Fraction(int(denominator or 1), int(numerator))
+
+
+def _track_input(track: Path, segments: list[Path]):
+    """The track's packets of [start of the first segment, end of the last]: read from
+    PREROLL_S before `start` (AAC decodes a packet from the one before it too) and shifted
+    back by as much, so the mp4 edit list skips every sample before `start`."""
+    if not track.is_file():
+        raise FileNotFoundError(f"missing audio track {track}: cut it with streaming.media.cut_segments")
+    track_start, _ = segment_span(track)
+    start, end = segment_span(segments[0])[0], segment_span(segments[-1])[1]
+    offset = round(start - track_start, DIGITS)
+    preroll = min(PREROLL_S, offset)
+    options = {"nostdin": None, "v": "error", "t": f"{end - start:.{DIGITS}f}"}  # counted after the shift
+    if offset > 0:
+        options["ss"] = f"{offset - preroll:.{DIGITS}f}"
+    if preroll > 0:
+        options["itsoffset"] = f"{-preroll:.{DIGITS}f}"
+    return ffmpeg.input(str(track), **options)
 
 
 def _join_wav(segments: list[Path], destination: Path) -> Path:

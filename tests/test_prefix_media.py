@@ -1,0 +1,185 @@
+"""Step media keep audio with video (issue 38): every prefix or window a streamed model sees
+lasts as long as a direct cut of the source, in audio and in video, at any t, to within one
+audio frame, and holds the same sound at the same time (docs/streaming.md, "Prefix media").
+
+The clip is shaped like a real one where it matters: 30 s at NTSC's 30000/1001 fps (so step
+bounds fall between frames) with 44.1 kHz stereo AAC, queried every second from 1.4 s (the
+SocialOmni stream's first query after a stream start), so the last step is 29.4 s and the
+prefix there is joined from 29 segments (28 joins)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from omnisocial.media.audio import load_audio, probe
+from omnisocial.media.ffmpeg_run import probe_json
+from omnisocial.media.sync import cross_correlation
+from omnisocial.streaming import Schedule, StreamItem, assemble, cut_segments
+from omnisocial.streaming.media import FRAMES, cut_prefix, segment_paths, step_segments
+
+pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg not installed")
+
+RATE = 44100
+AAC_FRAME = 1024  # samples in one AAC frame
+ONE_FRAME_S = AAC_FRAME / RATE
+PREFIX_ITEM = StreamItem("long", Path("clip.mp4"), Schedule(1.4, 30.0, 1.0))
+WINDOW_S = 2.5
+WINDOW_ITEM = StreamItem("windowed", Path("clip.mp4"), Schedule(20.4, 30.0, 1.0))
+
+
+def make_clip(path: Path, seconds: float, audio: bool = True) -> Path:
+    """testsrc2 (160x120, 30000/1001 fps, H.264, a keyframe every 2 s), pink noise (44.1 kHz stereo AAC)."""
+    sound = ["-f", "lavfi", "-i", f"anoisesrc=color=pink:sample_rate={RATE}:amplitude=0.3:seed=7"]
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30000/1001",
+         *(sound if audio else []), "-t", f"{seconds}", "-c:v", "libx264", "-preset", "ultrafast",
+         "-g", "60", "-pix_fmt", "yuv420p", *(["-c:a", "aac", "-ac", "2"] if audio else []), str(path)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return path
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory) -> Path:
+    return make_clip(tmp_path_factory.mktemp("clip") / "clip.mp4", 30.0)
+
+
+def item_of(template: StreamItem, source: Path) -> StreamItem:
+    return StreamItem(template.item_id, source, template.schedule, template.media_start)
+
+
+@pytest.fixture(scope="module")
+def prefix_segments(clip, tmp_path_factory) -> tuple[StreamItem, list[Path]]:
+    item = item_of(PREFIX_ITEM, clip)
+    return item, cut_segments(item, None, tmp_path_factory.mktemp("segments"), "audio_video", threads=2)
+
+
+@pytest.fixture(scope="module")
+def window_segments(clip, tmp_path_factory) -> tuple[StreamItem, list[Path]]:
+    item = item_of(WINDOW_ITEM, clip)
+    return item, cut_segments(item, WINDOW_S, tmp_path_factory.mktemp("segments"), "audio_video", threads=2)
+
+
+def step_media(item, segments, window_s, start, t, folder: Path) -> tuple[Path, Path]:
+    """(the step's assembled media, a direct cut of the same span from the source)."""
+    joined = assemble(segments[step_segments(item, window_s, start, t)], folder / "step.mp4")
+    return joined, cut_prefix(item, start, t, folder / "direct.mp4", "audio_video")
+
+
+def video_times(path: Path) -> np.ndarray:
+    """Presentation times (s) of the first video stream's packets, in order (ffprobe)."""
+    info = probe_json(path, v="error", select_streams="v:0", show_entries="packet=pts_time")
+    return np.sort([float(packet["pts_time"]) for packet in info["packets"]])
+
+
+def assert_same_lengths(joined: Path, direct: Path) -> None:
+    """ffprobe's audio and video durations within one audio frame; the same video frames."""
+    ours, reference = probe(joined), probe(direct)
+    assert ours["sample_rate"] == reference["sample_rate"] == RATE
+    assert ours["channels"] == reference["channels"]
+    assert abs(ours["audio_duration"] - reference["audio_duration"]) <= ONE_FRAME_S
+    assert abs(ours["video_duration"] - reference["video_duration"]) <= ONE_FRAME_S
+    assert abs(ours["audio_duration"] - ours["video_duration"]) <= ONE_FRAME_S + 1 / 29.97
+    ours_t, reference_t = video_times(joined), video_times(direct)
+    assert len(ours_t) == len(reference_t)
+    np.testing.assert_allclose(ours_t, reference_t, atol=1e-3)  # frame k shown when the cut shows it
+
+
+def lag_and_correlation(ours: np.ndarray, reference: np.ndarray, at_s: float, span_s: float = 0.1):
+    """The lag (samples) of `ours` behind `reference` over [at_s, at_s + span_s], searched within
+    one AAC frame, and the correlation there."""
+    first, last = int(at_s * RATE), int((at_s + span_s) * RATE)
+    lags, correlations = cross_correlation(reference[first:last], ours[first:last], AAC_FRAME)
+    best = int(np.nanargmax(correlations))
+    return int(lags[best]), float(correlations[best])
+
+
+@pytest.mark.parametrize("t", [16.4, 29.4], ids=["mid_clip", "last_step"])
+def test_a_prefix_has_the_audio_and_video_of_a_direct_cut(prefix_segments, t, tmp_path):
+    item, segments = prefix_segments
+    assert item.schedule.times()[-1] == 29.4 and len(segments) == 29
+    joined, direct = step_media(item, segments, None, 0.0, t, tmp_path)
+    assert_same_lengths(joined, direct)
+    ours, reference = load_audio(joined, RATE), load_audio(direct, RATE)
+    assert abs(len(ours) - len(reference)) <= AAC_FRAME
+    assert abs(len(ours) - round(t * RATE)) <= AAC_FRAME
+    # the same encoder fed the same samples: the decoded sound is the direct cut's, sample for
+    # sample, up to the last few AAC frames (where the direct cut's encoder met its end: its
+    # look-ahead and bit reservoir end differently from the track's, which goes on)
+    whole = min(len(ours), len(reference)) - 4 * AAC_FRAME
+    assert np.array_equal(ours[:whole], reference[:whole])
+    for at_s in (0.5, t / 2, t - 1.5):
+        assert lag_and_correlation(ours, reference, at_s) == (0, pytest.approx(1.0))
+
+
+@pytest.mark.parametrize("t", [23.4, 29.4], ids=["mid_clip", "last_step"])
+def test_a_window_has_the_audio_and_video_of_a_direct_cut(window_segments, t, tmp_path):
+    item, segments = window_segments
+    start = t - WINDOW_S
+    joined, direct = step_media(item, segments, WINDOW_S, start, t, tmp_path)
+    assert_same_lengths(joined, direct)
+    assert probe(joined)["audio_duration"] == pytest.approx(WINDOW_S, abs=ONE_FRAME_S)
+    ours, reference = load_audio(joined, RATE), load_audio(direct, RATE)
+    assert abs(len(ours) - len(reference)) <= AAC_FRAME
+    # two encodings of the same samples (the item's track, the direct cut): the same sound at
+    # the same time, from the window's first AAC frame (decoded after its pre-roll) to its end
+    for at_s in (0.0, 1.0, WINDOW_S - 0.6):
+        lag, correlation = lag_and_correlation(ours, reference, at_s)
+        assert lag == 0 and correlation > 0.9, (at_s, lag, correlation)
+    first = slice(0, AAC_FRAME)
+    assert np.corrcoef(ours[first], reference[first])[0, 1] > 0.9
+
+
+def test_steps_are_bitexact_across_joins_and_recuts(clip, prefix_segments, tmp_path):
+    item, segments = prefix_segments
+    parts = segments[step_segments(item, None, 0.0, 16.4)]
+    first = assemble(parts, tmp_path / "a" / "step.mp4")
+    again = assemble(parts, tmp_path / "b" / "step.mp4")
+    assert first.read_bytes() == again.read_bytes()
+    assert not list((tmp_path / "a").glob("*.txt"))  # the concat list is cleaned up
+    short = StreamItem("short", clip, Schedule(1.4, 4.0, 1.0))
+    recut = [cut_segments(short, None, tmp_path / f"seg{i}", "audio_video") for i in (1, 2)]
+    steps = [assemble(parts[:3], tmp_path / f"recut{i}.mp4") for i, parts in enumerate(recut)]
+    assert steps[0].read_bytes() == steps[1].read_bytes()  # cache keys survive a re-cut
+
+
+def test_video_only_steps_keep_the_cut_frame_times(clip, tmp_path):
+    """Spans of 0.15 and 0.2 s (a 0.35 s step, a 1.2 s window): each frame in one segment only,
+    where cutting each span alone rounded every span up to whole frames (347 frames became 363)."""
+    item = StreamItem("video", clip, Schedule(0.7, 12.0, 0.35))
+    segments = cut_segments(item, 1.2, tmp_path / "seg", "video")
+    for start, t in ((0.0, 11.55), (10.35, 11.55), (2.65, 3.85)):
+        joined = assemble(segments[step_segments(item, 1.2, start, t)], tmp_path / "step.mp4")
+        direct = cut_prefix(item, start, t, tmp_path / "direct.mp4", "video")
+        assert probe(joined)["n_audio_streams"] == 0
+        assert probe(joined)["video_duration"] == pytest.approx(
+            probe(direct)["video_duration"], abs=ONE_FRAME_S
+        )
+        np.testing.assert_allclose(video_times(joined), video_times(direct), atol=1e-3)
+
+
+def test_a_clip_without_sound_gives_steps_without_sound(tmp_path):
+    silent = make_clip(tmp_path / "silent.mp4", 4.0, audio=False)
+    item = StreamItem("silent", silent, Schedule(1.4, 3.4, 1.0))
+    segments = cut_segments(item, None, tmp_path / "seg", "audio_video")
+    joined = assemble(segments, tmp_path / "step.mp4")
+    info = probe(joined)
+    assert info["n_audio_streams"] == 0 and info["video_duration"] == pytest.approx(3.4, abs=1 / 29.97)
+
+
+def test_a_step_without_frame_counts_names_the_missing_file(tmp_path):
+    silent = make_clip(tmp_path / "silent.mp4", 3.0, audio=False)
+    item = StreamItem("silent", silent, Schedule(1.4, 2.4, 1.0))
+    segments = cut_segments(item, None, tmp_path / "seg", "video")
+    (segments[0].parent / FRAMES).unlink()
+    with pytest.raises(FileNotFoundError, match="frames.json has no frame count for segment"):
+        assemble(segments, tmp_path / "step.mp4")
+    assert segment_paths(tmp_path / "seg", "video", item, None) == cut_segments(
+        item, None, tmp_path / "seg", "video"
+    )
+    assert assemble(segments, tmp_path / "step.mp4").is_file()  # a re-cut counts them again
