@@ -259,3 +259,24 @@ def test_a_failed_step_leaves_no_file_and_a_rerun_resumes_there(released, tmp_pa
         assert failed == [] and healed.requests == 5  # t = 6 .. 10 of r1 only
     data = json.loads((folder / "RTD_counting" / "r1.json").read_text())
     assert [s["start"] for s in data["sentences"]] == [3.0, 7.0] and data["n_unparsed"] == 1
+
+
+def test_max_calls_one_below_the_jobs_plan_makes_no_call(released, tmp_path):
+    """The budget is the whole job's (RTD 10 + PR 10 = 20), checked before the first call and
+    naming both parts: max_calls 19 makes no call at all (each part alone would fit)."""
+    from omnisocial.streaming.cost import CallBudgetExceeded
+
+    items = load_stream_items(released / "items.json", media_dir=tmp_path / "media")
+    segments = tmp_path / "segments"
+    cut_stream_segments(items, released, 1.0, None, segments)
+    kwargs = dict(step_s=1.0, segments_root=segments, cache_path=tmp_path / "c.jsonl")
+    with FakeChatServer(responder=policy) as server:
+        entry = {**_entry(server.url), "max_calls": 19}
+        with pytest.raises(CallBudgetExceeded, match=r"planned 20 calls .*rtd 10, pr 10.* max_calls 19"):
+            stream_model(build_backend(entry), entry, items, released, tmp_path / "out", **kwargs)
+        assert server.requests == 0
+        entry["max_calls"] = 20
+        _, summaries, _ = stream_model(
+            build_backend(entry), entry, items, released, tmp_path / "out", **kwargs
+        )
+        assert server.requests == 20 and summaries["n_planned"].sum() == 20
