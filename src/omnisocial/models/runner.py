@@ -408,6 +408,11 @@ class InferenceSession:
 
     def answer(self, requests: list[Request]) -> pd.DataFrame:
         """One row per request, in order (`run_inference`'s frame); calls only what the store lacks."""
+        return _frame(self.answer_records(requests), FRAME_COLUMNS)
+
+    def answer_records(self, requests: list[Request]) -> list[dict]:
+        """`answer` as the store's records (each with `cached`), no frame built: the streaming
+        driver reads a few fields of one step at a time."""
         requests = list(requests)
         keys, media_hashes, missing = self.keys(requests)
         best = self._best
@@ -457,8 +462,7 @@ class InferenceSession:
         with self._lock:
             self.requests += len(requests)
             self.cached += sum(1 for key in keys if key not in todo)
-        rows = [dict(best[key], cached=key not in todo) for key in keys]
-        return _frame(rows, FRAME_COLUMNS)
+        return [dict(best[key], cached=key not in todo) for key in keys]
 
     def _record(self, request: Request, key: str, hashes: dict, reply: Reply) -> dict:
         with self._lock:

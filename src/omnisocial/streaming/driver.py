@@ -239,9 +239,9 @@ class _Streams:
                 self._open_items()
         finally:
             self.call_pool.shutdown(wait=not self.in_flight, cancel_futures=True)
-            self.prepare_pool.shutdown(wait=True, cancel_futures=True)
-            for future in self.media.values():
+            for future in self.media.values():  # prefetched for steps never asked (a failed job)
                 self._discard(future)
+            self.prepare_pool.shutdown(wait=True)
         return self.rows, self.failed
 
     def _open_items(self) -> None:
@@ -262,7 +262,7 @@ class _Streams:
             requests = [self._request(step) for step in batch]
             for step in batch:
                 self._prefetch(step.index, step.step + 1)  # prepared while this step is asked
-            self.in_flight[self.call_pool.submit(self.session.answer, requests)] = batch
+            self.in_flight[self.call_pool.submit(self.session.answer_records, requests)] = batch
 
     def _take(self, limit: int) -> list[_Step]:
         """Up to `limit` ready steps whose media are prepared, the lowest-numbered items first."""
@@ -287,8 +287,8 @@ class _Streams:
         item = self.items[step.index]
         return step_request(item, self.protocol, step.t, self.history[step.index], step.media, self.key)
 
-    def _answered(self, batch: list[_Step], frame: pd.DataFrame) -> None:
-        for step, record in zip(batch, frame.to_dict("records"), strict=True):
+    def _answered(self, batch: list[_Step], records: list[dict]) -> None:
+        for step, record in zip(batch, records, strict=True):
             self._forget(step.media)
             item = self.items[step.index]
             row = _row(self.model, item, self.protocol, step.step, step.t, record)
@@ -347,7 +347,7 @@ class _Streams:
         if self.release is not None:
             self.release({self.key: path})
         if path.parent == self.scratch:  # a missing segment is passed as its own path: never delete it
-            path.unlink(missing_ok=True)
+            self.prepare_pool.submit(path.unlink, missing_ok=True)  # off the path to the next call
 
     def _discard(self, future: Future) -> None:
         if future.cancel():
