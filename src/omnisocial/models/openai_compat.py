@@ -12,6 +12,8 @@ A request becomes one user message: the media parts first, then the prompt text.
   has no audio track), and the responses tables keep it;
 - image (or several: keys `image:000`, `image:001`, ... in order): one `image_url` part each.
 Text-only requests send the prompt as a plain string (what every server accepts).
+`prepare_media` builds a coming request's media parts ahead of its call (the streaming
+driver's prefetch), so the call thread only sends them.
 Which parts a known model family accepts is checked when the entry is validated
 (`models.capabilities`), as are reasoning models' settings (no temperature or top_p,
 `max_completion_tokens`). `json_schema` mode sends the answer schema in the strict-mode
