@@ -266,6 +266,7 @@ def main() -> int:
     if args.compare_driver:
         drivers["compared"] = load_driver(args.compare_driver)
     cores = len(os.sched_getaffinity(0))
+    print(f"load average {os.getloadavg()[0]:.1f} (cpu_cap assumes the cores are this job's alone)")
     print(f"loopback latency {args.latency_ms:g} ms; {args.clip_s:g} s clips, 1 s steps; {cores} cores; "
           f"target share >= {TARGET}")  # fmt: skip
     results = []
