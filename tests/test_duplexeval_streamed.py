@@ -259,3 +259,74 @@ def test_a_failed_step_leaves_no_file_and_a_rerun_resumes_there(released, tmp_pa
         assert failed == [] and healed.requests == 5  # t = 6 .. 10 of r1 only
     data = json.loads((folder / "RTD_counting" / "r1.json").read_text())
     assert [s["start"] for s in data["sentences"]] == [3.0, 7.0] and data["n_unparsed"] == 1
+
+
+def test_max_calls_one_below_the_jobs_plan_makes_no_call(released, tmp_path):
+    """The budget is the whole job's (RTD 10 + PR 10 = 20), checked before the first call and
+    naming both parts: max_calls 19 makes no call at all (each part alone would fit)."""
+    from omnisocial.streaming.cost import CallBudgetExceeded
+
+    items = load_stream_items(released / "items.json", media_dir=tmp_path / "media")
+    segments = tmp_path / "segments"
+    cut_stream_segments(items, released, 1.0, None, segments)
+    kwargs = dict(step_s=1.0, segments_root=segments, cache_path=tmp_path / "c.jsonl")
+    with FakeChatServer(responder=policy) as server:
+        entry = {**_entry(server.url), "max_calls": 19}
+        with pytest.raises(CallBudgetExceeded, match=r"planned 20 calls .*rtd 10, pr 10.* max_calls 19"):
+            stream_model(build_backend(entry), entry, items, released, tmp_path / "out", **kwargs)
+        assert server.requests == 0
+        entry["max_calls"] = 20
+        _, summaries, _ = stream_model(
+            build_backend(entry), entry, items, released, tmp_path / "out", **kwargs
+        )
+        assert server.requests == 20 and summaries["n_planned"].sum() == 20
+
+
+@pytest.mark.parametrize("reply,kind", [("SILENT", SILENCE), ("I see a clip.", UNPARSED)])
+def test_a_model_that_never_says_a_sentence_has_its_rows(released, tmp_path, reply, kind):
+    """A streamed model whose every reply is silent (or unparsed) writes no sentence, yet gets
+    its rtd_scores, pr_scores and streaming_metrics rows: scored as an empty response (as the
+    released scorers score one: temporal 0, content 0, every reminder 0) with its silent and
+    unparsed steps counted beside the scores, and the baselines' rows untouched."""
+    from omnisocial.duplexeval.description import score_rtd
+    from omnisocial.duplexeval.metrics import stream_step_counts, streaming_metrics
+    from omnisocial.judges.lexical import LexicalJudge
+
+    items = load_stream_items(released / "items.json", media_dir=tmp_path / "media")
+    segments = tmp_path / "segments"
+    cut_stream_segments(items, released, 1.0, None, segments)
+    kwargs = dict(step_s=1.0, segments_root=segments, cache_path=tmp_path / "c.jsonl")
+    with FakeChatServer(responder=lambda body, number: Action.ok(reply)) as server:
+        entry = _entry(server.url)
+        steps, _, failed = stream_model(
+            build_backend(entry), entry, items, released, tmp_path / "m", **kwargs
+        )
+    assert failed == [] and (steps["kind"] == kind).all() and len(steps) == 20
+    responses = load_stream_responses(tmp_path / "m", items, model="streamer")
+    assert responses.empty  # no sentence row: the model is known from its steps only
+    other = pd.DataFrame(
+        [{"model": "baseline_caption", "split": "RTD_counting", "item_id": "r1", "sentence_index": 0,
+          "text": "There is one star.", "start": 3.0, "end": 3.0, "is_point": True}]
+    )  # fmt: skip
+    models = sorted(steps["model"].unique())
+    events = pd.DataFrame(columns=["split", "item_id", "event_index", "t", "kind", "text", "reminder"])
+    items = items.assign(answer1=items["answer1"].where(items["split"] != "RTD_counting", "one star"))
+    _, rtd = score_rtd(other, items, events, LexicalJudge(), models=models)
+    judge = reminder_judge(None, "keyword", 0.5, keyword_match)
+    _, pr = score_pr(other, items, judge, models)
+    mine = rtd.set_index("model").loc["streamer"]
+    assert (mine["n_sentences"], mine["temporal_score"], mine["irrelevant_duration_ratio"]) == (0, 0.0, 0.0)
+    assert pd.isna(mine["first_relevant_time"]) and mine["content_score"] == 0.0
+    assert rtd.set_index("model").loc["baseline_caption", "n_sentences"] == 1
+    assert pr.set_index("model").loc["streamer", ["n_events", "n_passed", "sample_score"]].tolist() == [
+        2,
+        0,
+        0,
+    ]
+    metrics = streaming_metrics(rtd, pr, stream_step_counts(steps)).set_index(["model", "split"])
+    row = metrics.loc[("streamer", "all")]
+    assert (row["temporal_100"], row["content_100"], row["reminder_100"]) == (0.0, 0.0, 0.0)
+    assert row["n_stream_steps"] == 20 and row["n_silent_steps"] == (20 if kind == SILENCE else 0)
+    assert row["n_unparsed_steps"] == (20 if kind == UNPARSED else 0)
+    assert metrics.loc[("streamer", "RTD_counting"), "n_stream_steps"] == 10
+    assert pd.isna(metrics.loc[("baseline_caption", "all"), "n_stream_steps"])  # not streamed here

@@ -9,12 +9,14 @@ import pytest
 
 from omnisocial.socialomni.runs import first_query, planned_steps
 from omnisocial.socialomni.stream import (
+    RATE_COUNTS,
     stream_items,
     timing_table,
     when_parser,
     when_prompt,
     when_protocol,
     when_stream_responses,
+    with_stream_counts,
 )
 from omnisocial.socialomni.when import score_when_stream
 from omnisocial.streaming import SILENCE, STREAM_STEPS, UNPARSED, UTTERANCE, Schedule, StreamItem
@@ -99,7 +101,8 @@ def test_responses_and_the_timing_table_beside_the_baseline():
                 "model": "m",
                 "protocol": "when_stream",
                 "n_steps": 6,
-                "n_calls": 6,
+                "n_calls": 4,
+                "n_cached": 2,
                 "n_unparsed": 1,
                 "n_failed_items": 1,
             }
@@ -117,3 +120,31 @@ def test_responses_and_the_timing_table_beside_the_baseline():
     assert table.loc["m", "f1_0.2"] == 1.0 and table.loc["m", "f1_1"] == 1.0  # |-0.2| <= 0.2
     assert table.loc["base", "f1_0.2"] == 0.0 and table.loc["base", "recall_1"] == 0.5
     assert table.loc["m", "n_unparsed"] == 1 and pd.isna(table.loc["base", "n_unparsed"])
+    # calls made in the last run and steps answered from the cache, each shown
+    assert (table.loc["m", "n_calls"], table.loc["m", "n_cached"]) == (4, 2)
+
+
+def test_an_always_unparsed_model_is_told_apart_from_one_that_said_no_throughout():
+    """Both have no response on every item (the same rates); the rates table counts the
+    unparsed replies beside them, empty for the silence baseline (not streamed)."""
+    responses = pd.DataFrame(
+        {
+            "model": ["base", "base", "no", "no", "garbled", "garbled"],
+            "item_id": ["a", "b"] * 3,
+            "turn_end": [3.2, 4.0] * 3,
+            "response_time": [4.0, 5.5, None, None, None, None],
+        }
+    )
+    _, rates, _ = score_when_stream(responses, (1, 2, 5), (0.5,))
+    summaries = pd.DataFrame(
+        {
+            "model": ["no", "garbled"],
+            "protocol": ["when_stream"] * 2,
+            "n_steps": [6, 6],
+            "n_unparsed": [0, 6],
+        }
+    )
+    table = with_stream_counts(rates, summaries, RATE_COUNTS).set_index("model")
+    assert table.loc["no", "no_response"] == table.loc["garbled", "no_response"] == 1.0
+    assert table.loc["no", "n_unparsed"] == 0 and table.loc["garbled", "n_unparsed"] == 6
+    assert table.loc["garbled", "n_steps"] == 6 and pd.isna(table.loc["base", "n_unparsed"])

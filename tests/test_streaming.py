@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -272,3 +274,129 @@ def test_run_to_the_end_with_history_and_a_sliding_window(segments, tmp_path):
     assert backend.durations == pytest.approx([1.0, 2.0, 2.0, 2.0, 2.0], abs=0.11)
     assert "Said so far: nothing" in backend.prompts[1] and "Said so far: 2: YES" in backend.prompts[2]
     assert "Said so far: 2: YES; 4: YES" in backend.prompts[4]
+
+
+# --- no rounds: slots kept full, items independent (issue 38) --------------------------------
+
+ITEM_T = re.compile(r"item (\w+), t = ([0-9.]+) s")
+
+
+def item_prompt(item, t, history):
+    return "", f"item {item.item_id}, t = {t:g} s. Speak now? YES or NO."
+
+
+RUN_ON = StreamProtocol("run_on", item_prompt, parse_yes_no, stop_at_first=False)
+
+
+def _audio_items(clip, root, names, end=5):
+    items = [StreamItem(name, clip, Schedule(1, end)) for name in names]
+    for item in items:
+        cut_segments(item, None, root, "audio")
+    return items
+
+
+def _entry(url, concurrency):
+    return {"name": "streamer", "backend": "openai", "model": "m", "base_url": url, "max_retries": 0,
+            "modalities": ["text", "audio"], "concurrency": concurrency}  # fmt: skip
+
+
+def test_a_slow_item_holds_back_no_other_and_every_slot_stays_busy(clip, tmp_path):
+    """Item a's replies take 0.6 s, the others' 0.05 s, at concurrency 3: in rounds every
+    step would wait for a's; here b..e stream on (each in order) while a is asked, three calls
+    in flight, and the rows come out sorted by item and step whatever order they came in."""
+    from http_server import Action, FakeChatServer
+
+    from omnisocial.models.registry import build_backend
+
+    items = _audio_items(clip, tmp_path / "seg", ["a", "b", "c", "d", "e"])
+    seen: list[tuple[str, float]] = []
+
+    def responder(body, number):
+        item, t = ITEM_T.search(json.dumps(body)).groups()
+        seen.append((item, float(t)))
+        return Action.ok("NO", delay_s=0.6 if item == "a" else 0.05)
+
+    with FakeChatServer(responder=responder) as server:
+        backend = build_backend(_entry(server.url, 3))
+        run = stream(backend, items, RUN_ON, modality="audio", segments_root=tmp_path / "seg",
+                     cache_path=tmp_path / "c.jsonl", progress=False)  # fmt: skip
+        backend.close()
+    assert server.peak == 3 and run.summary["n_calls"] == 25
+    for name in "abcde":  # each item's steps in order
+        assert [t for i, t in seen if i == name] == [1.0, 2.0, 3.0, 4.0, 5.0]
+    # while a's 5 slow steps ran (3 s), the other 20 steps went through the two other slots
+    # (in rounds a's second step would come 6th: after round 0's five steps)
+    assert seen.index(("a", 2.0)) >= 9 and seen[-1][0] == "a"
+    assert run.steps[["item_id", "step"]].values.tolist() == [[i, k] for i in "abcde" for k in range(5)]
+
+
+CHILD = """
+import sys
+sys.path.insert(0, {src!r})
+from omnisocial.models.registry import build_backend
+from omnisocial.streaming import Schedule, StreamItem, StreamProtocol, Parsed, stream
+items = [StreamItem(name, {clip!r}, Schedule(1, 5)) for name in "abcd"]
+def prompt(item, t, history):  # as item_prompt: the same prompts, so the same cache keys
+    return "", f"item {{item.item_id}}, t = {{t:g}} s. Speak now? YES or NO."
+protocol = StreamProtocol("run_on", prompt, lambda text: Parsed("silence"), stop_at_first=False)
+entry = {entry!r}
+stream(build_backend(entry), items, protocol, modality="audio", segments_root={root!r},
+       cache_path={cache!r}, progress=False)
+"""
+
+
+def test_after_kill_9_and_a_rerun_calls_made_and_cached_add_up_to_an_uninterrupted_run(clip, tmp_path):
+    """A job killed with SIGKILL mid-stream (two calls in flight, one held) and rerun asks no
+    answered step again; its summary counts the calls it made and the steps the cache answered
+    apart, and they add up to an uninterrupted run's calls (20 = 4 items x 5 steps)."""
+    import os
+    import signal
+    import sys
+    import threading
+
+    from http_server import Action, FakeChatServer
+
+    from omnisocial.models.registry import build_backend
+
+    root = tmp_path / "seg"
+    items = _audio_items(clip, root, ["a", "b", "c", "d"])
+    answered: list[tuple[str, float]] = []
+    held, release = threading.Event(), threading.Event()
+    gate = {"after": 7}
+
+    def responder(body, number):
+        step = tuple(ITEM_T.search(json.dumps(body)).groups())
+        if gate["after"] is not None and len(answered) >= gate["after"]:
+            held.set()
+            release.wait(60)
+            return Action.error(500, "held (its client was killed)")
+        answered.append((step[0], float(step[1])))
+        return Action.ok("NO")
+
+    with FakeChatServer(responder=responder) as server:
+        entry = _entry(server.url, 2)
+        script = CHILD.format(src=str(Path(__file__).resolve().parents[1] / "src"), clip=str(clip),
+                              entry=entry, root=str(root), cache=str(tmp_path / "c.jsonl"))  # fmt: skip
+        child = subprocess.Popen([sys.executable, "-c", script])
+        assert held.wait(120)
+        time.sleep(0.3)  # the 7th reply is in the store
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(30)
+        gate["after"] = None
+        release.set()
+        before = list(answered)
+        assert len(before) == 7
+        backend = build_backend(entry)
+        rerun = stream(backend, items, RUN_ON, modality="audio", segments_root=root,
+                       cache_path=tmp_path / "c.jsonl", progress=False)  # fmt: skip
+        fresh = stream(backend, items, RUN_ON, modality="audio", segments_root=root,
+                       cache_path=tmp_path / "fresh.jsonl", progress=False)  # fmt: skip
+        backend.close()
+    after = answered[len(before) : len(before) + 13]
+    assert not set(before) & set(after) and len(set(before) | set(after)) == 20  # none asked again
+    summary, clean = rerun.summary, fresh.summary
+    assert (summary["n_calls"], summary["n_cached"]) == (13, 7)
+    assert (clean["n_calls"], clean["n_cached"]) == (20, 0)
+    assert summary["n_calls"] + summary["n_cached"] == clean["n_calls"] == summary["n_steps"] == 20
+    keep = ["item_id", "step", "t", "kind", "reply"]
+    assert rerun.steps[keep].equals(fresh.steps[keep])

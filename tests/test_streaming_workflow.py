@@ -188,6 +188,10 @@ def test_a_model_streamed_through_the_when_protocol(tmp_path_factory, tmp_path):
             sum(lb in ("Delayed", "TooLate") for lb in labels) / 2
         )
         assert timing.loc[MODEL, "n_unparsed"] == 1 and timing.loc[MODEL, "n_steps"] == total
+        # calls made by the rerun and steps answered from the cache: together an uninterrupted run's
+        assert (timing.loc[MODEL, "n_calls"], timing.loc[MODEL, "n_cached"]) == (total - 3, 3)
+        rates = pd.read_csv(results / "metrics" / "when_stream_rates.csv").set_index("model")
+        assert rates.loc[MODEL, "n_unparsed"] == 1 and pd.isna(rates.loc[SIGNAL_MODEL, "n_unparsed"])
         offsets = [v["offset"] for v in truth.values() if v["offset"] is not None]
         assert timing.loc[MODEL, "mean_offset"] == pytest.approx(sum(offsets) / len(offsets))
         assert {"precision_0.2", "recall_0.5", "f1_1"} <= set(timing.columns)

@@ -153,6 +153,8 @@ rule duplexeval_score:
         baselines=sout("baselines", "stream_baseline_responses.csv"),
         imported=sout("items", "stream_responses_imported.csv"),
         streamed=duplex_streamed("responses"),
+        # the streamed models' steps: a model with no sentence is scored too, unparsed counted
+        streamed_steps=duplex_streamed("steps"),
         llm=[sout("judges", "stream", f"{name}.csv") for name in STREAM_JUDGES],
     output:
         rtd_judges=sout("scores", "rtd_judge_scores.csv"),

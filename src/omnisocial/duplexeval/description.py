@@ -193,19 +193,26 @@ def score_rtd(
     late_s: Sequence[float] = (2.0, 5.0),
     relevance_threshold: float = 0.5,
     judge_fps: float = 2.0,
+    models: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Real-time description: per sentence and per (model, item) scores with a text judge (module doc)."""
+    """Real-time description: per sentence and per (model, item) scores with a text judge (module
+    doc); `models` are scored on every item even without a sentence (an empty response: temporal
+    0, ratio 0, no first relevant time, content the judge's empty-response score)."""
     rtd_items = items[items["split"].isin(RTD_SPLITS)]
     rtd = responses[responses["split"].isin(RTD_SPLITS)]
     sentence_rows, score_rows = [], []
-    for model, item, own in responses_by_item(rtd, rtd_items):
+    for model, item, own in responses_by_item(rtd, rtd_items, models):
         item_events = events[(events["split"] == item["split"]) & (events["item_id"] == item["item_id"])]
         captions = list(zip(item_events["t"].astype(float), item_events["text"], strict=True))
         answers = [a for a in (item["answer1"], item["answer2"]) if str(a).strip()]
         duration = nan_to_none(item["video_duration"])
         texts = own["text"].tolist()
         relevance_refs = [c for _, c in captions] or answers or [item["question_text"]]
-        relevance = [s.similarity for s in judge.score_many([(t, relevance_refs) for t in texts], "temporal")]
+        relevance = (
+            [s.similarity for s in judge.score_many([(t, relevance_refs) for t in texts], "temporal")]
+            if texts
+            else []  # an empty response (a streamed model that never spoke): nothing to embed
+        )
         pairs, owners = [], []
         windows = []
         for k, sentence in enumerate(own.to_dict("records")):

@@ -85,13 +85,18 @@ def reminder_judge(judge=None, rule: str = "embedding", keyword_share: float = 0
 
 
 def score_pr(
-    responses: pd.DataFrame, items: pd.DataFrame, judge: Callable[[str, str], int]
+    responses: pd.DataFrame,
+    items: pd.DataFrame,
+    judge: Callable[[str, str], int],
+    models: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Proactive reminders with `streaming.reminder_scores` (module doc): per event and per sample."""
+    """Proactive reminders with `streaming.reminder_scores` (module doc): per event and per
+    sample; `models` are scored on every item even without a sentence (no text in any window:
+    every event 0 without a judge call, as released)."""
     pr_items = items[items["task"] == "PR"]
     pr = responses[~responses["split"].isin(RTD_SPLITS)]
     event_rows, sample_rows = [], []
-    for model, item, own in responses_by_item(pr, pr_items):
+    for model, item, own in responses_by_item(pr, pr_items, models):
         times = [float(t) for t in (item["reminder1"], item["reminder2"]) if nan_to_none(t) is not None]
         references = [str(item["answer1"] or ""), str(item["answer2"] or "")]
 

@@ -40,6 +40,7 @@ only the steps not answered yet.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -65,6 +66,8 @@ from omnisocial.streaming import (
 )
 from omnisocial.streaming.protocol import SILENCE, UNPARSED
 from omnisocial.tables import Column, Contract
+
+log = logging.getLogger(__name__)
 
 PROMPT_TASK = "duplexeval_stream"
 PROTOCOLS = ("rtd", "pr")
@@ -248,15 +251,30 @@ def stream_model(
     progress: bool = False,
 ):
     """Stream one model through RTD and PR (module doc): (steps, summaries); writes the response
-    files under `folder`; raises StreamFailed naming the failed item streams."""
+    files under `folder`; raises StreamFailed naming the failed item streams. The entry's
+    `max_calls` is checked against the whole job (RTD and PR plans summed, each named) before
+    the first call."""
     from omnisocial.streaming import stream
+    from omnisocial.streaming.cost import check_job_budget, plan_calls
 
     all_items = stream_items(items, root, step_s, probe)
+    parts = {
+        name: mine
+        for name in PROTOCOLS
+        if (mine := [item for item in all_items if protocol_of(item.context["split"]) == name])
+    }
+    model = str(entry.get("name") or getattr(backend, "name", type(backend).__name__))
+    plans = {name: plan_calls(model, mine, False) for name, mine in parts.items()}
+    total = check_job_budget(model, plans, entry.get("max_calls"))
+    log.info(
+        "%s: %d planned calls for the job (%s)",
+        model,
+        total,
+        ", ".join(f"{n} {p.calls}" for n, p in plans.items()),
+    )
+    part_entry = {key: value for key, value in dict(entry).items() if key != "max_calls"}  # checked above
     steps, summaries, failed = [], [], []
-    for name in PROTOCOLS:
-        mine = [item for item in all_items if protocol_of(item.context["split"]) == name]
-        if not mine:
-            continue
+    for name, mine in parts.items():
         run = stream(
             backend,
             mine,
@@ -264,7 +282,7 @@ def stream_model(
             modality=MODALITY,
             segments_root=segments_root,
             cache_path=cache_path,
-            entry=entry,
+            entry=part_entry,
             benchmark=BENCHMARK,
             policy=policy,
             progress=progress,

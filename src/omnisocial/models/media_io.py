@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import mimetypes
 import tempfile
+import wave
 from pathlib import Path
 
 import ffmpeg
@@ -91,10 +92,23 @@ def audio_wav(path: str | Path, sample_rate: int | None = None) -> bytes:
     path = Path(path)
     if not path.is_file():
         raise MediaError(f"{path}: no such file")
-    if sample_rate is None and path.suffix.lower() == ".wav":
-        return path.read_bytes()
+    if path.suffix.lower() == ".wav" and (sample_rate is None or _is_pcm16_at(path, sample_rate)):
+        return path.read_bytes()  # already what ffmpeg would write: no process to start
     rate = sample_rate or DEFAULT_TRACK_RATE
     return _run(_wav_stream(path, rate), path)
+
+
+def _is_pcm16_at(path: Path, rate: int) -> bool:
+    """Whether a wav file is 16-bit PCM at `rate` (a streamed step's prefix, joined from PCM segments)."""
+    try:
+        with wave.open(str(path), "rb") as handle:
+            return (
+                handle.getsampwidth() == 2
+                and handle.getframerate() == int(rate)
+                and handle.getcomptype() == "NONE"
+            )
+    except (wave.Error, EOFError):
+        return False  # not plain PCM (float, extensible headers): ffmpeg converts it
 
 
 def _wav_stream(path: Path, rate: int):

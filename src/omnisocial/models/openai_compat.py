@@ -12,6 +12,8 @@ A request becomes one user message: the media parts first, then the prompt text.
   has no audio track), and the responses tables keep it;
 - image (or several: keys `image:000`, `image:001`, ... in order): one `image_url` part each.
 Text-only requests send the prompt as a plain string (what every server accepts).
+`prepare_media` builds a coming request's media parts ahead of its call (the streaming
+driver's prefetch), so the call thread only sends them.
 Which parts a known model family accepts is checked when the entry is validated
 (`models.capabilities`, docs/api-capabilities.md), as are reasoning models' settings (no
 temperature or top_p, `max_completion_tokens`); a request the service would refuse that the
@@ -43,6 +45,8 @@ import base64
 import dataclasses
 import json
 import logging
+import os
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -122,6 +126,8 @@ class OpenAICompatBackend:
         self._sleep = sleep
         self._rng = rng
         self._reasoning = is_reasoning(self.entry)
+        self._prepared: dict[tuple, tuple[list[dict], str]] = {}  # `prepare_media`
+        self._prepared_lock = threading.Lock()
 
     # --- Backend protocol -----------------------------------------------------------------
 
@@ -189,30 +195,59 @@ class OpenAICompatBackend:
 
     def _content(self, request: Request) -> tuple[str | list[dict], str]:
         """(user message content, audio path: a `base.AUDIO_PATHS` value)."""
-        media_cfg = self.entry["media"]
         parts: list[dict] = []
         audio_path = ""
         for modality, path in request.media.items():
             path = Path(path)
-            if modality == "audio":
-                parts.append(_audio_part(media_io.audio_wav(path, media_cfg["audio_sample_rate"])))
-                audio_path = "separate_part"
-            elif modality == "image" or modality.startswith("image:"):  # image:NNN = one of several frames
-                parts.append(
-                    {
-                        "type": "image_url",
-                        "image_url": {"url": _data_url(media_io.mime_type(path), path.read_bytes())},
-                    }
-                )
-            elif modality == "video":
-                video_parts, audio_path = self._video_parts(path)
-                parts.extend(video_parts)
-            else:
-                raise ValueError(f"unsupported media kind {modality!r}")
+            built = self._take_prepared(modality, path) or self._media_parts(modality, path)
+            parts.extend(built[0])
+            audio_path = built[1] or audio_path
         if not parts:
             return request.prompt, audio_path
         parts.append({"type": "text", "text": request.prompt})
         return parts, audio_path
+
+    def _media_parts(self, modality: str, path: Path) -> tuple[list[dict], str]:
+        """(the message parts of one media file, its audio path: '' when it carries no audio)."""
+        if modality == "audio":
+            return [
+                _audio_part(media_io.audio_wav(path, self.entry["media"]["audio_sample_rate"]))
+            ], "separate_part"
+        if modality == "image" or modality.startswith("image:"):  # image:NNN = one of several frames
+            url = _data_url(media_io.mime_type(path), path.read_bytes())
+            return [{"type": "image_url", "image_url": {"url": url}}], ""
+        if modality == "video":
+            return self._video_parts(path)
+        raise ValueError(f"unsupported media kind {modality!r}")
+
+    # --- media prepared ahead of the call (the streaming driver's prefetch) -------------------
+
+    def prepare_media(self, media: Mapping[str, str | os.PathLike]) -> None:
+        """Build the message parts of a coming request's media now (frames sampled, audio
+        extracted, files base64-encoded), so its call only sends them; kept until that request
+        is built or `release_media`. A file that cannot be prepared is left to the call, which
+        records why it failed. Keyed by path, size and mtime: a changed file is built afresh."""
+        for modality, path in media.items():
+            path = Path(path)
+            try:
+                built = self._media_parts(modality, path)
+                key = _prepared_key(modality, path)
+            except (media_io.MediaError, RegistryError, OSError, ValueError):
+                continue
+            with self._prepared_lock:
+                self._prepared[key] = built
+
+    def release_media(self, media: Mapping[str, str | os.PathLike]) -> None:
+        """Drop what `prepare_media` built for `media` and no request used (a cached step)."""
+        for modality, path in media.items():
+            with self._prepared_lock:
+                self._prepared.pop(_prepared_key(modality, Path(path), missing_ok=True), None)
+
+    def _take_prepared(self, modality: str, path: Path) -> tuple[list[dict], str] | None:
+        if not self._prepared:
+            return None
+        with self._prepared_lock:
+            return self._prepared.pop(_prepared_key(modality, path, missing_ok=True), None)
 
     def _video_parts(self, path: Path) -> tuple[list[dict], str]:
         cfg = self.entry["media"]
@@ -336,6 +371,16 @@ class OpenAICompatBackend:
 
 
 _DECODED_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
+
+
+def _prepared_key(modality: str, path: Path, missing_ok: bool = False) -> tuple:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        if not missing_ok:
+            raise
+        return (modality, str(path.resolve()), None, None)
+    return (modality, str(path.resolve()), stat.st_size, stat.st_mtime_ns)
 
 
 def _error_code(data) -> str:

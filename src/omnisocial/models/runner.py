@@ -236,6 +236,10 @@ class _Hasher:
         return self._memo[key]
 
 
+def _media_signature(hashes: Mapping[str, str]) -> tuple:
+    return tuple(sorted(hashes.items()))
+
+
 def _settings_for(backend: Backend, request: Request) -> dict:
     effective = getattr(backend, "settings_for", None)
     if callable(effective):
@@ -313,7 +317,10 @@ class InferenceSession:
 
     One store read and one open store for the whole session, one probe before the first call
     that is made, one consecutive-failure count across `answer` calls; `progress_total` sizes
-    the progress bar when the caller knows (an upper bound of) the calls ahead.
+    the progress bar when the caller knows (an upper bound of) the calls ahead. `answer` may be
+    called from several threads at once (the streaming driver keeps `concurrency` steps of
+    different items in flight, each its own `answer`): the store, the counters and the probe
+    are shared under one lock.
     """
 
     def __init__(
@@ -333,6 +340,7 @@ class InferenceSession:
         self._total = progress_total
         self._hasher = _Hasher()
         self._lock = threading.Lock()
+        self._probe_lock = threading.Lock()
         self._probed = False
         self.failures = 0
         self.consecutive = 0
@@ -345,6 +353,11 @@ class InferenceSession:
         history = self.store.read()
         self._runs = Counter(record["key"] for record in history)
         self._best = latest_by_key(history)
+        self._answered_media = {
+            (record.get("item_id"), _media_signature(record.get("media_hashes") or {}))
+            for record in self._best.values()
+            if record.get("ok")
+        }
         self.store.open()
         self.bar = tqdm(
             total=self._total or 0,
@@ -387,8 +400,19 @@ class InferenceSession:
             missing.append(absent)
         return keys, media_hashes, missing
 
+    def answered_before(self, item_id: str, media: Mapping[str, os.PathLike]) -> bool:
+        """Whether the store holds an answer for `item_id` with exactly this media (any prompt):
+        a cheap hint that the request will come from the cache (so its media need no preparing)."""
+        hashes = {modality: self._hasher(Path(path)) for modality, path in media.items()}
+        return (item_id, _media_signature(hashes)) in self._answered_media
+
     def answer(self, requests: list[Request]) -> pd.DataFrame:
         """One row per request, in order (`run_inference`'s frame); calls only what the store lacks."""
+        return _frame(self.answer_records(requests), FRAME_COLUMNS)
+
+    def answer_records(self, requests: list[Request]) -> list[dict]:
+        """`answer` as the store's records (each with `cached`), no frame built: the streaming
+        driver reads a few fields of one step at a time."""
         requests = list(requests)
         keys, media_hashes, missing = self.keys(requests)
         best = self._best
@@ -430,13 +454,15 @@ class InferenceSession:
             else:
                 callable_indices.append(index)
         if callable_indices and self.policy and self.policy.probe and not self._probed:
-            _probe(self.backend, self.name)
-            self._probed = True
+            with self._probe_lock:  # one probe, whichever thread calls first
+                if not self._probed:
+                    _probe(self.backend, self.name)
+                    self._probed = True
         _call_all(self.backend, requests, callable_indices, finish)
-        self.requests += len(requests)
-        self.cached += sum(1 for key in keys if key not in todo)
-        rows = [dict(best[key], cached=key not in todo) for key in keys]
-        return _frame(rows, FRAME_COLUMNS)
+        with self._lock:
+            self.requests += len(requests)
+            self.cached += sum(1 for key in keys if key not in todo)
+        return [dict(best[key], cached=key not in todo) for key in keys]
 
     def _record(self, request: Request, key: str, hashes: dict, reply: Reply) -> dict:
         with self._lock:
@@ -504,6 +530,10 @@ def _call_all(backend: Backend, requests: list[Request], indices: list[int], fin
             return [Reply(text=None, error=error)] * len(chunk)
         return replies
 
+    if len(chunks) == 1:  # one call (a streamed step): in the caller's thread, no pool to start
+        for index, reply in zip(chunks[0], run(chunks[0]), strict=True):
+            finish(index, reply)
+        return
     pool = ThreadPoolExecutor(max_workers=min(workers, len(chunks)), thread_name_prefix="omni-run")
     pending = {}
     queue = iter(chunks)

@@ -139,7 +139,8 @@ def timing_table(
     scored: pd.DataFrame, tolerance: pd.DataFrame, summaries: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     """Per model: on-time, early, late, no response, mean signed offset (95% t interval over the
-    items with a response), P/R/F1 per delta and, for streamed models, steps, calls and unparsed."""
+    items with a response), P/R/F1 per delta and, for streamed models, steps, calls made and
+    answered from the cache, unparsed replies, failed streams (`with_stream_counts`)."""
     rows = []
     for model, group in scored.groupby("model", sort=True):
         labels = group["label"]
@@ -162,11 +163,25 @@ def timing_table(
             for measure in ("precision", "recall", "f1"):
                 row[f"{measure}_{float(prf['delta']):g}"] = float(prf[measure])
         rows.append(row)
-    table = pd.DataFrame(rows)
-    counts = ["n_steps", "n_calls", "n_unparsed", "n_failed_items"]
-    if summaries is not None and len(summaries) and len(table):
-        own = summaries[summaries["protocol"] == PROTOCOL].set_index("model")[counts]
-        table = table.join(own, on="model")
-    else:
-        table = table.assign(**{c: pd.NA for c in counts})
-    return table
+    return with_stream_counts(pd.DataFrame(rows), summaries, TIMING_COUNTS)
+
+
+# a streamed model's counts beside its rates: steps asked, calls made in the job's last run and
+# steps answered from the cache (earlier runs: n_calls + n_cached is the same however often the
+# job was interrupted), unparsed replies, failed item streams
+TIMING_COUNTS = ("n_steps", "n_calls", "n_cached", "n_unparsed", "n_failed_items")
+RATE_COUNTS = ("n_steps", "n_unparsed")
+
+
+def with_stream_counts(
+    table: pd.DataFrame, summaries: pd.DataFrame | None, counts=TIMING_COUNTS
+) -> pd.DataFrame:
+    """`table` (one row per model) with the streamed models' `counts` from their STREAM_SUMMARY
+    rows; empty for models not streamed (the silence baseline). A model whose every reply was
+    unparsed has no response, like one that said NO throughout: n_unparsed tells them apart."""
+    counts = list(counts)
+    if summaries is None or not len(summaries) or not len(table):
+        return table.assign(**{c: pd.Series(pd.NA, index=table.index, dtype="Int64") for c in counts})
+    own = summaries[summaries["protocol"] == PROTOCOL].set_index("model")[counts]
+    table = table.join(own, on="model")
+    return table.astype({c: "Int64" for c in counts})

@@ -22,12 +22,16 @@ back one row per answered step.
   media's sha256), its audio and video as long as a direct cut's (docs/streaming.md,
   "Prefix media").
 - `stream(backend, items, protocol, modality=, segments_root=, cache_path=, entry=, ...)`:
-  the driver (`streaming.driver`): rounds of step k across items through the runner's
-  `InferenceSession` (cache keyed per step, failure policy, `backend.concurrency` across
-  items, steps of an item in order). Returns `StreamRun(steps, summary, plan)`: STREAM_STEPS
-  rows (model, item_id, step, t, window_start, kind silence / utterance / unparsed / failed,
-  text, reply, error, cached, latency_s) and the STREAM_SUMMARY row (calls made, cached,
-  unparsed, failed item streams). `first_utterances(steps)`: item -> t of its first utterance.
+  the driver (`streaming.driver`): `backend.concurrency` steps in flight whenever an item has
+  one to ask (items independent, the steps of an item in order, no rounds), media prepared
+  ahead by a bounded prefetch, each step through the runner's `InferenceSession` (cache keyed
+  per step, failure policy). Returns `StreamRun(steps, summary, plan)`: STREAM_STEPS rows
+  (model, item_id, step, t, window_start, kind silence / utterance / unparsed / failed, text,
+  reply, error, cached, latency_s; sorted by item and step) and the STREAM_SUMMARY row (calls
+  made in this run, steps answered from the cache, unparsed, failed item streams).
+  `first_utterances(steps)`: item -> t of its first utterance.
+- `streaming.cost.check_job_budget`: a job of several streams (Omni-DuplexEval's RTD and PR)
+  checks the sum of its parts' plans once, before its first call, naming each part.
 - Cost before calls (`streaming.cost`): `plan_calls` (items x steps; an upper bound for
   stop-at-first), logged before the first call with the entry's `price_per_call` /
   `price_per_1k_tokens`; `check_budget` raises `CallBudgetExceeded` (no call made) when the

@@ -33,7 +33,12 @@ STREAM_SUMMARY = Contract(
         Column("n_planned", "int", doc="planned calls (an upper bound for stop-at-first protocols)"),
         Column("n_steps", "int", doc="steps asked (rows of the steps table)"),
         Column("n_calls", "int", doc="calls made in this run (the rest came from the cache)"),
-        Column("n_cached", "int"),
+        Column(
+            "n_cached",
+            "int",
+            doc="steps answered from the cache (an earlier run's calls): after an interruption "
+            "n_calls + n_cached equals an uninterrupted run's n_calls",
+        ),
         Column("n_silence", "int"),
         Column("n_utterance", "int"),
         Column("n_unparsed", "int", doc="replies the benchmark's parser could not read (never silence)"),

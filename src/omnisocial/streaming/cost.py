@@ -6,6 +6,10 @@ utterance). The job logs the plan, and its price when the entry sets one, before
 call; an entry's `max_calls` below the plan stops the job before any call (`check_budget`).
 Cached steps count in the plan: the check is on what the job could ask, not on what a
 resumed run still has to (so a plan over budget fails the same on every run).
+
+A job of several streams (Omni-DuplexEval's RTD and PR parts) checks the sum of its parts'
+plans once, before its first call (`check_job_budget`, naming every part), and runs each
+part without a check of its own.
 """
 
 from __future__ import annotations
@@ -67,4 +71,17 @@ def check_budget(plan: CallPlan, max_calls: int | None) -> None:
         f"{', an upper bound: items stop at their first utterance' if plan.upper_bound else ''}) exceed "
         f"the entry's max_calls {int(max_calls)}; no call was made (raise max_calls, or stream fewer "
         "items or fewer steps)"
+    )
+
+
+def check_job_budget(model: str, parts: Mapping[str, CallPlan], max_calls: int | None) -> int:
+    """The job's total planned calls over its named `parts`; `CallBudgetExceeded` naming each
+    part's plan when the total exceeds `max_calls` (None: no cap). Call before any part runs."""
+    total = sum(plan.calls for plan in parts.values())
+    if max_calls is None or total <= int(max_calls):
+        return total
+    named = ", ".join(f"{name} {plan.calls}" for name, plan in parts.items())
+    raise CallBudgetExceeded(
+        f"{model}: planned {total} calls for the whole job ({named}) exceed the entry's max_calls "
+        f"{int(max_calls)}; no call was made (raise max_calls, or stream fewer items or fewer steps)"
     )

@@ -1,32 +1,48 @@
 """The streaming driver: items asked step by step through any backend, via the runner.
 
-`stream(backend, items, protocol, ...)` walks every item's schedule in rounds: round k asks
-step k of every item still streaming, as one batch through `models.runner.InferenceSession`
-(so `backend.concurrency` calls run side by side across items, and the steps of one item
-stay in order: step k+1 is built only after step k's reply, with its history). Each step is
-one runner request: item id '<item_id>@<t>', the protocol's (system, prompt) for t, and the
+`stream(backend, items, protocol, ...)` keeps `backend.concurrency` calls in flight (each of
+up to `backend.batch_size` steps) whenever any item has a step to ask: the items are
+independent, and the steps of one item go in order (step k+1 is asked only after step k's
+reply, with its history), so a slot freed by one item's reply goes at once to the next step
+that can be asked (the lowest-numbered ready item first: about `concurrency` items stream at
+a time, each to its end, and the next item opens when one ends). No round waits for every
+item's step. Each step is one runner request (`models.runner.InferenceSession.answer`, from
+the call threads): item id '<item_id>@<t>', the protocol's (system, prompt) for t, and the
 step's media assembled from the item's segments (`streaming.media`), so its cache key holds
 the prompt (t and any history) and the media's sha256: a job killed mid-item replays its
 answered steps from the cache, repeats no call, and goes on from the first unanswered step.
+
+Media are prepared ahead, off the request path, by a bounded prefetch (`prepare_threads`
+threads): when step k of an item is sent, step k+1's media are joined, and the first step of
+the next items to open; a backend with `prepare_media` (OpenAI-compatible: frames sampled,
+audio extracted, base64 built) prepares its message parts there too, unless the store already
+answered that item with these media (a resumed run need not prepare what it replays). At most
+about 2 x (in-flight steps + lookahead) steps' media exist at once; each is deleted when its
+step is answered (or its item stopped).
 
 A reply is read by the protocol's parser: silence, utterance, or unparsed (counted, never
 read as silence; the stream goes on). A failed call (no reply after the backend's retries)
 ends that item's stream with a `failed` row naming the reason; the runner's failure policy
 (consecutive failures, probe) applies across the job, and its `max_failed_share` to the
 share of items whose stream failed. A stop-at-first protocol ends an item at its first
-utterance; others run to the schedule's end.
+utterance; others run to the schedule's end. The steps table is sorted by item (in the
+order given) and step, whatever order the replies came in.
 
 Before the first call the job logs its planned calls (`streaming.cost`) and stops, with no
-call made, when they exceed the entry's `max_calls`.
+call made, when they exceed the entry's `max_calls`. The summary counts the calls made in
+this run (`n_calls`) and the steps answered from the cache (`n_cached`) apart: after an
+interruption and a rerun, n_calls + n_cached equals an uninterrupted run's n_calls.
 """
 
 from __future__ import annotations
 
+import contextlib
+import heapq
 import logging
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,7 +66,8 @@ from omnisocial.streaming.schedule import format_time
 
 log = logging.getLogger(__name__)
 
-ASSEMBLY_THREADS = 4  # joins are stream copies: a few cheap ffmpeg runs at once
+# media preparation runs ffmpeg (joins, frame sampling): one process per core, at least 4
+PREPARE_THREADS = max(4, os.cpu_count() or 1)
 
 
 @dataclass
@@ -105,6 +122,7 @@ def stream(
     policy: FailurePolicy | None = None,
     progress: bool = True,
     work_dir: str | os.PathLike | None = None,
+    prepare_threads: int | None = None,
 ) -> StreamRun:
     """Stream `items` through `backend` (module doc); `entry` supplies max_calls and prices."""
     entry = dict(entry or {})
@@ -114,62 +132,25 @@ def stream(
     price = price_line(plan, entry)
     log.info("%s%s", plan.describe(), f"; price: {price}" if price else "")
     check_budget(plan, entry.get("max_calls"))
-    key = media_key(modality)
-    times = {item.item_id: item.schedule.times() for item in items}
-    history: dict[str, tuple[Said, ...]] = {item.item_id: () for item in items}
-    rows: list[dict] = []
-    failed_items: dict[str, str] = {}
-    active = list(items)
-    step = 0
     work_parent = Path(work_dir) if work_dir is not None else None
     if work_parent is not None:
         work_parent.mkdir(parents=True, exist_ok=True)
     with (
         InferenceSession(backend, cache_path, progress, policy, progress_total=plan.calls) as session,
         tempfile.TemporaryDirectory(prefix="stream-", dir=work_parent) as scratch,
-        ThreadPoolExecutor(max_workers=ASSEMBLY_THREADS) as pool,
     ):
-        while active:
-            folder = Path(scratch) / f"step{step:05d}"
-            folder.mkdir()
-            ts = [times[item.item_id][step] for item in active]
-            media = list(
-                pool.map(
-                    _step_media,
-                    active,
-                    [protocol] * len(active),
-                    [segments_root] * len(active),
-                    [modality] * len(active),
-                    ts,
-                    [folder] * len(active),
-                )
-            )
-            requests = [
-                step_request(item, protocol, t, history[item.item_id], path, key)
-                for item, t, path in zip(active, ts, media, strict=True)
-            ]
-            frame = session.answer(requests)
-            still = []
-            for item, t, record in zip(active, ts, frame.to_dict("records"), strict=True):
-                row = _row(model, item, protocol, step, t, record)
-                rows.append(row)
-                if row["kind"] == FAILED:
-                    failed_items[item.item_id] = row["error"]
-                    log.warning(
-                        "%s: item %s stream failed at t = %.3f s: %s", model, item.item_id, t, row["error"]
-                    )
-                    continue
-                if row["kind"] == UTTERANCE:
-                    history[item.item_id] += (Said(t, row["text"]),)
-                    if protocol.stop_at_first:
-                        continue
-                if step + 1 < len(times[item.item_id]):
-                    still.append(item)
-            for path in folder.iterdir():  # the joined media are hashed and sent: no longer needed
-                path.unlink()
-            folder.rmdir()
-            active = still
-            step += 1
+        streams = _Streams(
+            backend,
+            session,
+            items,
+            protocol,
+            model,
+            modality=modality,
+            segments_root=segments_root,
+            scratch=Path(scratch),
+            prepare_threads=prepare_threads or PREPARE_THREADS,
+        )
+        rows, failed_items = streams.run()
         calls = session.calls
         outcomes = pd.DataFrame(
             {
@@ -178,6 +159,8 @@ def stream(
             }
         )
         session.check_failed_share(outcomes, what="item streams")
+    order = {item.item_id: index for index, item in enumerate(items)}
+    rows.sort(key=lambda row: (order[row["item_id"]], row["step"]))
     steps = STREAM_STEPS.validate(pd.DataFrame(rows, columns=STREAM_STEPS.names))
     summary = summarise(steps, model, benchmark, protocol.name, len(items), plan.calls, calls)
     log.info(
@@ -192,6 +175,185 @@ def stream(
         summary["n_failed_items"],
     )
     return StreamRun(steps, summary, plan)
+
+
+@dataclass
+class _Step:
+    index: int  # the item's position in the job
+    step: int
+    t: float
+    media: Path
+
+
+class _Streams:
+    """The scheduler of one `stream` job (module doc): slots, ready items, the media prefetch."""
+
+    def __init__(
+        self, backend, session, items, protocol, model, *, modality, segments_root, scratch, prepare_threads
+    ):
+        self.backend, self.session, self.items, self.protocol, self.model = (
+            backend,
+            session,
+            items,
+            protocol,
+            model,
+        )
+        self.modality, self.segments_root, self.scratch = modality, segments_root, scratch
+        self.key = media_key(modality)
+        self.slots = max(1, int(getattr(backend, "concurrency", 1) or 1))
+        self.batch = max(1, int(getattr(backend, "batch_size", 1) or 1))
+        # items streaming at once: enough to fill every slot, plus a few ready while others wait
+        self.live_limit = self.slots * self.batch + max(1, self.slots // 4)
+        self.times = [item.schedule.times() for item in items]
+        self.history: list[tuple[Said, ...]] = [() for _ in items]
+        self.next_step = [0] * len(items)
+        self.ready: list[int] = []  # heap of items whose next step may be asked
+        self.opened = 0  # items [0, opened) have been opened
+        self.live = 0  # opened and not ended
+        self.media: dict[tuple[int, int], Future] = {}  # (item, step) -> Future[Path]
+        self.in_flight: dict[Future, list[_Step]] = {}
+        self.rows: list[dict] = []
+        self.failed: dict[str, str] = {}
+        self.prepare = getattr(backend, "prepare_media", None)
+        self.release = getattr(backend, "release_media", None)
+        self.prepare_pool = ThreadPoolExecutor(
+            max_workers=max(1, prepare_threads), thread_name_prefix="stream-media"
+        )
+        self.call_pool = ThreadPoolExecutor(max_workers=self.slots, thread_name_prefix="stream-call")
+
+    # --- the loop ----------------------------------------------------------------------------
+
+    def run(self) -> tuple[list[dict], dict[str, str]]:
+        try:
+            self._open_items()
+            while self.in_flight or self.ready:
+                self._fill_slots()
+                # a reply frees a slot; with a slot free, a ready item's media being done fills it
+                waiting = list(self.in_flight)
+                if len(self.in_flight) < self.slots:
+                    waiting += self._ready_media()
+                done, _ = wait(waiting, return_when=FIRST_COMPLETED)
+                for future in done:
+                    if future in self.in_flight:
+                        self._answered(self.in_flight.pop(future), future.result())
+                self._open_items()
+        finally:
+            self.call_pool.shutdown(wait=not self.in_flight, cancel_futures=True)
+            for future in self.media.values():  # prefetched for steps never asked (a failed job)
+                self._discard(future)
+            self.prepare_pool.shutdown(wait=True)
+        return self.rows, self.failed
+
+    def _open_items(self) -> None:
+        while self.live < self.live_limit and self.opened < len(self.items):
+            index = self.opened
+            self.opened += 1
+            self.live += 1
+            self._prefetch(index, 0)
+            heapq.heappush(self.ready, index)
+        for index in range(self.opened, min(len(self.items), self.opened + self.slots)):
+            self._prefetch(index, 0)  # the first steps of the items to open next
+
+    def _fill_slots(self) -> None:
+        while len(self.in_flight) < self.slots:
+            batch = self._take(self.batch)
+            if not batch:
+                return
+            requests = [self._request(step) for step in batch]
+            for step in batch:
+                self._prefetch(step.index, step.step + 1)  # prepared while this step is asked
+            self.in_flight[self.call_pool.submit(self.session.answer_records, requests)] = batch
+
+    def _take(self, limit: int) -> list[_Step]:
+        """Up to `limit` ready steps whose media are prepared, the lowest-numbered items first."""
+        chosen, kept = [], []
+        while self.ready and len(chosen) < limit:
+            index = heapq.heappop(self.ready)
+            future = self.media[(index, self.next_step[index])]
+            if future.done():
+                step = self.next_step[index]
+                del self.media[(index, step)]
+                chosen.append(_Step(index, step, self.times[index][step], future.result()))
+            else:
+                kept.append(index)
+        for index in kept:
+            heapq.heappush(self.ready, index)
+        return chosen
+
+    def _ready_media(self) -> list[Future]:
+        return [self.media[(index, self.next_step[index])] for index in self.ready]
+
+    def _request(self, step: _Step) -> Request:
+        item = self.items[step.index]
+        return step_request(item, self.protocol, step.t, self.history[step.index], step.media, self.key)
+
+    def _answered(self, batch: list[_Step], records: list[dict]) -> None:
+        for step, record in zip(batch, records, strict=True):
+            self._forget(step.media)
+            item = self.items[step.index]
+            row = _row(self.model, item, self.protocol, step.step, step.t, record)
+            self.rows.append(row)
+            if row["kind"] == FAILED:
+                self.failed[item.item_id] = row["error"]
+                log.warning(
+                    "%s: item %s stream failed at t = %.3f s: %s",
+                    self.model,
+                    item.item_id,
+                    step.t,
+                    row["error"],
+                )
+                self._end(step.index)
+                continue
+            if row["kind"] == UTTERANCE:
+                self.history[step.index] += (Said(step.t, row["text"]),)
+                if self.protocol.stop_at_first:
+                    self._end(step.index)
+                    continue
+            if step.step + 1 < len(self.times[step.index]):
+                self.next_step[step.index] = step.step + 1
+                heapq.heappush(self.ready, step.index)
+            else:
+                self._end(step.index)
+
+    def _end(self, index: int) -> None:
+        self.live -= 1
+        following = self.media.pop((index, self.next_step[index] + 1), None)
+        if following is not None:  # prefetched for a step that will not be asked
+            self._discard(following)
+
+    # --- media ---------------------------------------------------------------------------------
+
+    def _prefetch(self, index: int, step: int) -> None:
+        if step >= len(self.times[index]) or (index, step) in self.media:
+            return
+        self.media[(index, step)] = self.prepare_pool.submit(self._prepared_media, index, step)
+
+    def _prepared_media(self, index: int, step: int) -> Path:
+        item, t = self.items[index], self.times[index][step]
+        path = _step_media(item, self.protocol, self.segments_root, self.modality, t, self.scratch)
+        if self.prepare is not None and path.is_file():
+            media = {self.key: path}
+            try:
+                if not self.session.answered_before(f"{item.item_id}@{format_time(t)}", media):
+                    self.prepare(media)
+            except Exception as exc:  # the call builds it again and records why it fails
+                log.debug(
+                    "%s: media of %s at t = %s not prepared ahead: %s", self.model, item.item_id, t, exc
+                )
+        return path
+
+    def _forget(self, path: Path) -> None:
+        """A step's media once its answer is in: the backend's prepared parts and the file."""
+        if self.release is not None:
+            self.release({self.key: path})
+        if path.parent == self.scratch:  # a missing segment is passed as its own path: never delete it
+            self.prepare_pool.submit(path.unlink, missing_ok=True)  # off the path to the next call
+
+    def _discard(self, future: Future) -> None:
+        if future.cancel():
+            return
+        with contextlib.suppress(Exception):  # a failed join: nothing was written
+            self._forget(future.result())
 
 
 def _row(

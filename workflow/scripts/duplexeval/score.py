@@ -19,8 +19,10 @@ from omnisocial.duplexeval.contracts import (
 )
 from omnisocial.duplexeval.description import score_rtd
 from omnisocial.duplexeval.judged import judge_split_metrics, score_judge_runs
-from omnisocial.duplexeval.metrics import streaming_metrics
+from omnisocial.duplexeval.metrics import stream_step_counts, streaming_metrics
 from omnisocial.duplexeval.reminders import reminder_judge, score_pr
+from omnisocial.duplexeval.streamed import DUPLEX_STREAM_STEPS
+from omnisocial.importing import concat_frames
 from omnisocial.io import write_csv
 from omnisocial.judges.embedding import EmbeddingJudge
 from omnisocial.judges.lexical import keyword_match
@@ -41,6 +43,11 @@ responses = STREAM_RESPONSES.validate(
         ignore_index=True,
     )
 )
+# every streamed model is scored, with or without a sentence (silent or unparsed throughout)
+steps = concat_frames(
+    [DUPLEX_STREAM_STEPS.read(path) for path in snakemake.input.streamed_steps], DUPLEX_STREAM_STEPS
+)
+streamed_models = sorted(steps["model"].astype(str).unique())
 judge = EmbeddingJudge()
 sentences, rtd = score_rtd(
     responses,
@@ -50,17 +57,21 @@ sentences, rtd = score_rtd(
     late_s=list(params.late_s),
     relevance_threshold=float(params.relevance_threshold),
     judge_fps=float(params.judge_fps),
+    models=streamed_models,
 )
 reminders = reminder_judge(judge, params.reminder_judge, float(params.keyword_share), keyword_match)
-pr_events, pr = score_pr(responses, items, reminders)
-metrics = streaming_metrics(rtd, pr)
+pr_events, pr = score_pr(responses, items, reminders, streamed_models)
+metrics = streaming_metrics(rtd, pr, stream_step_counts(steps))
 for row in metrics[metrics["split"] == "all"].itertuples():
     log.info(
-        "%s: temporal %.1f, content %.1f, reminders %.1f",
+        "%s: temporal %.1f, content %.1f, reminders %.1f%s",
         row.model,
         row.temporal_100,
         row.content_100,
         row.reminder_100,
+        ""
+        if pd.isna(row.n_stream_steps)
+        else f" ({row.n_stream_steps} steps: {row.n_silent_steps} silent, {row.n_unparsed_steps} unparsed)",
     )
 # LLM judges: their replies read by social.parser through duplexeval.judged (as the CLI reads files)
 runs = {

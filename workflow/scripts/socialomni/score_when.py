@@ -17,7 +17,7 @@ from omnisocial.socialomni.contracts import (
     WHEN_STREAM_RESPONSES,
     WHEN_STREAM_SCORES,
 )
-from omnisocial.socialomni.stream import timing_table
+from omnisocial.socialomni.stream import RATE_COUNTS, timing_table, with_stream_counts
 from omnisocial.socialomni.when import score_when_replies, score_when_stream
 from omnisocial.streaming import STREAM_SUMMARY
 from omnisocial.workflow import start
@@ -33,14 +33,16 @@ responses = concat_frames(
 )
 streamed, rates, tolerance = score_when_stream(responses, list(params.thresholds), list(params.deltas))
 summaries = concat_frames([STREAM_SUMMARY.read(path) for path in snakemake.input.summaries], STREAM_SUMMARY)
+rates = with_stream_counts(rates, summaries, RATE_COUNTS)  # unparsed beside the rates: never read as NO
 for row in rates.itertuples():
     log.info(
-        "%s: on time %.3f, early %.3f, late %.3f over %d items",
+        "%s: on time %.3f, early %.3f, late %.3f over %d items%s",
         row.model,
         row.on_time,
         row.early,
         row.late,
         row.n,
+        "" if pd.isna(row.n_steps) else f" ({row.n_unparsed} of {row.n_steps} replies unparsed)",
     )
 WHEN_SCORES.write(snakemake.output.single_scores, single)
 ACCURACY_BREAKDOWN.write(snakemake.output.single_metrics, breakdown)
