@@ -35,6 +35,8 @@ PLUGIN_MODULES = (
     "omnisocial.stats.rasch",
     # SocialOmni: `omnisocial socialomni who|when|how` (scoring replies made elsewhere)
     "omnisocial.socialomni.cli",
+    # the rating experiment's collection server: `omnisocial rating-server`
+    "omnisocial.familiarity.ratings.collect",
 )
 
 

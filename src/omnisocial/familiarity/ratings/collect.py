@@ -169,6 +169,7 @@ class Experiment:
     root: Path
     lists: dict
     study: dict
+    build: dict
     sessions_dir: Path
     sessions: dict = field(default_factory=dict)  # session_id -> Session
     by_participant: dict = field(default_factory=dict)  # PROLIFIC_PID -> session_id
@@ -179,7 +180,8 @@ class Experiment:
         lists = json.loads((root / "lists.json").read_text(encoding="utf-8"))
         sessions_dir = data_dir / study["modality"] / "sessions"
         sessions_dir.mkdir(parents=True, exist_ok=True)
-        experiment = cls(study["modality"], root, lists, study, sessions_dir)
+        build = json.loads((root / "build.json").read_text(encoding="utf-8"))
+        experiment = cls(study["modality"], root, lists, study, build, sessions_dir)
         for path in sorted(sessions_dir.glob("*.jsonl")):
             lines = read_session(path)
             if not lines or lines[0].get("kind") != "session":
@@ -224,7 +226,7 @@ def allocate_list(lists: Mapping[str, dict], per_list: Mapping[str, int], raters
 class CollectionStore:
     """The experiments under `experiment_root` and their sessions under `data_dir`."""
 
-    def __init__(self, experiment_root, data_dir, token: str, raters_per_list: int = 1):
+    def __init__(self, experiment_root, data_dir, token: str, raters_per_list: int | None = None):
         if not token:
             raise ValueError("the study token is empty")
         self.root = Path(experiment_root).resolve()
@@ -237,7 +239,6 @@ class CollectionStore:
             self._server_lock.close()
             raise ValueError(f"{self.data_dir}: another collection server uses this data folder") from None
         self.token = token
-        self.raters_per_list = int(raters_per_list)
         folders = [self.root] if (self.root / "study.json").is_file() else sorted(self.root.iterdir())
         self.experiments = {}
         for folder in folders:
@@ -246,6 +247,13 @@ class CollectionStore:
                 self.experiments[experiment.modality] = experiment
         if not self.experiments:
             raise ValueError(f"{self.root}: no built experiment (study.json) here or in its folders")
+        # the built experiments carry ratings.experiment's server settings (build.json)
+        settings = {json.dumps(e.build.get("server", {}), sort_keys=True) for e in self.experiments.values()}
+        if len(settings) > 1:
+            raise ValueError(f"{self.root}: the experiments were built with different server settings")
+        built = json.loads(settings.pop())
+        self.raters_per_list = int(raters_per_list or built.get("raters_per_list", 1))
+        self.max_body_bytes = int(built.get("max_body_bytes", 65536))
         self.validator = jsonschema.Draft202012Validator(RECORD_SCHEMA)
         self._lock = threading.Lock()
 
@@ -507,9 +515,9 @@ class CollectionHandler(http.server.BaseHTTPRequestHandler):
         self._send(status, body, content_type, extra)
 
 
-def make_server(store: CollectionStore, host: str = "127.0.0.1", port: int = 0, max_body_bytes: int = 65536):
+def make_server(store: CollectionStore, host: str = "127.0.0.1", port: int = 0):
     """A ThreadingHTTPServer for `store` (port 0: an ephemeral port, in `server.server_address`)."""
-    handler = type("Handler", (CollectionHandler,), {"store": store, "max_body_bytes": int(max_body_bytes)})
+    handler = type("Handler", (CollectionHandler,), {"store": store, "max_body_bytes": store.max_body_bytes})
     server = http.server.ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     return server
@@ -651,3 +659,56 @@ def sessions_note(sessions: pd.DataFrame) -> str:
     counts = sessions["status"].value_counts()
     parts = [f"{int(counts.get(s, 0))} {s}" for s in ("complete", "incomplete", "declined")]
     return f"{len(sessions)} session(s): " + ", ".join(parts)
+
+
+# --------------------------------------------------------------------------------------------
+# Command line: omnisocial rating-server
+# --------------------------------------------------------------------------------------------
+
+
+def _run_server(args) -> int:
+    token = args.token or os.environ.get("OMNISOCIAL_STUDY_TOKEN") or secrets.token_urlsafe(16)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    store = CollectionStore(args.experiment, args.data, token, args.raters_per_list)
+    server = make_server(store, args.host, args.port)
+    host, port = server.server_address[:2]
+    for modality in store.experiments:
+        print(
+            f"{modality}: http://{host}:{port}/{modality}/?token={token}"
+            "&PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
+            flush=True,
+        )
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        store.close()
+    return 0
+
+
+def add_cli(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "rating-server",
+        help="serve the built rating experiments and collect their answers",
+        description="Serves the experiments rule rating_experiment built (one folder per modality) and "
+        "appends every answer to one JSON-lines file per session under --data "
+        "(docs/rating-experiment.md). Prints each modality's study link, with Prolific's placeholders.",
+    )
+    parser.add_argument("--experiment", required=True, help="the built experiments (ratings/experiment)")
+    parser.add_argument("--data", required=True, help="the folder the sessions are stored in")
+    parser.add_argument(
+        "--token",
+        default="",
+        help="the study token of the links (default: $OMNISOCIAL_STUDY_TOKEN, else a new one)",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
+    parser.add_argument("--port", type=int, default=0, help="port (default 0: a free one, printed)")
+    parser.add_argument(
+        "--raters-per-list",
+        type=int,
+        default=None,
+        help="participants per list (default: ratings.experiment.raters_per_list of the build)",
+    )
+    parser.set_defaults(func=_run_server)

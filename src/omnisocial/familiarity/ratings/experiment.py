@@ -9,7 +9,8 @@ folder the collection server (`omnisocial.familiarity.ratings.collect`) serves:
                         attention checks, questionnaires, completion), from ratings.experiment
     lists.json          every rater's list: {list_id: {blocks, trials: [{order, dyad_id, stimulus}]}},
                         the server's allocation and record checks read it
-    build.json          jsPsych and plugin versions, file hashes of the stimuli
+    build.json          jsPsych and plugin versions, the stimuli's hashes, the collection
+                        server's settings (raters_per_list, max_body_bytes)
     jspsych/            jsPsych and the plugins as npm installed them (package-lock.json pins them)
     app/                the rating plugin (stimulus, playback to its end, forced choice), the
                         experiment script and its style sheet
@@ -267,6 +268,7 @@ def build_experiment(
             "trials": sum(len(entry["trials"]) for entry in plan.values()),
             "practice": [p["id"] for p in practice],
             "jspsych": versions,
+            "server": {key: int(settings[key]) for key in ("raters_per_list", "max_body_bytes")},
             "stimuli_sha256": hashes,
         }
         write_json(staging / "build.json", build)
