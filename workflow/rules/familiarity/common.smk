@@ -103,6 +103,19 @@ def survey_outputs():
         out("ratings", "blocks.csv"),
         out("ratings", "assignments.csv"),
         out("ratings", "surveys"),
+        *experiment_outputs(),
+    ]
+
+
+def experiment_outputs():
+    """The browser experiment of each rated modality (rule rating_experiment), when built."""
+    if not config["ratings"]["experiment"]["build"]:
+        return []
+    planned = config["ratings"]["raters_per_modality"]
+    return [
+        out("ratings", "experiment", m)
+        for m in ("text", "audio", "video")
+        if m in planned
     ]
 
 

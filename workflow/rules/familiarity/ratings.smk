@@ -88,3 +88,33 @@ rule import_ratings:
 localrules:
     rating_design,
     import_ratings,
+
+
+rule rating_experiment:
+    """One self-contained browser experiment (jsPsych) per rated modality (docs/rating-experiment.md)."""
+    input:
+        blocks=out("ratings", "blocks.csv"),
+        assignments=out("ratings", "assignments.csv"),
+        surveys=out("ratings", "surveys"),
+        media=out("stimuli", "media"),
+        lock=str(Path(workflow.basedir) / "package-lock.json"),
+        practice=lambda w: RATINGS["experiment"]["practice"][w.modality],
+    output:
+        directory(out("ratings", "experiment", "{modality}")),
+    log:
+        out("logs", "rating_experiment_{modality}.log"),
+    wildcard_constraints:
+        modality="text|audio|video",
+    conda:
+        "../../../envs/stats.yaml"
+    resources:
+        runtime=minutes(10),
+    params:
+        settings=RATINGS["experiment"],
+        jspsych_dir=str(Path(workflow.basedir) / RATINGS["experiment"]["jspsych_dir"]),
+    script:
+        "../../scripts/familiarity/rating_experiment.py"
+
+
+localrules:
+    rating_experiment,
