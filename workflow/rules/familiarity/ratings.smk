@@ -53,6 +53,29 @@ if RATINGS["source"] == "simulated":
             "../../scripts/familiarity/simulate_ratings.py"
 
 
+if RATINGS["source"] == "experiment":
+
+    rule collect_ratings:
+        """The collection server's sessions as long exports, questionnaires and a sessions table."""
+        input:
+            experiments=experiment_outputs(),
+        output:
+            **{m: collected_export(m) for m in RATED_MODALITIES},
+            covariates=out("ratings", "collected", "covariates_export.csv"),
+            sessions=out("ratings", "collected", "sessions.csv"),
+        log:
+            out("logs", "collect_ratings.log"),
+        conda:
+            "../../../envs/stats.yaml"
+        resources:
+            runtime=minutes(10),
+        params:
+            collected=RATINGS["experiment"]["collected"],
+            modalities=RATED_MODALITIES,
+        script:
+            "../../scripts/familiarity/collect_ratings.py"
+
+
 rule import_ratings:
     """Survey exports into one trial table, an import report (every trial accounted for) and covariates.
 
@@ -80,6 +103,7 @@ rule import_ratings:
         mapping=RATINGS["mapping"],
         covariate_mapping=RATINGS["covariates"]["mapping"],
         simulation=RATINGS["simulation"],
+        experiment=RATINGS["experiment"],
     script:
         "../../scripts/familiarity/import_ratings.py"
 
