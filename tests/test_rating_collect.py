@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import subprocess
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 from rating_study import JSPSYCH_DIR, build_study
 
-from omnisocial.familiarity.ratings import import_ratings
+from omnisocial.familiarity.ratings import import_panel, import_ratings
 from omnisocial.familiarity.ratings.collect import (
     CollectionStore,
     allocate_list,
@@ -209,3 +211,76 @@ def test_thirty_participants_at_once(served, study, tmp_path):
         dict(zip(zip(trials["rater_id"], trials["dyad_id"], strict=True), trials["response"], strict=True))
         == expected
     )
+
+
+def test_declined_consent_frees_the_list(served):
+    client, store = served
+    status, session = client.start("text", "PDECLINE", list_id="T003")
+    assert status == 200
+    body = {"token": TOKEN, "session_id": session["session_id"], "PROLIFIC_PID": "PDECLINE"}
+    assert client.post("/text/api/record", body | {"record": {"kind": "consent", "agreed": False}})[0] == 200
+    status, taken = client.start("text", "PNEXT", list_id="T003")  # nothing of T003 was rated
+    assert status == 200 and taken["list_id"] == "T003"
+    assert client.start("text", "PTHIRD", list_id="T003")[0] == 409
+
+
+def test_import_panel_reads_the_collection_with_no_mapping(served, study, tmp_path):
+    client, store = served
+    status, done = client.start("text", "PFULL")
+    for trial in done["trials"]:
+        client.rate("text", done, "PFULL", trial, "stranger")
+    status, half = client.start("text", "PHALF")
+    client.rate("text", half, "PHALF", half["trials"][0], "familiar")
+    body = {"token": TOKEN, "session_id": done["session_id"], "PROLIFIC_PID": "PFULL"}
+    answers = {item["id"]: 6 for item in study["settings"]["questionnaires"][0]["items"]}
+    record = {"kind": "questionnaire", "name": "tsis_sip", "answers": answers, "rt_ms": 20000}
+    assert client.post("/text/api/record", body | {"record": record})[0] == 200
+    bad = dict(record, answers=dict(answers, SIP_1=8))
+    status, refused = client.post("/text/api/record", body | {"record": bad})
+    assert status == 422 and "answers are 1..7" in refused["error"]
+    assert client.post("/text/api/record", body | {"record": {"kind": "complete"}})[0] == 200
+
+    exports, questionnaires, sessions = collected_exports(store.data_dir, study["experiments"] / "text")
+    write_csv(tmp_path / "text.csv", exports)
+    write_csv(tmp_path / "covariates.csv", questionnaires)
+    trials, report, covariates = import_panel(
+        {"text": tmp_path / "text.csv"},
+        study["design"],
+        "experiment",
+        covariates_csv=tmp_path / "covariates.csv",
+        experiment=study["settings"],
+        sessions=sessions,
+    )
+    counts = dict(zip(report["reason"], report["n"], strict=True))
+    assert (
+        counts["imported"] == 5 and counts["unanswered"] == 3 and report.loc[report["lost"], "n"].sum() == 0
+    )
+    note = report.loc[report["reason"] == "unanswered", "example"].iloc[0]
+    assert note.startswith("2 session(s): 1 complete, 1 incomplete, 0 declined")
+    assert set(trials["rater_id"]) == {"PFULL", "PHALF"}
+    # six items answered 6 and SIP_4 (reverse-keyed) 1 + 7 - 6 = 2: (36 + 2) / 7
+    assert covariates.set_index("rater_id").loc["PFULL", "sip"] == pytest.approx(38 / 7)
+
+
+def test_the_command_serves_on_an_ephemeral_port(study, tmp_path):
+    command = [
+        sys.executable,
+        "-m",
+        "omnisocial.cli",
+        "rating-server",
+        "--experiment",
+        str(study["experiments"]),
+    ]
+    command += ["--data", str(tmp_path / "collected"), "--token", TOKEN, "--port", "0"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        links = [process.stdout.readline().strip() for _ in range(3)]
+        assert [link.split(":", 1)[0] for link in links] == ["audio", "text", "video"]
+        port = int(links[0].split("127.0.0.1:", 1)[1].split("/", 1)[0])
+        assert f"token={TOKEN}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}" in links[0]
+        status, session = Client(port).start("audio", "PCLI")
+        assert status == 200 and session["list_id"] == "A001"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert len(list((tmp_path / "collected" / "audio" / "sessions").glob("*.jsonl"))) == 1
