@@ -55,6 +55,10 @@ if RATINGS["source"] == "simulated":
 
 if RATINGS["source"] == "experiment":
 
+    # Seconds of work: on a cluster it runs on the login node.
+    localrules:
+        collect_ratings,
+
     rule collect_ratings:
         """The collection server's sessions as long exports, questionnaires and a sessions table."""
         input:
@@ -134,7 +138,8 @@ rule rating_experiment:
     resources:
         runtime=minutes(10),
     params:
-        settings=RATINGS["experiment"],
+        # what the page shows and the server's settings (not `collected`: it names no build input)
+        settings={k: v for k, v in RATINGS["experiment"].items() if k != "collected"},
         jspsych_dir=str(Path(workflow.basedir) / RATINGS["experiment"]["jspsych_dir"]),
     script:
         "../../scripts/familiarity/rating_experiment.py"
