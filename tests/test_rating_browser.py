@@ -165,6 +165,7 @@ class Participant:
         for name in names:
             self.driver.find_element(By.CSS_SELECTOR, f"input[name='{name}'][value='{value - 1}']").click()
         if shot:
+            self.driver.execute_script("window.scrollTo(0, 0);")
             self.shot(shot)
         self.driver.find_element(By.ID, "jspsych-survey-likert-next").click()
         return {"n_items": len(names)}
@@ -201,8 +202,12 @@ def test_scripted_participant(modality, study, server, browser):
         if page == 0 or (page == 1 and modality == "audio"):
             you.shot(f"02_instructions_{page + 1}" if page == 0 else "03_instructions_audio")
         you.click_button("Next")
+    if modality == "audio":
+        you.wait.until(EC.visibility_of_element_located((By.ID, "os-playing")))
+        you.shot("04_practice_audio_playing")
     you.trial()
-    you.shot(f"04_practice_{modality}")
+    if modality == "audio":
+        you.shot("04_practice_audio_ended")
     you.answer("familiar")
     you.click_button("Next")  # end of the practice
 

@@ -96,6 +96,7 @@
       max_replays: study.max_replays,
       play_label: study.labels.play,
       replay_label: study.labels.replay,
+      playing_label: study.labels.playing,
       saving_label: study.labels.saving,
       retry_label: study.labels.retry,
       record: record,

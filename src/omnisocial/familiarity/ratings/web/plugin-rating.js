@@ -19,6 +19,7 @@ var jsPsychOmnisocialRating = (function (jspsych) {
       max_replays: { type: T.INT, default: 0 },
       play_label: { type: T.STRING, default: "Play" },
       replay_label: { type: T.STRING, default: "Play again" },
+      playing_label: { type: T.STRING, default: "" },
       saving_label: { type: T.STRING, default: "Saving..." },
       retry_label: { type: T.STRING, default: "No connection to the server; trying again..." },
       /** fields stored with the answer (kind, order, dyad_id, ...) */
@@ -57,6 +58,7 @@ var jsPsychOmnisocialRating = (function (jspsych) {
         html += `<${tag} id="os-media" class="os-media" preload="auto" playsinline src="${trial.stimulus}"></${tag}>`;
         html += `<div class="os-media-controls"><button type="button" class="jspsych-btn" id="os-play" hidden>${trial.play_label}</button>`;
         html += `<button type="button" class="jspsych-btn" id="os-replay" hidden>${trial.replay_label}</button></div>`;
+        html += `<p class="os-playing" id="os-playing">${escapeHtml(trial.playing_label)}</p>`;
       }
       if (trial.prompt) html += `<div class="os-prompt">${trial.prompt}</div>`;
       html += '<div class="os-choices">';
@@ -125,6 +127,8 @@ var jsPsychOmnisocialRating = (function (jspsych) {
       media = display_element.querySelector("#os-media");
       const play = display_element.querySelector("#os-play");
       const replay = display_element.querySelector("#os-replay");
+      const playing = display_element.querySelector("#os-playing");
+      media.addEventListener("playing", () => (playing.hidden = false));
       const start = (again) => {
         play.hidden = true;
         if (playedToEnd && !again) return; // a late Play click never restarts a clip that ended
@@ -139,6 +143,7 @@ var jsPsychOmnisocialRating = (function (jspsych) {
       media.addEventListener("ended", () => {
         playedToEnd = true;
         play.hidden = true;
+        playing.hidden = true;
         display_element.querySelector(".os-trial").dataset.ended = String(replays + 1);
         replay.hidden = replays >= trial.max_replays;
         enable();
