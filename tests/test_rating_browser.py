@@ -69,6 +69,7 @@ def study(tmp_path_factory):
             {"after": 2, "prompt": "To show that you read this, answer Strangers.", "answer": "stranger"}
         ],
         completion={"code": "C0DE42"},
+        max_replays=1,
     )
     return build_study(folder / "study", settings=settings) | {"folder": folder}
 
@@ -147,6 +148,14 @@ class Participant:
         progress = self.driver.find_elements(By.CSS_SELECTOR, ".os-progress")
         return {"progress": progress[0].text if progress else ""}
 
+    def replay(self) -> None:
+        """Play the clip again (max_replays: 1) and wait for its second end."""
+        button = self.until(EC.visibility_of_element_located((By.ID, "os-replay")))
+        button.click()
+        self.until(lambda d: d.find_element(By.CSS_SELECTOR, ".os-trial").get_attribute("data-ended") == "2")
+        assert not button.is_displayed()  # one replay allowed, and used
+        self.ended_events += 1
+
     def answer(self, response: str, by_key: bool = False) -> None:
         index = 0 if response == "familiar" else 1
         button = self.wait.until(EC.element_to_be_clickable((By.ID, f"os-choice-{index}")))
@@ -217,6 +226,8 @@ def test_scripted_participant(modality, study, server, browser):
         assert shown["progress"].startswith(f"{order} /")
         if order == 1:
             you.shot(f"05_rating_{modality}")
+            if modality != "text":
+                you.replay()
         response, by_key = SCRIPT[order]
         you.answer(response, by_key=by_key and modality == "text")
         clicked[order] = response
@@ -241,7 +252,7 @@ def test_scripted_participant(modality, study, server, browser):
     you.wait.until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".os-code"), "C0DE42"))
     you.shot("09_completion")
     if modality != "text":
-        assert you.ended_events == 5  # the practice clip and four list clips, each to its end
+        assert you.ended_events == 6  # the practice clip, four list clips and one replay, each to its end
 
     # a second participant closes the tab after one answer
     first_window = browser.current_window_handle
@@ -285,6 +296,8 @@ def test_scripted_participant(modality, study, server, browser):
     if modality != "text":
         ratings = exports[exports["answered"] & (exports["kind"] == "rating")]
         assert ratings["media_ended"].astype(bool).all()
+        replays = mine.set_index(mine["order"].astype(int))["replays"].astype(int).to_dict()
+        assert replays == {1: 1, 2: 0, 3: 0, 4: 0}
     covariates = import_covariates(
         folder / "covariates.csv", experiment_covariate_mapping(study_json["questionnaires"])
     )
