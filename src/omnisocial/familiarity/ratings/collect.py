@@ -518,7 +518,9 @@ class CollectionHandler(http.server.BaseHTTPRequestHandler):
 def make_server(store: CollectionStore, host: str = "127.0.0.1", port: int = 0):
     """A ThreadingHTTPServer for `store` (port 0: an ephemeral port, in `server.server_address`)."""
     handler = type("Handler", (CollectionHandler,), {"store": store, "max_body_bytes": store.max_body_bytes})
-    server = http.server.ThreadingHTTPServer((host, port), handler)
+    server_class = type("Server", (http.server.ThreadingHTTPServer,), {"request_queue_size": 128})
+    # the default listen backlog (5) resets connections when a few dozen participants answer at once
+    server = server_class((host, port), handler)
     server.daemon_threads = True
     return server
 
