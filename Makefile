@@ -15,9 +15,16 @@ unexport PYTHONDONTWRITEBYTECODE
 UV_INSTALL = uv pip install --quiet
 
 .PHONY: setup system-deps notebook-deps notebook-strip demo test test-slurm lint format benchmark \
-	report clean venv-omni venv-voxtral test-local-models docs-deps docs docs-build
+	report clean venv-omni venv-voxtral test-local-models docs-deps docs docs-build web-deps \
+	test-browser
 
-setup: system-deps $(STAMP)
+setup: system-deps $(STAMP) web-deps
+
+# jsPsych and its plugins at package-lock.json's pins (the rating experiment copies them in)
+web-deps: node_modules/.package-lock.json
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
 
 system-deps:
 	@bash .ci/system-deps.sh
@@ -77,6 +84,10 @@ notebook-strip: setup
 TEST_WORKERS ?= 2
 test: setup notebook-deps
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+
+# The rating experiment in headless chromium alone (make test, and so .ci/run, runs them too)
+test-browser: setup
+	$(BIN)/python -m pytest -m browser tests/test_rating_browser.py
 
 # Local model families whose pins conflict with the main venv get their own venv (the same
 # split as envs/omni.yaml and envs/voxtral.yaml under --use-conda), from exact requirement files:

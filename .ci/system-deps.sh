@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# Debian tools the workflow calls: ffmpeg/ffprobe (media), espeak-ng (demo voices) and chromium
-# (headless, for the test that opens the HTML report; --no-install-recommends keeps it small).
+# Debian tools the workflow calls: ffmpeg/ffprobe (media), espeak-ng (demo voices), node/npm (jsPsych
+# for the rating experiment) and chromium with its driver (headless, for the tests that open the HTML
+# report and run the rating experiment; --no-install-recommends keeps it small).
 set -euo pipefail
 missing=()
 command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
 command -v ffprobe >/dev/null 2>&1 || missing+=(ffmpeg)
 command -v espeak-ng >/dev/null 2>&1 || missing+=(espeak-ng)
+# node and npm: make web-deps installs jsPsych (package-lock.json) for the rating experiment
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 # chromium is optional: installed where apt-get can (CI runs as root), else the report test skips
-if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    missing+=(chromium)
+# chromium-driver: the rating experiment's browser tests drive chromium through it (Selenium)
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+    command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 packages=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')

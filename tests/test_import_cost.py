@@ -70,6 +70,8 @@ ALLOWED: dict[str, set[str]] = {
     "omnisocial.familiarity.filters": set(),
     "omnisocial.familiarity.inference": set(),
     "omnisocial.familiarity.ratings": set(),
+    "omnisocial.familiarity.ratings.collect": set(),
+    "omnisocial.familiarity.ratings.experiment": set(),
     "omnisocial.familiarity.ratings.panel": set(),
     "omnisocial.familiarity.release": set(),
     "omnisocial.familiarity.sampling": set(),

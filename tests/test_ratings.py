@@ -242,7 +242,9 @@ def test_import_long_export_counts_every_exclusion(tmp_path):
         "conflict": 1,
     }
     assert report["n"].sum() == 10  # every export row accounted for
-    assert list(report["reason"]) == [r for r in REASONS if r not in ("not_shown", "filtered", "practice")]
+    assert list(report["reason"]) == [
+        r for r in REASONS if r not in ("not_shown", "filtered", "practice", "unanswered")
+    ]
     assert set(report["modality"]) == {"text"}
     lost = dict(zip(report["reason"], report["lost"], strict=True))
     assert [r for r, flag in lost.items() if flag] == [

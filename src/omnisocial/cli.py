@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "rasch": "omnisocial.stats.rasch",
     "socialomni": "omnisocial.socialomni.cli",  # who|when|how from replies made elsewhere
     "duplexeval": "omnisocial.duplexeval.cli",  # rtd|pr from judge replies made elsewhere
+    "rating-server": "omnisocial.familiarity.ratings.collect",  # the rating experiment's server
 }
 
 

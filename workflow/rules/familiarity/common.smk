@@ -103,6 +103,19 @@ def survey_outputs():
         out("ratings", "blocks.csv"),
         out("ratings", "assignments.csv"),
         out("ratings", "surveys"),
+        *experiment_outputs(),
+    ]
+
+
+def experiment_outputs():
+    """The browser experiment of each rated modality (rule rating_experiment), when built."""
+    if not config["ratings"]["experiment"]["build"]:
+        return []
+    planned = config["ratings"]["raters_per_modality"]
+    return [
+        out("ratings", "experiment", m)
+        for m in ("text", "audio", "video")
+        if m in planned
     ]
 
 
@@ -122,6 +135,11 @@ if RATINGS["source"] == "exports":
     RATED_MODALITIES = [m for m in RATED_MODALITIES if RATINGS["exports"][m]]
 
 
+def collected_export(modality):
+    """What the rating experiment collected, as the long export import_ratings reads."""
+    return out("ratings", "collected", f"{modality}_export.csv")
+
+
 def simulated_export(modality):
     return out("ratings", "simulated", f"simulated_{modality}_export.csv")
 
@@ -133,6 +151,11 @@ def rating_exports(wildcards=None):
         inputs["covariates"] = out(
             "ratings", "simulated", "simulated_covariates_export.csv"
         )
+        return inputs
+    if RATINGS["source"] == "experiment":
+        inputs = {m: collected_export(m) for m in RATED_MODALITIES}
+        inputs["covariates"] = out("ratings", "collected", "covariates_export.csv")
+        inputs["sessions"] = out("ratings", "collected", "sessions.csv")
         return inputs
     if not RATED_MODALITIES:
         raise ValueError(

@@ -53,6 +53,33 @@ if RATINGS["source"] == "simulated":
             "../../scripts/familiarity/simulate_ratings.py"
 
 
+if RATINGS["source"] == "experiment":
+
+    # Seconds of work: on a cluster it runs on the login node.
+    localrules:
+        collect_ratings,
+
+    rule collect_ratings:
+        """The collection server's sessions as long exports, questionnaires and a sessions table."""
+        input:
+            experiments=experiment_outputs(),
+        output:
+            **{m: collected_export(m) for m in RATED_MODALITIES},
+            covariates=out("ratings", "collected", "covariates_export.csv"),
+            sessions=out("ratings", "collected", "sessions.csv"),
+        log:
+            out("logs", "collect_ratings.log"),
+        conda:
+            "../../../envs/stats.yaml"
+        resources:
+            runtime=minutes(10),
+        params:
+            collected=RATINGS["experiment"]["collected"],
+            modalities=RATED_MODALITIES,
+        script:
+            "../../scripts/familiarity/collect_ratings.py"
+
+
 rule import_ratings:
     """Survey exports into one trial table, an import report (every trial accounted for) and covariates.
 
@@ -80,6 +107,7 @@ rule import_ratings:
         mapping=RATINGS["mapping"],
         covariate_mapping=RATINGS["covariates"]["mapping"],
         simulation=RATINGS["simulation"],
+        experiment=RATINGS["experiment"],
     script:
         "../../scripts/familiarity/import_ratings.py"
 
@@ -88,3 +116,34 @@ rule import_ratings:
 localrules:
     rating_design,
     import_ratings,
+
+
+rule rating_experiment:
+    """One self-contained browser experiment (jsPsych) per rated modality (docs/rating-experiment.md)."""
+    input:
+        blocks=out("ratings", "blocks.csv"),
+        assignments=out("ratings", "assignments.csv"),
+        surveys=out("ratings", "surveys"),
+        media=out("stimuli", "media"),
+        lock=str(Path(workflow.basedir) / "package-lock.json"),
+        practice=lambda w: RATINGS["experiment"]["practice"][w.modality],
+    output:
+        directory(out("ratings", "experiment", "{modality}")),
+    log:
+        out("logs", "rating_experiment_{modality}.log"),
+    wildcard_constraints:
+        modality="text|audio|video",
+    conda:
+        "../../../envs/stats.yaml"
+    resources:
+        runtime=minutes(10),
+    params:
+        # what the page shows and the server's settings (not `collected`: it names no build input)
+        settings={k: v for k, v in RATINGS["experiment"].items() if k != "collected"},
+        jspsych_dir=str(Path(workflow.basedir) / RATINGS["experiment"]["jspsych_dir"]),
+    script:
+        "../../scripts/familiarity/rating_experiment.py"
+
+
+localrules:
+    rating_experiment,

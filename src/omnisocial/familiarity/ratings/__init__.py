@@ -48,6 +48,8 @@ row of the import report (`IMPORT_REPORT`), checked in this order:
   filtered          the row fails a `require` condition (e.g. Finished must be True);
   practice          a practice / attention-check stimulus listed in `practice_dyads` (as the
                     dyad column writes it, or as the dyad id after `dyad_pattern`);
+  unanswered        the `answered_column` says false: a trial of a rater's list that an
+                    incomplete session never reached (the rating experiment's exports);
   missing_rater_id  blank rater id;
   unknown_dyad      the dyad id (after `dyad_pattern`) is blank or not in the design truth;
   empty_response    blank response (long exports), or a value listed in `empty_values`;
@@ -69,7 +71,7 @@ Nothing is dropped silently. `missing_rater_id`, `unknown_dyad`, `invalid_respon
 others are expected (the design, the study's filters, a rater's non-answer, a repeat).
 `check_losses` (run by `import_panel`) fails when a modality's lost trials exceed
 `ratings.max_lost_share` (default 0) of its trials other than not_shown / filtered /
-practice, and always when a modality imported no trial; its message gives the reason
+practice / unanswered, and always when a modality imported no trial; its message gives the reason
 counts and the first example of each. A mapping that names a column the export lacks (a
 configuration error) raises ValueError naming it.
 

@@ -23,6 +23,7 @@ REASONS = (
     "not_shown",
     "filtered",
     "practice",
+    "unanswered",
     "missing_rater_id",
     "unknown_dyad",
     "empty_response",
@@ -35,7 +36,7 @@ REASONS = (
 # someone gave, and `check_losses` fails the import when they exceed their budget.
 LOST_REASONS = ("missing_rater_id", "unknown_dyad", "invalid_response", "conflict")
 # not part of a modality's trials at all (the share of lost trials is taken without them)
-OUTSIDE_REASONS = ("not_shown", "filtered", "practice")
+OUTSIDE_REASONS = ("not_shown", "filtered", "practice", "unanswered")
 KEEP_RULES = ("first", "last", "error")
 IMPORT_REPORT = Contract(
     "import_report",
@@ -64,6 +65,7 @@ DEFAULT_MAPPING = {
     "practice_dyads": [],  # practice / attention-check stimuli (as written or as dyad id): `practice`
     "skip_rows": 0,  # rows under the header to skip (Qualtrics: 2)
     "require": {},  # {column: [accepted values]}: other rows are `filtered`
+    "answered_column": "",  # a column that is false on a trial an incomplete session never reached
     "keep": "first",  # a (rater, dyad) rated twice: keep the first or last valid rating, or error
 }
 
@@ -116,6 +118,8 @@ def applicable_reasons(mapping: Mapping | None) -> tuple[str, ...]:
         skip.add("filtered")
     if not spec["practice_dyads"]:
         skip.add("practice")
+    if not spec["answered_column"]:
+        skip.add("unanswered")
     if spec["keep"] == "error":
         skip |= {"duplicate", "conflict"}  # a repeat raises instead
     return tuple(reason for reason in REASONS if reason not in skip)
@@ -209,6 +213,11 @@ def import_ratings(export_csv, mapping: Mapping | None, modality: str, design_tr
     raw = raw.iloc[int(spec["skip_rows"]) :]
     trials = _export_trials(raw, spec, source)
 
+    if spec["answered_column"]:
+        _need_columns(raw, [spec["answered_column"]], source)
+        unanswered = raw[spec["answered_column"]].map(_norm).isin({"false", "0", "no"})
+    else:
+        unanswered = pd.Series(False, index=raw.index)
     passes = pd.Series(True, index=raw.index)
     for column, accepted in dict(spec["require"]).items():
         _need_columns(raw, [column], source)
@@ -225,6 +234,7 @@ def import_ratings(export_csv, mapping: Mapping | None, modality: str, design_tr
         trials["column_dyad"] & (value == ""),
         ~trials["position"].map(passes).astype(bool),
         raw_dyad.isin(practice) | dyad.isin(practice),
+        trials["position"].map(unanswered).astype(bool),
         rater == "",
         ~dyad.isin(known),
         (value == "") | value.isin(empty_codes),
@@ -234,6 +244,7 @@ def import_ratings(export_csv, mapping: Mapping | None, modality: str, design_tr
         "not_shown",
         "filtered",
         "practice",
+        "unanswered",
         "missing_rater_id",
         "unknown_dyad",
         "empty_response",

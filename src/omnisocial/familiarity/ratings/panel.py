@@ -17,10 +17,16 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 import pandas as pd
 
 from omnisocial.familiarity.contracts import RATED_TRIALS, SOURCE, SURVEY_SOURCE
+from omnisocial.familiarity.ratings.collect import (
+    experiment_covariate_mapping,
+    experiment_mapping,
+    sessions_note,
+)
 from omnisocial.familiarity.ratings.design import MODALITIES
 from omnisocial.familiarity.ratings.importing import (
     IMPORT_REPORT,
@@ -37,7 +43,7 @@ from omnisocial.tables import DESIGN, SIMULATED_LABEL, Contract
 
 log = logging.getLogger(__name__)
 
-SOURCES = ("simulated", "exports")
+SOURCES = ("simulated", "exports", "experiment")
 SOURCED_IMPORT_REPORT = Contract("import_report", (*IMPORT_REPORT.columns, SOURCE), key=IMPORT_REPORT.key)
 
 
@@ -48,17 +54,30 @@ def source_label(source: str) -> str:
     return SIMULATED_LABEL if source == "simulated" else SURVEY_SOURCE
 
 
-def import_mapping(source: str, mapping: Mapping | None, simulation: Mapping | None) -> dict:
-    """The column mapping the import uses: the simulated exports' own, or the configured one."""
+def import_mapping(
+    source: str, mapping: Mapping | None, simulation: Mapping | None, experiment: Mapping | None = None
+) -> dict:
+    """The column mapping the import uses: the simulated exports' own, the rating experiment's
+    built-in one per modality (`experiment` is the ratings.experiment config), or the configured one."""
     if source == "simulated":
         wide = dict(simulation or {}).get("export_format", DEFAULT_PANEL_PARAMS["export_format"]) == "wide"
         return {**SIMULATED_MAPPING, "wide": wide}
+    if source == "experiment":
+        practice = dict((experiment or {}).get("practice") or {})
+        return {
+            modality: experiment_mapping(
+                {"practice": [{"id": Path(p).stem} for p in practice.get(modality, [])]}
+            )
+            for modality in MODALITIES
+        }
     return dict(mapping or {})
 
 
-def covariate_mapping(source: str, mapping: Mapping | None) -> dict:
+def covariate_mapping(source: str, mapping: Mapping | None, experiment: Mapping | None = None) -> dict:
     if source == "simulated":
         return dict(SIMULATED_COVARIATE_MAPPING)
+    if source == "experiment":
+        return experiment_covariate_mapping((experiment or {}).get("questionnaires") or [])
     return dict(mapping or {})
 
 
@@ -71,19 +90,26 @@ def import_panel(
     covariates_mapping: Mapping | None = None,
     simulation: Mapping | None = None,
     max_lost_share: float = 0.0,
+    experiment: Mapping | None = None,
+    sessions: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(RATED_TRIALS, import report, covariates) from one export per modality.
 
     `mapping` (one for all exports, or {modality: mapping}) and `covariates_mapping` are used
     for real exports; the simulated panel's exports are read with the mapping they were written
-    in. Covariates: an empty frame [rater_id, source] when there is no covariate file.
+    in; the rating experiment's collected exports with its built-in mapping (`experiment`: the
+    ratings.experiment config), and `sessions` (its sessions table) puts the count of complete,
+    incomplete and declined sessions in the example of each modality's `unanswered` row.
+    Covariates: an empty frame [rater_id, source] when there is no covariate file.
     Raises `ImportLossError` (after logging the whole report) when a modality lost more than
     `max_lost_share` of its trials or imported none.
     """
     label = source_label(source)
     frame = DESIGN.validate(design)
     paths = {m: str(p) for m, p in exports.items()}
-    trials, report = import_experiments(paths, import_mapping(source, mapping, simulation), frame)
+    trials, report = import_experiments(paths, import_mapping(source, mapping, simulation, experiment), frame)
+    if sessions is not None:
+        report = _with_sessions(report, sessions)
     log.info("import report:\n%s", report.to_string(index=False))
     for row in report[(report["reason"] != "imported") & (report["n"] > 0)].itertuples(index=False):
         log.warning(
@@ -96,7 +122,9 @@ def import_panel(
         )
     check_losses(report, max_lost_share, paths)
     if covariates_csv:
-        covariates = import_covariates(covariates_csv, covariate_mapping(source, covariates_mapping))
+        covariates = import_covariates(
+            covariates_csv, covariate_mapping(source, covariates_mapping, experiment)
+        )
     else:
         covariates = pd.DataFrame({"rater_id": pd.Series(dtype=object)})
     return (
@@ -104,6 +132,14 @@ def import_panel(
         SOURCED_IMPORT_REPORT.validate(report.assign(source=label)),
         covariates.assign(source=label),
     )
+
+
+def _with_sessions(report: pd.DataFrame, sessions: pd.DataFrame) -> pd.DataFrame:
+    report = report.copy()
+    for index, row in report[report["reason"] == "unanswered"].iterrows():
+        note = sessions_note(sessions[sessions["modality"] == row["modality"]])
+        report.loc[index, "example"] = f"{note}; {row['example']}" if row["example"] else note
+    return report
 
 
 def read_covariates(path: str | os.PathLike) -> pd.DataFrame:
@@ -133,6 +169,8 @@ def export_plan(source: str, raters_per_modality: Mapping, exports: Mapping | No
     for modality in MODALITIES:
         planned = raters_per_modality.get(modality)
         export = "simulated panel" if source == "simulated" else str(exports.get(modality) or "")
+        if source == "experiment" and export:
+            export = f"rating experiment, collected in {export}"
         if planned is None and not (source == "exports" and export):
             continue
         if planned is None:
@@ -195,7 +233,15 @@ def raters_section(ratings: Mapping, trials: pd.DataFrame | None) -> pd.DataFram
     A planned modality without an export, or an export of a modality without planned raters,
     is listed as not read (the workflow reads neither); see `export_plan`.
     """
-    plan = export_plan(
-        ratings.get("source", "exports"), ratings.get("raters_per_modality") or {}, ratings.get("exports")
-    )
+    source = ratings.get("source", "exports")
+    exports = ratings.get("exports")
+    if source == "experiment":
+        exports = experiment_exports(ratings)
+    plan = export_plan(source, ratings.get("raters_per_modality") or {}, exports)
     return raters_vs_plan(plan, trials)
+
+
+def experiment_exports(ratings: Mapping) -> dict:
+    """{modality: collection folder} of ratings.source experiment (export_plan's `exports`)."""
+    collected = (ratings.get("experiment") or {}).get("collected") or ""
+    return {modality: collected for modality in (ratings.get("raters_per_modality") or {})}

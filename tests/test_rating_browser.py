@@ -1,0 +1,310 @@
+"""The rating experiment in a real browser: headless Debian chromium, driven by Selenium.
+
+One scripted participant per modality runs a built experiment against the collection server
+(`omnisocial.familiarity.ratings.collect`, 127.0.0.1, an ephemeral port): consent, the
+instructions, a practice trial, the list (media played to its end: the page's `ended` event),
+an attention check, a reload mid-way (the page resumes at the first unanswered trial), the two
+questionnaires and the completion code. A second participant closes the tab after one answer.
+Then the collected data go through `import_ratings` with the built-in mapping: every answered
+trial is imported, each response is the one clicked (or keyed), nothing is lost, and the
+unanswered trials of the closed session are counted.
+
+Set RATING_SCREENSHOTS=<folder> to save a PNG of each screen (docs/img/rating/ holds them).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from rating_study import JSPSYCH_DIR, build_study, experiment_settings
+
+from omnisocial.familiarity.ratings import import_covariates, import_ratings
+from omnisocial.familiarity.ratings.collect import (
+    CollectionStore,
+    collected_exports,
+    experiment_covariate_mapping,
+    experiment_mapping,
+    make_server,
+)
+from omnisocial.io import write_csv
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+TOKEN = "browser-test-token"
+MODALITIES = ("text", "audio", "video")
+SCREENSHOTS = os.environ.get("RATING_SCREENSHOTS", "")
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not (Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file()),
+        reason="chromium and chromedriver not installed (make system-deps installs them; .ci/run runs that)",
+    ),
+    pytest.mark.skipif(
+        not (JSPSYCH_DIR / "jspsych").is_dir(), reason="jsPsych not installed (make web-deps)"
+    ),
+]
+
+webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.common.exceptions import TimeoutException  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("rating_browser")
+    probe = build_study(folder / "probe")  # practice paths come from the first build
+    practice = probe["settings"]["practice"]
+    settings = experiment_settings(
+        practice=practice,
+        attention_checks=[
+            {"after": 2, "prompt": "To show that you read this, answer Strangers.", "answer": "stranger"}
+        ],
+        completion={"code": "C0DE42"},
+        max_replays=1,
+    )
+    return build_study(folder / "study", settings=settings) | {"folder": folder}
+
+
+@pytest.fixture(scope="module")
+def server(study):
+    store = CollectionStore(study["experiments"], study["folder"] / "collected", TOKEN)
+    httpd = make_server(store, "127.0.0.1", 0)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", store
+    httpd.shutdown()
+    httpd.server_close()
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--mute-audio"):
+        options.add_argument(argument)
+    options.add_argument("--window-size=1100,850")
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+class Participant:
+    """Clicks through the experiment as scripted; every wait is for something the page shows."""
+
+    def __init__(self, driver, modality: str):
+        self.driver = driver
+        self.modality = modality
+        self.wait = self
+        self._wait = WebDriverWait(driver, 30)
+        self.ended_events = 0
+
+    def until(self, condition):
+        """WebDriverWait.until, failing with what the page shows."""
+        try:
+            return self._wait.until(condition)
+        except TimeoutException:
+            body = self.driver.find_element(By.TAG_NAME, "body").get_attribute("innerHTML")
+            raise AssertionError(f"timed out; the page shows:\n{body[:3000]}") from None
+
+    def shot(self, name: str) -> None:
+        if SCREENSHOTS:
+            Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+            self.driver.save_screenshot(str(Path(SCREENSHOTS) / f"{name}.png"))
+
+    def click_button(self, text: str) -> None:
+        xpath = f"//button[normalize-space()='{text}' or starts-with(normalize-space(), '{text}')]"
+        self.wait.until(EC.element_to_be_clickable((By.XPATH, xpath))).click()
+
+    def trial(self) -> dict:
+        """The rating screen on show: its progress text, waiting for the media's end first."""
+        self.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, ".os-trial")))
+        if self.modality != "text" and self.driver.find_elements(By.ID, "os-media"):
+
+            def ended_or_blocked(driver):
+                trial = driver.find_element(By.CSS_SELECTOR, ".os-trial")
+                play = driver.find_elements(By.ID, "os-play")
+                blocked = "const m = document.getElementById('os-media'); return m.paused && !m.ended;"
+                if play and play[0].is_displayed() and driver.execute_script(blocked):
+                    play[0].click()  # autoplay blocked (after a reload): the participant presses Play
+                return trial.get_attribute("data-ended")
+
+            self.wait.until(ended_or_blocked)
+            self.ended_events += 1
+            media = self.driver.execute_script(
+                "const m = document.getElementById('os-media');"
+                "return {ended: m.ended, time: m.currentTime, duration: m.duration};"
+            )
+            assert media["ended"] and media["time"] == pytest.approx(media["duration"], abs=0.05), media
+        progress = self.driver.find_elements(By.CSS_SELECTOR, ".os-progress")
+        return {"progress": progress[0].text if progress else ""}
+
+    def replay(self) -> None:
+        """Play the clip again (max_replays: 1) and wait for its second end."""
+        button = self.until(EC.visibility_of_element_located((By.ID, "os-replay")))
+        button.click()
+        self.until(lambda d: d.find_element(By.CSS_SELECTOR, ".os-trial").get_attribute("data-ended") == "2")
+        assert not button.is_displayed()  # one replay allowed, and used
+        self.ended_events += 1
+
+    def answer(self, response: str, by_key: bool = False) -> None:
+        index = 0 if response == "familiar" else 1
+        button = self.wait.until(EC.element_to_be_clickable((By.ID, f"os-choice-{index}")))
+        if by_key:
+            key = "f" if response == "familiar" else "j"
+            webdriver.ActionChains(self.driver).send_keys(key).perform()  # to the page, as a person types
+        else:
+            button.click()
+        self.wait.until(EC.staleness_of(button))  # the next screen shows once the server stored it
+
+    def questionnaire(self, value: int, shot: str = "") -> dict:
+        self.wait.until(EC.presence_of_element_located((By.ID, "jspsych-survey-likert-next")))
+        names = sorted(
+            {e.get_attribute("name") for e in self.driver.find_elements(By.CSS_SELECTOR, "input[type=radio]")}
+        )
+        for name in names:
+            self.driver.find_element(By.CSS_SELECTOR, f"input[name='{name}'][value='{value - 1}']").click()
+        if shot:
+            self.driver.execute_script("window.scrollTo(0, 0);")
+            self.shot(shot)
+        self.driver.find_element(By.ID, "jspsych-survey-likert-next").click()
+        return {"n_items": len(names)}
+
+
+def _records(store, modality):
+    experiment = store.experiments[modality]
+    return {sid: s for sid, s in experiment.sessions.items()}
+
+
+# The scripted answers of trial 1..4 of each list, and how each is given
+SCRIPT = {
+    1: ("familiar", False),
+    2: ("stranger", True),
+    3: ("stranger", False),
+    4: ("familiar", False),
+}
+
+
+@pytest.mark.parametrize("modality", MODALITIES)
+def test_scripted_participant(modality, study, server, browser):
+    base, store = server
+    pid = f"PID{modality.upper()}01"
+    url = f"{base}/{modality}/?token={TOKEN}&PROLIFIC_PID={pid}&STUDY_ID=STUDY1&SESSION_ID=SES{modality}"
+    you = Participant(browser, modality)
+    browser.get(url)
+    you.wait.until(
+        EC.presence_of_element_located((By.CSS_SELECTOR, "#jspsych-html-button-response-stimulus"))
+    )
+    you.shot("01_consent")
+    you.click_button("I agree")
+    for page in range(3):
+        you.wait.until(EC.element_to_be_clickable((By.ID, "jspsych-instructions-next")))
+        if page == 0 or (page == 1 and modality == "audio"):
+            you.shot(f"02_instructions_{page + 1}" if page == 0 else "03_instructions_audio")
+        you.click_button("Next")
+    if modality == "audio":
+        you.wait.until(EC.visibility_of_element_located((By.ID, "os-playing")))
+        you.shot("04_practice_audio_playing")
+    you.trial()
+    if modality == "audio":
+        you.shot("04_practice_audio_ended")
+    you.answer("familiar")
+    you.click_button("Next")  # end of the practice
+
+    clicked = {}
+    for order in (1, 2):
+        shown = you.trial()
+        assert shown["progress"].startswith(f"{order} /")
+        if order == 1:
+            you.shot(f"05_rating_{modality}")
+            if modality != "text":
+                you.replay()
+        response, by_key = SCRIPT[order]
+        you.answer(response, by_key=by_key and modality == "text")
+        clicked[order] = response
+    you.trial()  # the attention check after trial 2
+    if modality == "text":
+        you.shot("06_attention_check")
+    you.answer("stranger")
+
+    browser.refresh()  # a reload mid-way: no consent, no instructions, on at trial 3
+    shown = you.trial()
+    assert shown["progress"].startswith("3 /"), shown
+    for order in (3, 4):
+        if order == 4:
+            shown = you.trial()
+            assert shown["progress"].startswith("4 /")
+        response, _ = SCRIPT[order]
+        you.answer(response)
+        clicked[order] = response
+    tsis = you.questionnaire(5, shot="07_questionnaire_tsis" if modality == "text" else "")
+    cues = you.questionnaire(4, shot="08_questionnaire_cues" if modality == "text" else "")
+    assert (tsis["n_items"], cues["n_items"]) == (7, 3)
+    you.wait.until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".os-code"), "C0DE42"))
+    you.shot("09_completion")
+    if modality != "text":
+        assert you.ended_events == 6  # the practice clip, four list clips and one replay, each to its end
+
+    # a second participant closes the tab after one answer
+    first_window = browser.current_window_handle
+    browser.switch_to.new_window("tab")
+    other = Participant(browser, modality)
+    browser.get(url.replace(pid, f"{pid}B").replace(f"SES{modality}", f"SES{modality}B"))
+    other.click_button("I agree")
+    for _ in range(3):
+        other.click_button("Next")
+    other.trial()
+    other.answer("stranger")
+    other.click_button("Next")
+    other.trial()
+    other.answer("familiar")
+    browser.close()
+    browser.switch_to.window(first_window)
+
+    # the collected data through import_ratings with the built-in mapping
+    exports, answers, sessions = collected_exports(store.data_dir, study["experiments"] / modality)
+    folder = study["folder"] / f"import_{modality}"
+    write_csv(folder / "export.csv", exports)
+    write_csv(folder / "covariates.csv", answers)
+    study_json = store.experiments[modality].study
+    trials, report = import_ratings(
+        folder / "export.csv", experiment_mapping(study_json), modality, study["design"]
+    )
+    counts = dict(zip(report["reason"], report["n"], strict=True))
+    assert report.loc[report["lost"], "n"].sum() == 0
+    assert counts["imported"] == 5 and counts["practice"] == 2 and counts["unanswered"] == 3, counts
+    assert counts["duplicate"] == 0
+    mine = exports[(exports["rater_id"] == pid) & (exports["kind"] == "rating")]
+    assert dict(zip(mine["order"].astype(int), mine["response"], strict=True)) == clicked
+    list_trials = {
+        t["order"]: t["dyad_id"] for t in store.experiments[modality].lists[mine["list_id"].iloc[0]]["trials"]
+    }
+    imported = trials[trials["rater_id"] == pid].set_index("dyad_id")["response"].to_dict()
+    assert imported == {list_trials[o]: r for o, r in clicked.items()}
+    status = dict(zip(sessions["rater_id"], sessions["status"], strict=True))
+    assert status == {pid: "complete", f"{pid}B": "incomplete"}
+    assert int(sessions.loc[sessions["rater_id"] == pid, "attention_passed"].iloc[0]) == 1
+    if modality != "text":
+        ratings = exports[exports["answered"] & (exports["kind"] == "rating")]
+        assert ratings["media_ended"].astype(bool).all()
+        replays = mine.set_index(mine["order"].astype(int))["replays"].astype(int).to_dict()
+        assert replays == {1: 1, 2: 0, 3: 0, 4: 0}
+    covariates = import_covariates(
+        folder / "covariates.csv", experiment_covariate_mapping(study_json["questionnaires"])
+    )
+    row = covariates.set_index("rater_id").loc[pid]
+    # all TSIS answers 5 (SIP_4 reverse-keyed: 1 + 7 - 5 = 3): (6 * 5 + 3) / 7
+    assert row["sip"] == pytest.approx(33 / 7)
+    assert (row["cue_words"], row["cue_voice"], row["cue_face"]) == (4, 4, 4)
+    report.to_csv(folder / "import_report.csv", index=False)
+    print(f"\n{modality} import report:\n{report[['reason', 'n', 'lost']].to_string(index=False)}")
+    time.sleep(0)  # the server keeps running for the next modality
