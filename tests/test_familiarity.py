@@ -554,7 +554,8 @@ def test_partial_correlation_matches_the_formula():
 @pytest.mark.slow
 def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
     frames, trials, design, _ = tiny_study
-    sampler = {"draws": 60, "tune": 60, "chains": 2, "seed": 1}
+    sampler = {"draws": 60, "tune": 60, "chains": 2, "seed": 1, "target_accept": 0.8, "max_divergences": 0}
+    rasch_sampler = {**sampler, "until_converged": False, "max_draws": 60, "correction_bootstrap": 200}
     glmm = analysis.glmm_tables(trials, sampler, cores=1)
     summary, contrasts = glmm["glmm_summary"], glmm["glmm_contrasts"]
     assert {"modality[text]", "modality[audio]", "modality[video]", "1|rater_id_sigma"} <= set(
@@ -563,7 +564,7 @@ def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
     assert len(contrasts) == 3 and contrasts["p_gt_0"].between(0, 1).all()
     assert (contrasts["source"] == SIMULATED_LABEL).all()
     assert (~summary["converged"] == (summary["flag"] != "")).all()  # 60 draws: flagged, and says why
-    rasch = analysis.rasch_tables(frames, trials, design, sampler)
+    rasch = analysis.rasch_tables(frames, trials, design, rasch_sampler)
     for name, table in rasch.items():
         ANALYSIS_TABLES[name].validate(table, source=name)
     fits = rasch["rasch_fits"].set_index(["modality", "rater_type"])
@@ -592,11 +593,11 @@ def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
     assert (
         (human_text["hdi_low"] < human_text["ability"]) & (human_text["ability"] < human_text["hdi_high"])
     ).all()
-    lone = analysis.rasch_tables([frames[-1]], trials[trials["modality"] == "audio"], design, sampler)
+    lone = analysis.rasch_tables([frames[-1]], trials[trials["modality"] == "audio"], design, rasch_sampler)
     row = lone["rasch_fits"].set_index("rater_type").loc["model"]
     assert not row["fitted"] and "1 models" in row["reason"]
     # the fits side by side in two processes: the same tables, row for row
-    in_two = analysis.rasch_tables(frames, trials, design, sampler, workers=2)
+    in_two = analysis.rasch_tables(frames, trials, design, rasch_sampler, workers=2)
     for name, table in rasch.items():
         pd.testing.assert_frame_equal(in_two[name], table, obj=name)
 
