@@ -555,7 +555,13 @@ def test_partial_correlation_matches_the_formula():
 def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
     frames, trials, design, _ = tiny_study
     sampler = {"draws": 60, "tune": 60, "chains": 2, "seed": 1, "target_accept": 0.8, "max_divergences": 0}
-    rasch_sampler = {**sampler, "until_converged": False, "max_draws": 60, "correction_bootstrap": 200}
+    rasch_sampler = {
+        **sampler,
+        "until_converged": False,
+        "max_draws": 60,
+        "correction_bootstrap": 200,
+        "min_reliability": 0.0,
+    }
     glmm = analysis.glmm_tables(trials, sampler, cores=1)
     summary, contrasts = glmm["glmm_summary"], glmm["glmm_contrasts"]
     assert {"modality[text]", "modality[audio]", "modality[video]", "1|rater_id_sigma"} <= set(

@@ -668,6 +668,44 @@ def test_rasch_reruns_with_more_draws_until_converged(monkeypatch):
     assert calls == [200] and info["attempts"] == 1 and not info["converged"]
 
 
+def test_rasch_divergences_flag_the_fit_and_raise_target_accept(monkeypatch):
+    """Divergent transitions count against convergence: until_converged reruns at a higher
+    target_accept first; without it, or when they persist, the fit is flagged."""
+    frame, _, _ = _rasch_responses(n_persons=6, n_items=4, seed=2)
+    persons_sorted, items_sorted = sorted(frame["rater"].unique()), sorted(frame["dyad"].unique())
+    accepts = []
+
+    def fake(fast, draws, tune, chains, cores, seed, extra):
+        accepts.append(extra["target_accept"])
+        idata, _, _ = _fake_rasch_posterior(persons_sorted, items_sorted, seed=len(accepts))
+        diverging = np.zeros((2, 500), dtype=bool)
+        diverging[0, : 145 if extra["target_accept"] < 0.9 else 0] = True  # gone at 0.9
+        idata.sample_stats["diverging"] = (("chain", "draw"), diverging)
+        return idata
+
+    monkeypatch.setattr(rasch, "sample_fast_model", fake)
+    _, persons, info = rasch.fit_rasch(frame, "rater", "dyad", "correct", draws=500, until_converged=True)
+    assert accepts == [0.8, 0.9] and info["target_accept"] == 0.9 and info["attempts"] == 2
+    assert info["divergences"] == 0 and info["converged"] and info["flag"] == ""
+    assert {"r_hat", "ess_bulk"} <= set(persons.columns) and persons["r_hat"].notna().all()
+    accepts.clear()
+    _, _, info = rasch.fit_rasch(frame, "rater", "dyad", "correct", draws=500)  # one fit: flagged
+    assert accepts == [0.8] and info["divergences"] == 145 and not info["converged"]
+    assert info["flag"] == "not converged: 145 divergent transitions > 0"
+    accepts.clear()
+    _, _, info = rasch.fit_rasch(frame, "rater", "dyad", "correct", draws=500, max_divergences=200)
+    assert info["converged"] and info["divergences"] == 145  # within the threshold
+
+
+def test_sampler_settings_come_from_the_config_or_fail_naming_the_key():
+    from omnisocial.familiarity.analysis.glmm_rasch import GLMM_KEYS, glmm_tables
+
+    settings = {"draws": 10, "tune": 10, "chains": 1, "seed": 0}
+    with pytest.raises(ValueError, match="analysis.glmm lacks target_accept, max_divergences"):
+        glmm_tables(_small_trials(), settings)
+    assert set(GLMM_KEYS) == {*settings, "target_accept", "max_divergences"}
+
+
 @pytest.mark.slow
 def test_rasch_flags_undersampled_fit(caplog):
     frame, _, _ = _rasch_responses(n_persons=40, n_items=10, seed=1)

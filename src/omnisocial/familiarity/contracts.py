@@ -525,6 +525,10 @@ RASCH_CORRELATIONS = Contract(
             doc="95% bootstrap interval over the dyads (r, both reliabilities redone), clipped to +/-1",
         ),
         Column("pearson_r_corrected_high", "float", nullable=True),
+        Column(
+            "pearson_r_corrected_note",
+            doc="why pearson_r_corrected is empty (a reliability below min_reliability); empty otherwise",
+        ),
         SOURCE,
     ),
     key=("rater_type", "modality_a", "modality_b"),
@@ -567,6 +571,10 @@ RASCH_PARTIAL = Contract(
         ),
         Column("r_corrected_high", "float", nullable=True),
         Column(
+            "r_corrected_note",
+            doc="why r_corrected is empty (a reliability below min_reliability); empty otherwise",
+        ),
+        Column(
             "partial_r_corrected",
             "float",
             nullable=True,
@@ -588,6 +596,10 @@ RASCH_PARTIAL = Contract(
             doc="95% bootstrap interval over the dyads (r, both reliabilities redone), clipped to +/-1",
         ),
         Column("partial_r_corrected_high", "float", nullable=True),
+        Column(
+            "partial_r_corrected_note",
+            doc="why partial_r_corrected is empty (a reliability below min_reliability); empty otherwise",
+        ),
         SOURCE,
     ),
     key=("modality", "measure"),

@@ -215,7 +215,8 @@ def fit_rasch(
     bulk ESS < 400 anywhere, or more than `max_divergences` divergent transitions), divergences,
     the counts, the sampler settings, target_accept, draws (per chain, of the last fit) and
     attempts. `until_converged`: after too many divergences rerun with a higher target_accept
-    (`stats.convergence.raised_target_accept`), else on an R-hat/ESS miss with more draws.
+    (`stats.convergence.raised_target_accept`, and more draws if R-hat/ESS missed too), else on
+    an R-hat/ESS miss with more draws.
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
@@ -233,6 +234,8 @@ def fit_rasch(
         divergences = int(idata.sample_stats["diverging"].sum()) if "diverging" in idata.sample_stats else 0
         if not until_converged or attempts >= max_attempts:
             break
+        more = next_draws(draws, ess_min, 1.0 if chains == 1 else r_hat_max, ESS_MIN, RHAT_MAX)
+        more = None if more is None or draws >= max_draws else min(more, max_draws)
         if divergence_problem(divergences, max_divergences) and target_accept < 0.99:
             more_accept = raised_target_accept(target_accept)
             log.info(
@@ -241,14 +244,10 @@ def fit_rasch(
                 target_accept,
                 more_accept,
             )
-            target_accept, attempts = more_accept, attempts + 1
+            target_accept, draws, attempts = more_accept, more or draws, attempts + 1
             continue
-        if draws >= max_draws:
-            break
-        more = next_draws(draws, ess_min, 1.0 if chains == 1 else r_hat_max, ESS_MIN, RHAT_MAX)
         if more is None:
             break
-        more = min(more, max_draws)
         log.info(
             "Rasch fit, %d draws per chain: min ESS %.0f, max R-hat %.3f; sampling again with %d",
             draws,

@@ -198,24 +198,47 @@ def _reliabilities(frame: pd.DataFrame, measure: str, classes=None) -> tuple[flo
     return out[0], out[1]
 
 
-def corrected_columns(name: str, r: float, rel_x: float, rel_y: float, interval: tuple[float, float]) -> dict:
+def corrected_columns(
+    name: str, r: float, rel_x: float, rel_y: float, interval: tuple[float, float], min_reliability: float
+) -> dict:
     """`name` (capped at +/-1), `name`_uncapped, `name`_capped (the cap changed it), `name`_low and
-    `name`_high (the bootstrap interval, `stats.reliability.bootstrap_corrected`)."""
+    `name`_high (the bootstrap interval, `stats.reliability.bootstrap_corrected`), `name`_note.
+
+    A reliability below `min_reliability` leaves `name` and its interval empty, and the note
+    says why: there the reliability's error term is itself off (docs/rasch-correction.md) and
+    the correction overshoots."""
     uncapped = disattenuate(r, rel_x, rel_y, cap=False)
-    return {
+    out = {
         name: disattenuate(r, rel_x, rel_y),
         f"{name}_uncapped": uncapped,
         f"{name}_capped": bool(math.isfinite(uncapped) and abs(uncapped) > 1),
         f"{name}_low": interval[0],
         f"{name}_high": interval[1],
+        f"{name}_note": "",
     }
+    lowest = min(rel_x, rel_y)
+    if math.isfinite(lowest) and lowest < min_reliability:
+        out.update(
+            {name: math.nan, f"{name}_low": math.nan, f"{name}_high": math.nan, f"{name}_capped": False}
+        )
+        out[f"{name}_note"] = f"not corrected: reliability {lowest:.2f} < min_reliability {min_reliability:g}"
+    return out
 
 
 def corrected_partial(
-    x, y, classes, error_x, error_y, measure: str, resamples: int = 0, seed: int = 0
+    x,
+    y,
+    classes,
+    error_x,
+    error_y,
+    measure: str,
+    resamples: int = 0,
+    seed: int = 0,
+    min_reliability: float = 0.0,
 ) -> dict:
     """r and partial r (`partial_correlation`) with their attenuation-corrected values and, with
-    `resamples`, their bootstrap intervals over the dyads.
+    `resamples`, their bootstrap intervals over the dyads; none below `min_reliability`
+    (`corrected_columns`).
 
     measure "difficulty": error_x/y are posterior SDs of posterior means; "accuracy": the
     sampling variances of shares right (`stats.reliability`)."""
@@ -234,13 +257,14 @@ def corrected_partial(
         "partial_p": p_value,
         "reliability_human": rel_x,
         "reliability_model": rel_y,
-        **corrected_columns("r_corrected", r, rel_x, rel_y, bootstrap_corrected(*columns)),
+        **corrected_columns("r_corrected", r, rel_x, rel_y, bootstrap_corrected(*columns), min_reliability),
         **corrected_columns(
             "partial_r_corrected",
             partial_r,
             part_x,
             part_y,
             bootstrap_corrected(*columns, classes=frame["z"]),
+            min_reliability,
         ),
     }
 
@@ -330,15 +354,18 @@ def rasch_tables(
     until_converged (rerun a fit with divergences at a higher target_accept, one that misses
     the R-hat/ESS targets with more draws, `stats.rasch`), max_draws, target_accept,
     max_divergences, correction_bootstrap (resamples of the dyads for the intervals of the
-    corrected correlations). sources: {model: source} of models not inferred here
+    corrected correlations), min_reliability (no corrected value below it).
+    sources: {model: source} of models not inferred here
     (released); a models' fit says the sources of the models in it. `workers` > 1 fits the
     (modality, rater type) models in that many (forked) processes, with the same results.
     """
     models = model_predictions(predictions, design)
     human = human_source(trials)
     truth = truth_map(design)
-    settings = required_settings(params, (*RASCH_KEYS, "correction_bootstrap"), "analysis.rasch")
+    keys = (*RASCH_KEYS, "correction_bootstrap", "min_reliability")
+    settings = required_settings(params, keys, "analysis.rasch")
     resamples, seed = int(settings["correction_bootstrap"]), int(settings["seed"])
+    least = float(settings["min_reliability"])
     difficulty, fits, abilities, to_fit = [], [], [], []
     for (modality, rater_type), responses in sorted(_responses(models, trials).items()):
         people = responses["person"].unique()
@@ -445,6 +472,7 @@ def rasch_tables(
                         bootstrap_corrected(
                             both["x"], both["y"], both["ex"], both["ey"], eap_reliability, resamples, seed
                         ),
+                        least,
                     ),
                     "source": human if rater_type == "human" else joined_sources(group["source"]),
                 }
@@ -471,7 +499,7 @@ def rasch_tables(
                 {
                     "modality": modality,
                     "measure": measure,
-                    **corrected_partial(x, y, classes, error_x, error_y, measure, resamples, seed),
+                    **corrected_partial(x, y, classes, error_x, error_y, measure, resamples, seed, least),
                     "source": human,
                 }
             )
