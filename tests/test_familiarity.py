@@ -37,6 +37,7 @@ from omnisocial.models.cluster import placement
 from omnisocial.models.registry import RegistryError
 from omnisocial.prompt_templates import load_template
 from omnisocial.stats.sdt import MAJORITY_MODEL, score_predictions
+from omnisocial.summary import convergence_section
 from omnisocial.tables import PREDICTIONS, STIMULI_MANIFEST
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -584,6 +585,14 @@ def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
     correlations = rasch["rasch_correlations"]
     finite = correlations.dropna(subset=["pearson_r_corrected"])
     assert (finite["pearson_r_corrected"].abs() >= finite["pearson_r"].abs() - 1e-12).all()
+    # divergences count against convergence, in the fits and on the summary page
+    fitted_rows = rasch["rasch_fits"][rasch["rasch_fits"]["fitted"]]
+    assert not fitted_rows.loc[fitted_rows["divergences"] > 0, "converged"].any()
+    assert not summary.loc[summary["divergences"] > 0, "converged"].any()
+    section = convergence_section(summary, rasch["rasch_fits"])
+    assert section["divergences"].notna().sum() == len(summary) + len(fitted_rows)
+    capped = correlations.dropna(subset=["pearson_r_corrected"])
+    assert (capped["pearson_r_corrected_capped"] == (capped["pearson_r_corrected_uncapped"].abs() > 1)).all()
     # a modality answered by one model only cannot be fitted, and says why
     # one person row per rater (humans) or model of each fit, counting the fit's responses
     persons = rasch["rasch_persons"]
