@@ -52,7 +52,12 @@ def one_seed(seed: int, n_raters: int, draws: int, tune: int, sd: float = 1.0, r
         x["difficulty"], y["difficulty"], x["sd_relative"], y["sd_relative"], eap_reliability, resamples, seed
     )
     uncapped = disattenuate(raw, *rel, cap=False)
+    unscaled = tuple(eap_reliability(fit["difficulty"], fit["sd_unscaled"]) for fit in fits)
+    in_sample = [float(np.corrcoef(fit["difficulty"], latent[:, k])[0, 1] ** 2) for k, fit in enumerate(fits)]
     return {
+        "reliability_in_sample": float(np.mean(in_sample)),
+        "uncapped_unscaled": disattenuate(raw, *unscaled, cap=False),
+        "reliability_unscaled": float(np.mean(unscaled)),
         "raw": raw,
         "corrected": disattenuate(raw, *rel),
         "uncapped": uncapped,
@@ -111,6 +116,13 @@ def main(argv=None) -> int:
             f"(binomial SE {math.sqrt(covered.mean() * (1 - covered.mean()) / len(covered)):.1%}), "
             f"mean width {values['width'].mean():.3f}; uncapped corrected {values['uncapped'].mean():.3f}, "
             f"capped in {values['capped'].mean():.0%} (difficulty SD {args.sd})"
+        )
+        print(
+            f"    in-sample reliability (squared r of the estimates and the latent) "
+            f"{values['reliability_in_sample'].mean():.3f}; error term without the common scale "
+            f"(sd_unscaled): reliability "
+            f"{values['reliability_unscaled'].mean():.3f}, uncapped corrected "
+            f"{values['uncapped_unscaled'].mean():.3f}"
         )
         if args.sd == 1.0 and abs(corrected.mean() - LATENT_R) > max(3 * sem, 0.05):
             print(f"  corrected mean is off the latent r {LATENT_R}")

@@ -80,7 +80,7 @@ from omnisocial.stats.glmm import (
 
 log = logging.getLogger(__name__)
 
-ITEM_COLUMNS = ["item", "difficulty", "sd", "hdi_low", "hdi_high", "sd_relative"]
+ITEM_COLUMNS = ["item", "difficulty", "sd", "hdi_low", "hdi_high", "sd_relative", "sd_unscaled"]
 PERSON_COLUMNS = ["person", "ability", "sd", "hdi_low", "hdi_high", "r_hat", "ess_bulk"]
 METHODS = ("fast", "pymc")
 MAX_DRAWS = 20000  # per chain, the GLMM's cap
@@ -159,6 +159,21 @@ def _draws(idata) -> dict[str, np.ndarray]:
     }
 
 
+def _unscaled_sd(relative: np.ndarray) -> np.ndarray:
+    """Posterior SD of each relative difficulty with each draw's common scale removed: a draw d_s
+    is regressed on the posterior means m (c_s = d_s.m / m.m) and the SD is of d_s - c_s m.
+
+    Experimental (bench_rasch_attenuation.py compares it): the uncertainty of the spread tau
+    scales all difficulties together, an error shared by the items that moves no correlation
+    across them (docs/rasch-correction.md, small spreads)."""
+    means = relative.mean(axis=0)
+    norm = float(means @ means)
+    if norm <= 0:
+        return relative.std(axis=0, ddof=1)
+    scale = relative @ means / norm
+    return (relative - scale[:, None] * means[None, :]).std(axis=0, ddof=1)
+
+
 def _summaries(draws: dict, items, persons):
     """(item table, person table, the summary rows of the hyperparameters, r_hat max, ESS min).
 
@@ -169,7 +184,9 @@ def _summaries(draws: dict, items, persons):
     stats = summary_frame([*items, *hyper], stacked, "item")
     relative = draws["difficulty"] - draws["difficulty"].mean(axis=-1, keepdims=True)
     table = stats.iloc[: len(items)].rename(columns={"mean": "difficulty"}).reset_index(drop=True)
-    table["sd_relative"] = relative.reshape(-1, len(items)).std(axis=0, ddof=1)
+    flat = relative.reshape(-1, len(items))
+    table["sd_relative"] = flat.std(axis=0, ddof=1)
+    table["sd_unscaled"] = _unscaled_sd(flat)
     table = table[ITEM_COLUMNS]
     abilities = summary_frame(persons, draws["theta"], "person").rename(columns={"mean": "ability"})
     rows = stats.iloc[len(items) :].set_index("item")
