@@ -79,6 +79,7 @@ ALLOWED: dict[str, set[str]] = {
     "omnisocial.figures.style": FIGURES,
     "omnisocial.importing": set(),
     "omnisocial.io": set(),
+    "omnisocial.item_reasons": set(),
     "omnisocial.judges.calibration": set(),
     "omnisocial.judges.embedding": set(),  # sentence_transformers: only when a model is loaded
     "omnisocial.judges.lexical": set(),

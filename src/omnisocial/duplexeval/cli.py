@@ -14,7 +14,11 @@ released batch scripts skip them. Judge replies no judgement reads (an unknown i
 or index; `judged.unmatched_replies`) are counted on stderr and listed in `--notes`.
 `--parser released` also reads reminder times as the released scorer does: one it cannot
 read ("0:15") is dropped, and an item left without reminders is judged once on the whole
-response, each noted in `--notes`; `strict` reads "0:15" as 15 s. Only argparse is
+response, each noted in `--notes`; `strict` reads "0:15" as 15 s. A bad item or response
+file never costs the whole run: released mode scores it as the released scorers do, strict
+leaves it out; each reason's item count goes to stderr and METRICS.item_reasons.csv
+(docs/released-mode.md). The rtd judge windows use the clip's probed length when the clip
+is readable, as released. An empty judge file is a one-line error. Only argparse is
 imported here; the work is imported when the command runs, so `omnisocial score` stays
 light.
 """
@@ -26,25 +30,43 @@ import sys
 from pathlib import Path
 
 
+def _note_reason(message: str) -> str:
+    """The generic tail of an import note ("text is null: sentence without text skipped, as
+    released" -> "sentence without text skipped, as released"), the reason its items are
+    counted under."""
+    return message.rsplit(": ", 1)[-1]
+
+
 def _run(args: argparse.Namespace) -> int:
     from omnisocial.duplexeval import judged
     from omnisocial.duplexeval.contracts import RTD_SPLITS, STREAM_IMPORT_NOTES, STREAM_RESPONSES
-    from omnisocial.duplexeval.importers import load_stream_items, read_stream_response, response_path
+    from omnisocial.duplexeval.importers import (
+        clip_durations,
+        load_stream_items,
+        read_stream_response,
+        response_path,
+    )
     from omnisocial.errors import EXIT_OK, InputError
     from omnisocial.importing import ImportErrorWithItem, concat_frames
     from omnisocial.io import write_csv
+    from omnisocial.item_reasons import ItemReasons
 
     output = Path(args.output)
     media_dir = Path(args.media_dir) if args.media_dir else output.parent / "media"
+    released = args.parser == "released"
+    reasons = ItemReasons(f"duplexeval {args.task}", args.parser)
     item_notes: list[dict] = []
     try:
-        items = load_stream_items(
+        items, errors = load_stream_items(
             args.items,
             default_split=args.split,
             media_dir=media_dir,
-            reminders="released" if args.parser == "released" and args.task == "pr" else "strict",
+            reminders="released" if released else "strict",
             notes=item_notes,
+            collect_errors=True,
         )
+        for error in errors.to_dict("records"):
+            reasons.add("excluded", f"field {error['field']}", error["item_id"] or "?", error["message"])
         is_rtd = items["split"].isin(RTD_SPLITS)
         items = items[is_rtd] if args.task == "rtd" else items[~is_rtd]
         if items.empty:
@@ -52,6 +74,8 @@ def _run(args: argparse.Namespace) -> int:
         responses_dir = Path(args.responses_dir)
         if not responses_dir.is_dir():
             raise InputError(f"{responses_dir}: not a folder of response files")
+        kind = "temporal" if args.task == "rtd" else "reminder"
+        replies = judged.read_judge_replies(args.judge_replies, kind)
         notes, frames, left_out = [], [], []
         model = args.model or responses_dir.resolve().name
         for split, item_id in items[["split", "item_id"]].itertuples(index=False):
@@ -59,17 +83,27 @@ def _run(args: argparse.Namespace) -> int:
             try:
                 if not path.is_file():
                     raise ImportErrorWithItem(path, item_id, "(file)", "response file not found")
-                frames.append(read_stream_response(path, split, item_id, model, notes))
+                frames.append(read_stream_response(path, split, item_id, model, notes, released))
             except ImportErrorWithItem as error:
                 left_out.append((split, item_id))
+                reasons.add("excluded", f"response file field {error.field}", item_id, error.message)
                 print(f"omnisocial duplexeval: left out: {error}", file=sys.stderr)
-        kind = "temporal" if args.task == "rtd" else "reminder"
-        replies = judged.read_judge_replies(args.judge_replies, kind)
     except ImportErrorWithItem as error:
         raise InputError(str(error)) from None
+    kept_ids = set(items["item_id"])
+    for note in item_notes + notes:
+        if note["item_id"] in kept_ids:
+            reasons.add("scored as released", _note_reason(note["message"]), note["item_id"], note["message"])
     responses = concat_frames(frames, STREAM_RESPONSES)
     keep = [key not in set(left_out) for key in zip(items["split"], items["item_id"], strict=True)]
-    scored_items = items[keep]
+    scored_items = items[keep].copy()
+    if args.task == "rtd" and len(scored_items):
+        root = Path(args.items) if Path(args.items).is_dir() else Path(args.items).parent
+
+        def note(item_id: str, reason: str, message: str = "") -> None:
+            reasons.add("scored as released", reason, item_id, message)
+
+        scored_items["video_duration"] = clip_durations(scored_items, root, note)
     if not len(responses):  # every file empty: still one row per item, for the model named
         responses = STREAM_RESPONSES.empty()
     score = judged.score_rtd_replies if args.task == "rtd" else judged.score_pr_replies
@@ -89,6 +123,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.notes:
         reply_notes = [{"source": str(args.judge_replies), **note} for note in unmatched]
         STREAM_IMPORT_NOTES.write(args.notes, _notes_frame(item_notes + notes + reply_notes))
+    reasons.report(output)
     total = metrics[metrics["split"] == "all"]
     differ = int(total["n_parse_differ"].sum()) if len(total) else 0
     dropped = sum(1 for note in item_notes if "reminder dropped" in note["message"])

@@ -43,7 +43,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -99,14 +101,29 @@ def released_reads_time(value) -> bool:
 
 
 def _reminder(raw: dict, key: str, source, item_id: str, reminders: str, notes) -> float | None:
-    """A reminder time: read like every time (`strict`), or dropped with a note when the released
-    scorer cannot read it (`released`)."""
+    """A reminder time: read like every time (`strict`), or as the released scorer reads it
+    (`released`: Python's float(), so "1e1" is 10 s and -2 stays -2; one it cannot read is
+    dropped with a note)."""
     value = raw.get(key)
-    if reminders == "released" and _given(value) and not released_reads_time(value):
-        message = f"{value!r} is not a number the released scorer reads: reminder dropped, as released"
-        _note(notes, source, item_id, key, message)
-        return None
+    if reminders == "released" and _given(value):
+        if not released_reads_time(value) or isinstance(value, bool):
+            message = f"{value!r} is not a number the released scorer reads: reminder dropped, as released"
+            _note(notes, source, item_id, key, message)
+            return None
+        number = float(value.strip() if isinstance(value, str) else value)
+        if number < 0 or (isinstance(value, str) and not _PLAIN_NUMBER.match(value.strip())):
+            _note(
+                notes,
+                source,
+                item_id,
+                key,
+                f"{value!r} read as {number:g} s: reminder read by float(), as released",
+            )
+        return number
     return _optional_time(raw, key, source, item_id)
+
+
+_PLAIN_NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
 
 
 def _given(value) -> bool:
@@ -166,7 +183,20 @@ def _stream_item(
     split = split or row_split or default_split or ""
     if split not in STREAM_SPLITS:
         raise ImportErrorWithItem(source, item_id, "split", f"unknown split {split!r}")
-    duration = _optional_time(raw, "video_duration", source, item_id)
+    try:
+        duration = _optional_time(raw, "video_duration", source, item_id)
+    except ImportErrorWithItem as error:
+        if reminders != "released":
+            raise
+        # the released scorers never read the field (they probe the clip)
+        _note(
+            notes,
+            source,
+            item_id,
+            "video_duration",
+            f"{error.message}: unreadable video_duration ignored, as released",
+        )
+        duration = None
     keys = ("reminder1", "reminder2")
     reading = reminders if split.startswith("PR_") else "strict"  # only the reminder scorer reads them
     times = {key: _reminder(raw, key, source, item_id, reading, notes) for key in keys}
@@ -175,9 +205,10 @@ def _stream_item(
         _note(notes, source, item_id, dropped[0], "no reminder left: the whole response is judged once")
     for key, value in times.items():
         if value is not None and duration is not None and value > duration:
-            raise ImportErrorWithItem(
-                source, item_id, key, f"{value:g} s is after the video's end ({duration:g} s)"
-            )
+            message = f"{value:g} s is after the video's end ({duration:g} s)"
+            if reading != "released":
+                raise ImportErrorWithItem(source, item_id, key, message)
+            _note(notes, source, item_id, key, f"{message}: reminder after the video's end kept, as released")
     return {
         "split": split,
         "item_id": item_id,
@@ -317,6 +348,10 @@ def load_stream_items(
                 row = _stream_item(
                     raw, source, position, batch_split, root, media_dir, batch_default, reminders, notes
                 )
+                if reminders == "released" and (row["split"], row["item_id"]) in seen:
+                    # the released batch scripts write one output per split and id: the first stands
+                    _note(notes, source, row["item_id"], "id", "duplicate id, first copy kept, as released")
+                    continue
                 _unique((row["split"], row["item_id"]), seen, source, row["item_id"], "id")
             except ImportErrorWithItem as error:
                 errors.add(error)
@@ -334,22 +369,32 @@ def scorer_of(split: str) -> str:
     return "rtd" if split in RTD_SPLITS else "pr"
 
 
-def _time_value(entry: dict, key: str, source, item_id: str, label: str) -> float | None:
-    """The key's time; None when the key is absent, null or blank (the released `x or 0.0`)."""
+def _time_value(
+    entry: dict, key: str, source, item_id: str, label: str, released: bool = False
+) -> float | None:
+    """The key's time; None when the key is absent, null or blank (the released `x or 0.0`).
+    `released`: a number (or text float() reads) is taken as it is, negative too, as released."""
     value = entry.get(key)
     if _is_missing(value) or (isinstance(value, str) and not value.strip()):
         return None
+    if released and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = None
+        if number is not None and math.isfinite(number):
+            return number
     try:
         return parse_timestamp(value)
     except ValueError as error:
         raise ImportErrorWithItem(source, item_id, f"{label}.{key}", str(error)) from None
 
 
-def _first_time(entry: dict, keys, source, item_id: str, label: str) -> float | None:
+def _first_time(entry: dict, keys, source, item_id: str, label: str, released: bool = False) -> float | None:
     """The first of `keys` with a non-zero time (the released `a or b or ...` chain), else a 0 or None."""
     found = None
     for key in keys:
-        value = _time_value(entry, key, source, item_id, label)
+        value = _time_value(entry, key, source, item_id, label, released)
         if value:
             return value
         found = value if found is None else found
@@ -361,66 +406,100 @@ def _note(notes, source, item_id: str, field: str, message: str) -> None:
         notes.append({"source": str(source), "item_id": item_id, "field": field, "message": message})
 
 
-def _sentence(entry, source, item_id: str, label: str, scorer: str = "rtd", notes=None) -> dict | None:
+def _sentence(
+    entry, source, item_id: str, label: str, scorer: str = "rtd", notes=None, released: bool = False
+) -> dict | None:
     if not isinstance(entry, dict):
-        raise ImportErrorWithItem(source, item_id, label, f"expected an object, got {type(entry).__name__}")
+        message = f"expected an object, got {type(entry).__name__}"
+        if not released:
+            raise ImportErrorWithItem(source, item_id, label, message)
+        _note(notes, source, item_id, label, f"{message}: non-object entry skipped, as released")
+        return None
     keys = _TEXT_KEYS[scorer]
     key = next((k for k in keys if k in entry), None)
     text = None if key is None else entry[key]
     if _is_missing(text) or (isinstance(text, str) and not text.strip()):
         why = "no " + ", ".join(keys) if key is None else f"{key} is {'null' if text is None else 'blank'}"
-        _note(notes, source, item_id, f"{label}.{key or keys[0]}", f"{why}: sentence skipped, as released")
+        _note(
+            notes,
+            source,
+            item_id,
+            f"{label}.{key or keys[0]}",
+            f"{why}: sentence without text skipped, as released",
+        )
         return None
     if not isinstance(text, str):
-        raise ImportErrorWithItem(
-            source, item_id, f"{label}.{key}", f"expected text, got {type(text).__name__}"
-        )
+        message = f"expected text, got {type(text).__name__}"
+        if not released:
+            raise ImportErrorWithItem(source, item_id, f"{label}.{key}", message)
+        _note(notes, source, item_id, f"{label}.{key}", f"{message}: non-text sentence skipped, as released")
+        return None
     if scorer == "rtd":
         point_keys = ("current_time", "time")
         if "start" in entry:
-            start = _time_value(entry, "start", source, item_id, label)
-            if start is None:
-                _note(notes, source, item_id, f"{label}.start", "start is null: put at 0 s, as released")
-                start = 0.0
-        else:
-            start = _first_time(entry, point_keys, source, item_id, label)
+            start = _time_value(entry, "start", source, item_id, label, released)
             if start is None:
                 _note(
                     notes,
                     source,
                     item_id,
                     f"{label}.start",
-                    "no start, current_time or time: 0 s, as released",
+                    "start is null: no time, put at 0 s, as released",
+                )
+                start = 0.0
+        else:
+            start = _first_time(entry, point_keys, source, item_id, label, released)
+            if start is None:
+                _note(
+                    notes,
+                    source,
+                    item_id,
+                    f"{label}.start",
+                    "no start, current_time or time: no time, put at 0 s, as released",
                 )
                 start = 0.0
         if "end" in entry:
-            end = _time_value(entry, "end", source, item_id, label)
+            end = _time_value(entry, "end", source, item_id, label, released)
         else:
-            end = _first_time(entry, point_keys, source, item_id, label)
+            end = _first_time(entry, point_keys, source, item_id, label, released)
         end = start if end is None else end
         is_point = "start" not in entry and "end" not in entry
     else:
         time_key = next((k for k in ("current_time", "start", "time") if k in entry), None)
-        start = None if time_key is None else _time_value(entry, time_key, source, item_id, label)
+        start = None if time_key is None else _time_value(entry, time_key, source, item_id, label, released)
         if start is None:
             what = f"{time_key} is null" if time_key else "no current_time, start or time"
             _note(
-                notes, source, item_id, f"{label}.{time_key or 'current_time'}", f"{what}: 0 s, as released"
+                notes,
+                source,
+                item_id,
+                f"{label}.{time_key or 'current_time'}",
+                f"{what}: no time, put at 0 s, as released",
             )
             start = 0.0
-        end = _time_value(entry, "end", source, item_id, label)
+        end = _time_value(entry, "end", source, item_id, label, released)
         end = start if end is None else end
         is_point = "end" not in entry and time_key != "start"
+    if start < 0:
+        _note(notes, source, item_id, f"{label}.start", f"{start:g} s: negative time kept, as released")
     return {"text": text.strip(), "start": start, "end": max(end, start), "is_point": is_point}
 
 
 def read_stream_response(
-    path: str | os.PathLike, split: str, item_id: str, model: str = "", notes: list | None = None
+    path: str | os.PathLike,
+    split: str,
+    item_id: str,
+    model: str = "",
+    notes: list | None = None,
+    released: bool = False,
 ) -> pd.DataFrame:
     """One response file -> STREAM_RESPONSES rows (one per kept sentence); raises ImportErrorWithItem.
 
     Sentences are read with the keys of the released scorer of `split` (module doc); cases the
     release handles silently (no text, no time) are appended to `notes` when given.
+    `released`: also read what the released scorers read and ours refuses, each noted: a
+    non-object entry or a non-text text is skipped, a negative time kept, and with both
+    `sentences` and `chunks` the scorer's own list is read (docs/released-mode.md).
     """
     source = Path(path)
     data = _read_json(source)
@@ -433,7 +512,17 @@ def read_stream_response(
                 source, item_id, "(file)", "expected a list or an object with sentences/chunks"
             )
         if len(lists) == 2 and lists["sentences"] != lists["chunks"]:
-            raise ImportErrorWithItem(source, item_id, "sentences/chunks", "both lists present and different")
+            if not released:
+                raise ImportErrorWithItem(
+                    source, item_id, "sentences/chunks", "both lists present and different"
+                )
+            _note(
+                notes,
+                source,
+                item_id,
+                "sentences/chunks",
+                "both lists present: the scorer's own list of sentences / chunks read, as released",
+            )
         # the description scorer looks for sentences first, the reminder scorer for chunks
         order = ("sentences", "chunks") if scorer_of(split) == "rtd" else ("chunks", "sentences")
         container = next(key for key in order if key in lists)
@@ -444,7 +533,9 @@ def read_stream_response(
         )
     rows = []
     for index, entry in enumerate(entries):
-        sentence = _sentence(entry, source, item_id, f"{container}[{index}]", scorer_of(split), notes)
+        sentence = _sentence(
+            entry, source, item_id, f"{container}[{index}]", scorer_of(split), notes, released
+        )
         if sentence is not None:
             rows.append(
                 {"model": model, "split": split, "item_id": item_id, "sentence_index": len(rows), **sentence}
@@ -465,8 +556,10 @@ def load_stream_responses(
     model: str = "",
     collect_errors: bool = False,
     notes: list | None = None,
+    released: bool = False,
 ):
-    """Read `{root}/{split}/{id}.json` for every (split, item_id) of `items`.
+    """Read `{root}/{split}/{id}.json` for every (split, item_id) of `items` (`released`: as in
+    `read_stream_response`).
 
     A missing file is an error of that item (field `(file)`); in collect mode a file with
     any malformed sentence is left out whole and reported once. Sentences skipped or put at
@@ -479,7 +572,7 @@ def load_stream_responses(
         try:
             if not path.is_file():
                 raise ImportErrorWithItem(path, item_id, "(file)", "response file not found")
-            frames.append(read_stream_response(path, split, item_id, model, notes))
+            frames.append(read_stream_response(path, split, item_id, model, notes, released))
         except ImportErrorWithItem as error:
             errors.add(error)
     frames = [frame for frame in frames if len(frame)]
@@ -528,8 +621,10 @@ def import_stream_responses(
     items: pd.DataFrame,
     skip_bad: bool = False,
     notes: list | None = None,
+    released: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every model folder `{responses_root}/{model}/` read for the items: (responses, import errors).
+    """Every model folder `{responses_root}/{model}/` read for the items: (responses, import errors);
+    `released` as in `read_stream_response`.
 
     Sentences skipped or put at 0 s as released are appended to `notes` when given."""
     if not responses_root:
@@ -541,10 +636,50 @@ def import_stream_responses(
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
         if skip_bad:
             responses, bad = load_stream_responses(
-                folder, items, model=folder.name, collect_errors=True, notes=notes
+                folder, items, model=folder.name, collect_errors=True, notes=notes, released=released
             )
             errors.append(bad)
         else:
-            responses = load_stream_responses(folder, items, model=folder.name, notes=notes)
+            responses = load_stream_responses(
+                folder, items, model=folder.name, notes=notes, released=released
+            )
         frames.append(responses)
     return concat_frames(frames, STREAM_RESPONSES), concat_frames(errors, IMPORT_ERRORS)
+
+
+def clip_durations(items: pd.DataFrame, root, note=None) -> list:
+    """Each item's clip length as the released description scorer takes it: the clip probed
+    (`real_time_description.get_video_duration`), whatever `video_duration` says. Without a
+    readable clip: the field. `note(item_id, reason, message)` hears of every item whose
+    length is not simply its field (docs/released-mode.md)."""
+    from omnisocial.importing import nan_to_none
+    from omnisocial.media.audio import MediaError, probe
+
+    note = note or (lambda *_: None)
+    out = []
+    for item in items.to_dict("records"):
+        field = nan_to_none(item["video_duration"])
+        path = resolve(root, item["video"]) if str(item["video"] or "").strip() else None
+        if path is None or not path.is_file():
+            used = ": video_duration used" if field is not None else " and no video_duration"
+            note(item["item_id"], "no clip file" + used, str(path or ""))
+            out.append(field)
+            continue
+        try:
+            info = probe(path)
+            length = float(info["format_duration"] or info["video_duration"])
+        except (MediaError, TypeError) as error:
+            note(item["item_id"], "clip unreadable: video_duration used", str(error))
+            out.append(field)
+            continue
+        if field is None:
+            note(item["item_id"], "no video_duration: the clip's length used, as released")
+        elif abs(float(field) - length) > 0.05:
+            message = f"field {float(field):g} s, clip {length:.2f} s"
+            note(
+                item["item_id"],
+                "video_duration differs from the clip: the clip's length used, as released",
+                message,
+            )
+        out.append(length)
+    return out

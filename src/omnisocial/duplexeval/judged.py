@@ -16,7 +16,8 @@ whole-response judgement of an item without reminders = 0) for `reminder`; none 
 
 Parsing a reply (`parse_reply`), parser `released` (the default, as the released code):
 - temporal / content (`real_time_description.parse_evaluation_response`): the first
-  `{...}` object of the reply that decodes as JSON (trailing commas dropped) and whose
+  `{...}` object nested at most one level deep (a reply nesting deeper is read from an
+  inner object, as released) that decodes as JSON (trailing commas dropped) and whose
   `temporal_score`, `is_relevant`, `content_score` values are numbers is read by key, in
   any key order; without one, the quoted keys are searched in the text
   (`"temporal_score": 2`). The temporal score and is_relevant are truncated to integers
@@ -43,12 +44,14 @@ Scoring (as released):
   (`description.judge_window`, with the item's video_duration); a sentence with no valid
   window, or without a reply (the released API failure), is not judged. Temporal score
   = the mean over judged relevant sentences (0 when none); irrelevant-duration ratio =
-  duration of judged irrelevant sentences / duration of judged sentences. Content = the
-  item's content reply.
+  duration of judged irrelevant sentences / duration of judged sentences (is_relevant 1 is
+  relevant, 0 irrelevant, any other value neither: it counts only in the total, as
+  released). Content = the item's content reply.
 - pr, per item (`proactive_reminder.evaluate_sample`): each reminder time t gets the
   response text in [t, t + 10]; no text scores 0 without a judge; a missing reply is 0
-  (the released API failure); the sample passes only if every event does. An item
-  without reminders (the correction split) is judged once on the whole response.
+  (the released API failure); the sample passes only if every event scores 1; released
+  sums the event scores into n_passed (a success_score of 2 counts 2). An item without
+  reminders, and any correction item, is judged once on the whole response.
 - Per split and 'all' (`split_metrics`): counts, means and fractions (score / 3, passed /
   scored).
 """
@@ -121,6 +124,23 @@ def _objects(text: str):
             position = start + 1
 
 
+# An object with at most one level of nested objects: what the released parsers search for
+# (`parse_evaluation_response`, `parse_judge_response`). A reply nesting deeper is read from
+# its first such inner object, not the outer one.
+_RELEASED_OBJECT = re.compile(r"\{(?:[^{}]|\{[^{}]*\})*\}")
+
+
+def _released_objects(text: str):
+    """Each span the released pattern finds that decodes (trailing commas dropped) to an object."""
+    for span in _RELEASED_OBJECT.findall(text):
+        try:
+            value = json.loads(re.sub(r",\s*([}\]])", r"\1", span))
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            yield value
+
+
 def _truncate(value) -> int:
     return int(float(value))
 
@@ -135,7 +155,7 @@ _RTD_CASTS = {"temporal_score": _truncate, "content_score": _two_decimals, "is_r
 
 def _released(text: str, kind: str) -> ReplyScore:
     if kind == "reminder":
-        for obj in _objects(text):
+        for obj in _released_objects(text):
             try:
                 return ReplyScore(float(_truncate(obj.get("success_score", 0))), found="success_score" in obj)
             except (TypeError, ValueError, OverflowError):
@@ -143,7 +163,7 @@ def _released(text: str, kind: str) -> ReplyScore:
         match = re.search(r'"success_score"\s*:\s*([01])', text)
         return ReplyScore(float(match.group(1)) if match else 0.0, found=match is not None)
     parsed = None
-    for obj in _objects(text):
+    for obj in _released_objects(text):
         try:
             parsed = {key: cast(obj[key]) for key, cast in _RTD_CASTS.items() if key in obj}
             break
@@ -295,8 +315,13 @@ def read_judge_replies(path: str | os.PathLike, default_kind: str) -> pd.DataFra
     source = Path(path)
     if not source.is_file():
         raise ImportErrorWithItem(source, "", "(file)", "judge replies file not found")
+    if not source.read_bytes().strip():
+        raise ImportErrorWithItem(source, "", "(file)", "empty file, no judge replies")
+    records = _reply_records(source)
+    if not records:
+        raise ImportErrorWithItem(source, "", "(file)", "no judge replies in the file")
     rows, seen = [], set()
-    for position, record in enumerate(_reply_records(source)):
+    for position, record in enumerate(records):
         item_id = _cell(record, "item_id", "id")
         if item_id is None:
             raise ImportErrorWithItem(source, f"#{position}", "item_id", "missing or empty")
@@ -382,7 +407,9 @@ def score_rtd_replies(
             judged_time = irrelevant_time = 0.0
             relevant_scores, relevant_starts = [], []
             for sentence in own.to_dict("records"):
-                if judge_window(sentence["start"], sentence["end"], duration) is None:
+                # a negative time (kept as released) has the window of time 0, as released
+                start, end = max(0.0, float(sentence["start"])), max(0.0, float(sentence["end"]))
+                if judge_window(start, end, duration) is None:
                     counts["no_window"] += 1
                     continue
                 index = int(sentence["sentence_index"])
@@ -404,7 +431,7 @@ def score_rtd_replies(
                 if parsed.is_relevant == 1:
                     relevant_scores.append(parsed.score)
                     relevant_starts.append(float(sentence["start"]))
-                else:
+                elif parsed.is_relevant == 0:  # any other value (2) is neither, as released
                     irrelevant_time += length
             n_judged = len(own) - counts["no_window"] - counts["missing"] - counts["failed"] - counts["call"]
             content_failed = (item["split"], item["item_id"], "content", None) in failed
@@ -451,7 +478,9 @@ def reminder_texts(own: pd.DataFrame, item: dict, window_s: float = REMINDER_WIN
     """(event index, window, text) per judgement of a pr item: the response text whose
     sentences start in [t, t + window_s] for each reminder time t; an item without reminders
     (the correction split) is one judgement of the whole response (window None)."""
-    windows = [(t, t + window_s) for t in reminder_times(item)] or [None]
+    # the correction task is judged on the whole response, reminders or not (evaluate_sample)
+    times = [] if "correction" in str(item.get("split", "")).lower() else reminder_times(item)
+    windows = [(t, t + window_s) for t in times] or [None]
     out = []
     for index, window in enumerate(windows):
         if window is None:
@@ -515,7 +544,10 @@ def score_pr_replies(
                     "n_events": len(times),
                     "n_judgements": len(scores),
                     "n_scored": len(scored),
-                    "n_passed": sum(1 for s in scored if s == 1),
+                    # released sums the event scores (a success_score of 2 counts 2); strict never has one
+                    "n_passed": int(sum(scored))
+                    if parser == "released"
+                    else sum(1 for s in scored if s == 1),
                     "n_no_text": counts["no_text"],
                     "n_missing_replies": counts["missing"],
                     "n_unparsed": counts["unparsed"],

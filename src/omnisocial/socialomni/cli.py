@@ -28,7 +28,12 @@ domain) after scoring the when replies, so the when-gated averages are the relea
 its `n_parser_differs` counts the items of the row whose when reply or judge reply the
 other parser reads differently. Replies (and judge replies) for items the annotations do
 not hold are left out, counted and named on stderr; a file with none left is an error.
-Each command ends with one summary line on stderr.
+A bad item never costs the whole file: with `--parser released` it is read as the released
+pipelines read it (an answer written "B.", an unreadable timestamp, a duplicated id), with
+`strict` it is left out; either way each reason's item count is printed on stderr and
+written to METRICS.item_reasons.csv (`omnisocial.item_reasons`, docs/released-mode.md).
+An empty reply or judge file is a one-line error. Each command ends with one summary line
+on stderr.
 Registered through `omnisocial.cli.PLUGIN_MODULES` (this module's `add_cli`).
 """
 
@@ -69,6 +74,8 @@ def read_table(path: str, required: tuple[str, ...], what: str, hint: str = "") 
     if not file.is_file():
         raise InputError(f"{path}: no such file")
     text = file.read_text(encoding="utf-8")
+    if not text.strip():
+        raise InputError(f"{path}: empty file, no {what}")
     released = False
     suffix = file.suffix.lower()
     if suffix in (".jsonl", ".json") or text.lstrip().startswith(("{", "[")):
@@ -138,39 +145,69 @@ def _replies(path: str, columns=("id", "reply")) -> pd.DataFrame:
     return frame.rename(columns={"id": "item_id"})
 
 
-def _known(frame: pd.DataFrame, items: pd.DataFrame, path: str, what: str, key: str = "item_id"):
+def _known(
+    frame: pd.DataFrame, items: pd.DataFrame, path: str, what: str, key: str = "item_id", reasons=None
+):
     """The rows of `frame` whose item the items file holds; the others are counted and named on
     stderr (the released scorers loop over their items and never see them); none left: an error."""
     known = frame[key].isin(set(items["item_id"].astype(str)))
     if not known.any():
         raise _input_error()(f"{path}: item {frame[key].iloc[0]}: field id: not in the items file")
-    if not known.all():
-        unknown = frame.loc[~known, key]
+    excluded = frame[key].isin(reasons.items("excluded")) & ~known if reasons is not None else known & False
+    for item_id in frame.loc[excluded, key]:
+        reasons.add("excluded", f"{what} for an excluded item", item_id, path)
+    known_or_excluded = known | excluded
+    if not known_or_excluded.all():
+        unknown = frame.loc[~known_or_excluded, key]
         print(
-            f"omnisocial socialomni: {path}: {int((~known).sum())} {what} for items not in the items file "
+            f"omnisocial socialomni: {path}: {len(unknown)} {what} for items not in the items file "
             f"left out (e.g. item {unknown.iloc[0]})",
             file=sys.stderr,
         )
+        for item_id in unknown:
+            if reasons is not None:
+                reasons.add("excluded", f"{what} for an item not in the items file", item_id, path)
     return frame[known].reset_index(drop=True)
 
 
-def _check_ids(replies: pd.DataFrame, items: pd.DataFrame, path: str) -> pd.DataFrame:
-    replies = _known(replies, items, path, "replies")
+def _check_ids(replies: pd.DataFrame, items: pd.DataFrame, path: str, reasons) -> pd.DataFrame:
+    """Replies of known items, one per (model, modality, item): a repeated one is left out, counted."""
+    replies = _known(replies, items, path, "replies", reasons=reasons)
     duplicated = replies.duplicated(["model", "modality", "item_id"])
-    if duplicated.any():
-        raise _input_error()(
-            f"{path}: item {replies[duplicated].iloc[0]['item_id']}: field id: several replies"
-        )
-    return replies
+    for item_id in replies.loc[duplicated, "item_id"]:
+        reasons.add("excluded", "several replies for one item (the first kept)", item_id, path)
+    return replies[~duplicated].reset_index(drop=True)
 
 
-def _load(reader, path: str, timestamps: str):
+def _load(reader, path: str, timestamps: str, parser: str, reasons):
+    """(items, read options): bad items left out and counted per field in `reasons` (strict: and
+    whatever the released pipelines read differently is read as released, counted too)."""
     from omnisocial.socialomni.importers import ReadOptions
 
+    opts = ReadOptions(timestamps=timestamps, released=parser == "released")
     try:
-        return reader(path, max_time_s=ReadOptions(timestamps=timestamps))
+        items, errors = reader(path, collect_errors=True, max_time_s=opts)
     except ImportErrorWithItem as error:
         raise _input_error()(str(error)) from None
+    for error in errors.to_dict("records"):
+        reasons.add("excluded", f"field {error['field']}", error["item_id"] or "?", error["message"])
+    for note in opts.released_notes:
+        reasons.add("scored as released", note["reason"], note["item_id"], note["message"])
+    if items.empty:
+        first = errors.iloc[0] if len(errors) else None
+        detail = (
+            f" (e.g. item {first['item_id']}: field {first['field']}: {first['message']})"
+            if first is not None
+            else ""
+        )
+        raise _input_error()(f"{path}: no item could be read{detail}")
+    return items, opts
+
+
+def _reasons(task: str, parser: str):
+    from omnisocial.item_reasons import ItemReasons
+
+    return ItemReasons(f"socialomni {task}", parser)
 
 
 def _summary(task: str, parser: str, n: int, differ: int, output: str, extra: str = "") -> None:
@@ -185,10 +222,13 @@ def run_who(args) -> int:
     from omnisocial.socialomni.importers import load_who_items
     from omnisocial.socialomni.who import score_who
 
-    items = _load(load_who_items, args.items, args.timestamps)
-    replies = _check_ids(_replies(args.replies), items, args.replies)
-    scores = score_who(items, replies[["model", "modality", "item_id", "reply"]], args.parser)
+    reasons = _reasons("who", args.parser)
+    items, opts = _load(load_who_items, args.items, args.timestamps, args.parser, reasons)
+    replies = _check_ids(_replies(args.replies), items, args.replies, reasons)
+    columns = ["model", "modality", "item_id", "reply"]
+    scores = score_who(items, replies[columns], args.parser, opts.raw_answers)
     ACCURACY_BREAKDOWN.write(args.output, scores.breakdown)
+    reasons.report(args.output)
     overall = scores.breakdown[scores.breakdown["breakdown"] == "overall"]
     _summary("who", args.parser, len(replies), int(overall["n_parser_differs"].sum()), args.output)
     return 0
@@ -202,26 +242,32 @@ def _how_answers(replies: pd.DataFrame) -> dict | None:
     return dict(zip(keys, replies["candidate"], strict=True))
 
 
-def _when_scores(items, replies, parser, how_replies=None):
+def _when_scores(items, replies, parser, how_replies=None, raw_answers=None):
     from omnisocial.socialomni.when import score_when_single
 
-    return score_when_single(items, replies[["model", "modality", "item_id", "reply"]], parser, how_replies)
+    columns = ["model", "modality", "item_id", "reply"]
+    return score_when_single(items, replies[columns], parser, how_replies, raw_answers)
 
 
-def _failed_for_empty_how(scored: pd.DataFrame) -> int:
-    """Right when answers (by the reading) counted wrong because the how answer was empty."""
-    return int(((scored["prediction"] == scored["gold"]) & ~scored["correct"].astype(bool)).sum())
+def _failed_for_empty_how(scored: pd.DataFrame, without_how: pd.DataFrame) -> int:
+    """Right when answers counted wrong because the how answer was empty (`without_how`: the
+    same replies scored without the how answers)."""
+    return int((without_how["correct"].astype(bool) & ~scored["correct"].astype(bool)).sum())
 
 
 def run_when(args) -> int:
     from omnisocial.socialomni.importers import load_when_items
 
-    items = _load(load_when_items, args.annotations, args.timestamps)
-    replies = _check_ids(_replies(args.replies), items, args.replies)
-    scored, breakdown = _when_scores(items, replies, args.parser, _how_answers(replies))
+    reasons = _reasons("when", args.parser)
+    items, opts = _load(load_when_items, args.annotations, args.timestamps, args.parser, reasons)
+    replies = _check_ids(_replies(args.replies), items, args.replies, reasons)
+    scored, breakdown = _when_scores(items, replies, args.parser, _how_answers(replies), opts.raw_answers)
     ACCURACY_BREAKDOWN.write(args.output, breakdown)
+    reasons.report(args.output)
     overall = breakdown[breakdown["breakdown"] == "overall"]
-    failed = _failed_for_empty_how(scored)
+    failed = _failed_for_empty_how(
+        scored, _when_scores(items, replies, args.parser, None, opts.raw_answers)[0]
+    )
     extra = f"; {failed} right answers counted wrong for an empty how answer, as released" if failed else ""
     _summary("when", args.parser, len(replies), int(overall["n_parser_differs"].sum()), args.output, extra)
     return 0
@@ -231,12 +277,14 @@ def run_how(args) -> int:
     from omnisocial.socialomni.how import parse_judge_score, released_averages
     from omnisocial.socialomni.importers import load_when_items
 
-    items = _load(load_when_items, args.annotations, args.timestamps)
-    replies = _check_ids(_replies(args.replies, ("id", "reply", "candidate")), items, args.replies)
+    reasons = _reasons("how", args.parser)
+    items, opts = _load(load_when_items, args.annotations, args.timestamps, args.parser, reasons)
+    replies = _check_ids(_replies(args.replies, ("id", "reply", "candidate")), items, args.replies, reasons)
     how = _how_answers(replies)
-    scored, _ = _when_scores(items, replies, args.parser, how)
+    raw = opts.raw_answers
+    scored, _ = _when_scores(items, replies, args.parser, how, raw)
     other = "strict" if args.parser == "released" else "released"
-    other_scored, _ = _when_scores(items, replies, other, how)
+    other_scored, _ = _when_scores(items, replies, other, how, raw)
     keys = zip(scored["model"], scored["modality"], scored["item_id"], strict=True)
     when_differs = dict(zip(keys, scored["correct"] != other_scored["correct"], strict=True))
     column = args.judge_column
@@ -244,22 +292,36 @@ def run_how(args) -> int:
     judged = read_table(args.judge_replies, ("id", column), "judge replies", hint)
     if "judge" not in judged.columns:
         judged["judge"] = "judge"
-    judged = _known(judged, items, args.judge_replies, "judge replies", key="id")
+    judged = _known(judged, items, args.judge_replies, "judge replies", key="id", reasons=reasons)
     duplicated = judged.duplicated(["id", "judge"])
-    if duplicated.any():
-        raise _input_error()(
-            f"{args.judge_replies}: item {judged[duplicated].iloc[0]['id']}: field id: several judge replies"
-        )
+    for item_id in judged.loc[duplicated, "id"]:
+        reasons.add("excluded", "several judge replies for one item and judge (the first kept)", item_id, "")
+    judged = judged[~duplicated]
     texts: dict[str, list[tuple[str, str]]] = {}
     for r in judged.to_dict("records"):
         texts.setdefault(r["id"], []).append((r["judge"], r[column]))
     lookup = {r["item_id"]: r for r in items.to_dict("records")}
     judges = sorted({judge for pairs in texts.values() for judge, _ in pairs}) or ["judge"]
     rows = []
+    from omnisocial.socialomni.when import released_asks_how
+
+    released = args.parser == "released"
     for r in scored.to_dict("records"):
         item = lookup[r["item_id"]]
         key = (r["model"], r["modality"], r["item_id"])
         candidate = how.get(key, "")
+        gold = r["gold"]
+        if released:  # gated on the letter A; the how question is asked only after a right when answer
+            asked = released_asks_how(item, raw.get(r["item_id"]))
+            gold = "YES" if asked else "NO"
+            if str(candidate).strip() and not (asked and r["correct"]):
+                reasons.add(
+                    "scored as released",
+                    "how answer to an item the released pipeline never asks it of (0 when re-scored)",
+                    r["item_id"],
+                    f"gold {raw.get(r['item_id'], item['correct_answer'])!r}, when right: {r['correct']}",
+                )
+                candidate = ""
         by_judge = dict(texts.get(r["item_id"], []))
         for judge in judges:
             if r["item_id"] in texts:
@@ -274,7 +336,7 @@ def run_how(args) -> int:
                     "model": r["model"],
                     "judge": judge,
                     "item_id": r["item_id"],
-                    "gold": r["gold"],
+                    "gold": gold,
                     "when_correct": bool(r["correct"]),
                     "has_reference": bool(str(item["how_reference"]).strip()),
                     "candidate": candidate,
@@ -283,9 +345,10 @@ def run_how(args) -> int:
                     "parser_differs": bool(differs or when_differs[key]),
                 }
             )
-    averages = released_averages(pd.DataFrame(rows))
+    averages = released_averages(pd.DataFrame(rows), args.parser)
     averages.insert(2, "parser", args.parser)
     write_csv(args.output, averages)
+    reasons.report(args.output)
     overall = averages[averages["breakdown"] == "overall"]
     _summary("how", args.parser, len(replies), int(overall["n_parser_differs"].sum()), args.output)
     return 0

@@ -109,14 +109,16 @@ def _mean(values: list[float]) -> float:
     return float(np.mean(values)) if values else math.nan
 
 
-def released_averages(rows: pd.DataFrame) -> pd.DataFrame:
+def released_averages(rows: pd.DataFrame, parser: str = "released") -> pd.DataFrame:
     """The released scripts' averages and the auxiliary metrics per model and judge (module doc).
 
     `rows`: model, judge, item_id, gold (YES/NO), when_correct (bool), has_reference (bool),
     candidate (the how answer, "" when none), score (the judged score of the candidate, NaN
     when not judged or unparsed). Optional `domain`: an extra row per domain. Optional
     `parser_differs` (bool: the other parser reads the item's when or judge reply
-    differently): counted in `n_parser_differs`.
+    differently): counted in `n_parser_differs`. `parser` released: the language report
+    leaves out items without a reference, as the released re-scoring leaves them unscored;
+    strict keeps them (docs/released-mode.md).
     """
     needed = ("model", "judge", "item_id", "gold", "when_correct", "has_reference", "candidate", "score")
     missing = [c for c in needed if c not in rows.columns]
@@ -144,7 +146,7 @@ def released_averages(rows: pd.DataFrame) -> pd.DataFrame:
                 if gold == "YES":
                     yes += 1
                     covered += not empty
-                    if correct and judged is not None:
+                    if correct and judged is not None and (r["has_reference"] or parser != "released"):
                         language.append(judged)
                         gap.append(judged <= LARGE_GAP_MAX_SCORE)
             out.append(

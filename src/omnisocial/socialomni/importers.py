@@ -224,6 +224,15 @@ class ReadOptions:
     timestamps: str = "excel"
     consistency_map: Mapping[str, str] | None = None
     readings: list = field(default_factory=list)
+    # released: read what the released pipelines read (docs/released-mode.md); each such
+    # reading is a `released_notes` row (item_id, reason, message), so it is counted.
+    released: bool = False
+    released_notes: list = field(default_factory=list)
+    # item_id -> the correct answer as written (the released pipelines compare it raw)
+    raw_answers: dict = field(default_factory=dict)
+
+    def released_note(self, item_id: str, reason: str, message: str) -> None:
+        self.released_notes.append({"item_id": item_id, "reason": reason, "message": message})
 
     def consistency(self, value, source, item_id: str) -> str:
         if _is_missing(value) or (isinstance(value, str) and not value.strip()):
@@ -233,6 +242,13 @@ class ReadOptions:
             for k, v in {**DEFAULT_CONSISTENCY_MAP, **(self.consistency_map or {})}.items()
         }
         key = str(value).strip().lower()
+        if self.released and value not in ("consistent", "inconsistent", "unknown"):
+            # the released analysis groups by the value as written (scripts/analyze_level1_ablation.py)
+            self.released_note(
+                item_id, "metadata.consistency spelled otherwise (its own group, as released)", repr(value)
+            )
+            if not isinstance(value, str) or key not in mapping:
+                return "unknown"
         if not isinstance(value, str) or key not in mapping:
             raise ImportErrorWithItem(
                 source,
@@ -299,6 +315,7 @@ def _who_item(raw, source, position: int, opts: ReadOptions) -> dict:
         correct = _letter(raw.get("correct_answer"), tuple(options))
     except ValueError as error:
         raise ImportErrorWithItem(source, item_id, "correct_answer", str(error)) from None
+    _raw_answer(opts, item_id, raw.get("correct_answer"), correct)
     metadata = _metadata(raw, source, item_id)
     consistency = opts.consistency(metadata.get("consistency"), source, item_id)
     said = split_said(options[correct])
@@ -324,6 +341,18 @@ def _who_item(raw, source, position: int, opts: ReadOptions) -> dict:
     }
 
 
+def _raw_answer(opts: ReadOptions, item_id: str, raw, letter: str) -> None:
+    """Keep the answer as written; in released mode note one the released scorer never matches."""
+    written = "" if _is_missing(raw) else str(raw)
+    opts.raw_answers[item_id] = written
+    if opts.released and written.strip().upper() != letter:
+        opts.released_note(
+            item_id,
+            "correct answer not a bare letter (the released scorer compares it as written)",
+            repr(raw),
+        )
+
+
 def load_who_items(path: str | os.PathLike, collect_errors: bool = False, max_time_s=None):
     """Read SocialOmni `data/level_1/dataset.json` into a WHO_ITEMS table.
 
@@ -335,16 +364,26 @@ def load_who_items(path: str | os.PathLike, collect_errors: bool = False, max_ti
     """
     opts = _options(max_time_s)
     errors = _Errors(collect_errors)
-    rows, seen = [], set()
+    rows: dict[str, dict] = {}
     for position, raw in enumerate(_rows_of(_read_json(path), path)):
         try:
             row = _who_item(raw, path, position, opts)
-            _unique(row["item_id"], seen, path, row["item_id"], "id")
+            if opts.released and row["item_id"] in rows:
+                # the released analysis keys its rows by id: the last copy stands (its
+                # pipeline counts every copy in its own total)
+                opts.released_note(
+                    row["item_id"],
+                    "duplicate id (last copy kept, as the released analysis; its pipeline counts every copy)",
+                    f"position {position}",
+                )
+                del rows[row["item_id"]]
+            else:
+                _unique(row["item_id"], set(rows), path, row["item_id"], "id")
         except ImportErrorWithItem as error:
             errors.add(error)
             continue
-        rows.append(row)
-    return _finish(WHO_ITEMS, rows, path, errors, collect_errors)
+        rows[row["item_id"]] = row
+    return _finish(WHO_ITEMS, list(rows.values()), path, errors, collect_errors)
 
 
 _TARGET = re.compile(r"^\s*what\s+should\s+(.+?)\s+say\s*\??\s*$", re.I)
@@ -358,12 +397,18 @@ def _when_item(raw, source, position: int, opts: ReadOptions) -> dict:
         raise ImportErrorWithItem(source, item_id, "question_1", "missing or not an object")
     question = _text(q1, "question", source, item_id, label="question_1.question")
     stamp = q1.get("timestamp")
-    if _is_missing(stamp) or (isinstance(stamp, str) and not stamp.strip()):
-        raise ImportErrorWithItem(source, item_id, "question_1.timestamp", "missing or empty")
     try:
+        if _is_missing(stamp) or (isinstance(stamp, str) and not stamp.strip()):
+            raise ValueError("missing or empty")
         cut_time, note = read_timestamp(stamp, opts.timestamps)
     except ValueError as error:
-        raise ImportErrorWithItem(source, item_id, "question_1.timestamp", str(error)) from None
+        if not opts.released:
+            raise ImportErrorWithItem(source, item_id, "question_1.timestamp", str(error)) from None
+        # level2_pipeline._parse_timestamp_to_seconds: what it cannot read is 0 s
+        opts.released_note(
+            item_id, "question_1.timestamp empty or unreadable (0 s, as released)", repr(stamp)
+        )
+        cut_time, note, stamp = 0.0, "", "" if _is_missing(stamp) else stamp
     _check_time(cut_time, opts.max_time_s, source, item_id, "question_1.timestamp")
     opts.note(source, item_id, "question_1.timestamp", stamp, cut_time, note)
     # YES / NO in the release, in any language in its extended sets; a missing one takes the default
@@ -385,6 +430,7 @@ def _when_item(raw, source, position: int, opts: ReadOptions) -> dict:
         except ValueError as error:
             raise ImportErrorWithItem(source, item_id, "question_1.correct_answer", str(error)) from None
     gold = meaning[correct]
+    _raw_answer(opts, item_id, answer, correct)
     q2 = raw.get("question_2")
     if _is_missing(q2):
         q2 = {}
@@ -434,6 +480,12 @@ def load_when_items(path: str | os.PathLike, collect_errors: bool = False, max_t
     rows, seen = [], set()
     for position, raw in enumerate(_rows_of(_read_json(path), path)):
         try:
+            if opts.released and isinstance(raw, dict) and str(raw.get("video_id", "")).strip() in seen:
+                # level2_pipeline.run skips a video_id it has already evaluated
+                opts.released_note(
+                    str(raw.get("video_id")).strip(), "duplicate video_id (first copy kept, as released)", ""
+                )
+                continue
             row = _when_item(raw, path, position, opts)
             _unique(row["item_id"], seen, path, row["item_id"], "video_id")
         except ImportErrorWithItem as error:
@@ -464,6 +516,7 @@ def import_socialomni(
     max_time_s: float | None = None,
     timestamps: str = "excel",
     consistency_map: Mapping[str, str] | None = None,
+    released: bool = False,
 ) -> dict[str, pd.DataFrame]:
     """Who / when items, how references, streaming when items, turns and panels from a SocialOmni root.
 
@@ -471,9 +524,10 @@ def import_socialomni(
     at least one must exist. `skip_bad`: malformed items are left out and listed in
     `errors` instead of failing the import. `truth/*.csv` (the demo's) are read when present.
     `timestamps`, `consistency_map`: see the module doc; `timestamp_readings` lists every
-    excel reading of a three-field time.
+    excel reading of a three-field time. `released`: items read as the released pipelines
+    read them (`ReadOptions.released`); each such reading is a row of `released_notes`.
     """
-    opts = ReadOptions(max_time_s, timestamps, consistency_map)
+    opts = ReadOptions(max_time_s, timestamps, consistency_map, released=released)
     root = Path(root)
     level1 = root / "data" / "level_1" / "dataset.json"
     level2 = root / "data" / "level_2" / "annotations.json"
@@ -537,4 +591,5 @@ def import_socialomni(
         "panels": panels,
         "errors": concat_frames(errors, IMPORT_ERRORS),
         "timestamp_readings": opts.table(),
+        "released_notes": pd.DataFrame(opts.released_notes, columns=["item_id", "reason", "message"]),
     }

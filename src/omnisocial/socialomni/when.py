@@ -70,8 +70,23 @@ def extract_yes_no(text, option_a: str = "YES", option_b: str = "NO", parser: st
     return when_option_meaning(str(option_a), str(option_b))[letter] if letter else None
 
 
+def released_asks_how(item: dict, written: str | None = None) -> bool:
+    """Whether the released level-2 pipeline asks the how question of this item: when the
+    correct answer is the letter A (`level2_pipeline._evaluate_one`), whatever option A says;
+    `written` is the answer as written (gold "YES" is not the letter A)."""
+    if written is not None:
+        return written.strip().upper() == "A"
+    return _gold_letter(item) == "A"
+
+
+def _gold_letter(item: dict) -> str:
+    """The item's correct option letter (a frame without correct_answer: A = YES)."""
+    letter = item.get("correct_answer")
+    return str(letter) if letter in ("A", "B") else ("A" if item["gold"] == "YES" else "B")
+
+
 def score_when_single(
-    items: pd.DataFrame, replies, parser: str = "released", how_replies=None
+    items: pd.DataFrame, replies, parser: str = "released", how_replies=None, raw_answers=None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Accuracy of single-cut YES/NO replies: (WHEN_SCORES per reply, ACCURACY_BREAKDOWN).
 
@@ -82,6 +97,9 @@ def score_when_single(
     `how_replies`: optional {(model, modality, item_id): how answer}. With the released
     parser an empty how answer to a gold-YES item makes its right when answer wrong (the
     released pipeline fails the whole item on an empty answer); strict leaves it alone.
+    Released compares option letters, as the released pipeline does (a swapped item, option
+    A = "NO", gates the how answer on the letter A); with `raw_answers` (item_id -> the
+    answer as written) a gold written "YES" or "B." never matches (docs/released-mode.md).
     """
     check_parser(parser)
     if isinstance(replies, dict):
@@ -106,7 +124,12 @@ def score_when_single(
         )
         correct = prediction == item["gold"]
         key = (record["model"], record["modality"], str(record["item_id"]))
-        if parser == "released" and how_replies and item["gold"] == "YES" and key in how_replies:
+        written = (raw_answers or {}).get(str(record["item_id"])) if parser == "released" else None
+        if parser == "released":
+            letter = parse_yes_no_letter(record["reply"], parser)
+            gold_letter = written.strip().upper() if written is not None else _gold_letter(item)
+            correct = bool(letter) and letter == gold_letter
+        if parser == "released" and how_replies and released_asks_how(item, written) and key in how_replies:
             correct = correct and bool(str(how_replies[key] or "").strip())
         rows.append(
             {

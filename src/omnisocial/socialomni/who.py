@@ -139,25 +139,54 @@ class WhoScores:
     confusion: pd.DataFrame  # model, modality, truth, A, B, C, D, unparsed
 
 
-def score_who(items: pd.DataFrame, replies, parser: str = "released") -> WhoScores:
+def released_consistency(item) -> str:
+    """The consistency split as the released analysis groups it: metadata.consistency as written
+    ("Consistent" is its own group), "unknown" when absent (scripts/analyze_level1_ablation.py)."""
+    try:
+        meta = json.loads(item.get("metadata_json") or "{}")
+    except (TypeError, json.JSONDecodeError):
+        meta = {}
+    if not isinstance(meta, dict) or "consistency" not in meta:  # e.g. built items: the column
+        return str(item.get("consistency") or "unknown")
+    return str(meta["consistency"] or "unknown")
+
+
+def _is_correct(prediction: str | None, item: dict, written: str | None) -> bool:
+    """Released with the answer as written: the raw text upper-cased must equal the letter
+    (level1_pipeline._score: "B." never matches); otherwise the item's letter."""
+    if written is None:
+        return prediction == item["correct_answer"]
+    gold = written.strip().upper()
+    return bool(gold) and prediction == gold
+
+
+def score_who(items: pd.DataFrame, replies, parser: str = "released", raw_answers=None) -> WhoScores:
     """Score who-replies against items (WHO_ITEMS or any frame with item_id, correct_answer).
 
     `replies`: a frame with item_id, reply and optional model, modality columns, or a dict
     item_id -> reply. Optional item columns used when present: consistency, domain,
     subcategory, option_a..option_d (for `error_type` and the item's letters).
-    `parser`: released or strict (`socialomni.parsing`).
+    `parser`: released or strict (`socialomni.parsing`). Released reads letters A-D whatever
+    the item's option count and groups the consistency breakdown by the spelling as written
+    (`released_consistency`), as the released pipeline and analysis do; with `raw_answers`
+    (item_id -> the correct answer as written, `importers.ReadOptions.raw_answers`) it also
+    compares the answer as written (docs/released-mode.md).
     """
     check_parser(parser)
+    released = parser == "released"
     lookup = _items_lookup(items, ("item_id", "correct_answer"))
     frame = _replies_frame(replies)
-    rows = []
+    rows, groups = [], []
     for record in frame.to_dict("records"):
         item = lookup.get(record["item_id"])
         if item is None:
             raise ValueError(f"reply for unknown item {record['item_id']!r}")
-        letters = item_letters(item)
+        letters = "".join(LETTERS) if released else item_letters(item)
         prediction = extract_letter(record["reply"], letters, parser)
-        other = extract_letter(record["reply"], letters, "strict" if parser == "released" else "released")
+        other_letters = item_letters(item) if released else "".join(LETTERS)
+        other = extract_letter(record["reply"], other_letters, "strict" if released else "released")
+        written = (raw_answers or {}).get(record["item_id"]) if released else None
+        groups.append(released_consistency(item) if released else item.get("consistency") or "unknown")
         rows.append(
             {
                 "model": record["model"],
@@ -166,7 +195,7 @@ def score_who(items: pd.DataFrame, replies, parser: str = "released") -> WhoScor
                 "correct_answer": item["correct_answer"],
                 "prediction": prediction or "",
                 "parsed": prediction is not None,
-                "correct": prediction == item["correct_answer"],
+                "correct": _is_correct(prediction, item, written),
                 "error_type": _error_type(item, prediction),
                 "consistency": item.get("consistency") or "unknown",
                 "domain": item.get("domain") or "",
@@ -175,13 +204,14 @@ def score_who(items: pd.DataFrame, replies, parser: str = "released") -> WhoScor
             }
         )
     scored = WHO_SCORES.validate(pd.DataFrame(rows, columns=WHO_SCORES.names))
+    grouped = scored.assign(consistency_group=pd.Series(groups, index=scored.index, dtype=object))
     breakdown, summary, confusion = [], [], []
-    for (model, modality), group in scored.groupby(["model", "modality"], sort=True):
+    for (model, modality), group in grouped.groupby(["model", "modality"], sort=True):
         key = {"model": model, "modality": modality}
         overall = accuracy_row(group, "overall", "all", parser)
         breakdown.append({**key, **overall})
         for column, name in (
-            ("consistency", "consistency"),
+            ("consistency_group", "consistency"),
             ("correct_answer", "correct_option"),
             ("domain", "domain"),
             ("subcategory", "subcategory"),
@@ -190,7 +220,7 @@ def score_who(items: pd.DataFrame, replies, parser: str = "released") -> WhoScor
                 if level != "":  # consistency "unknown" (released items without it) is its own row
                     breakdown.append({**key, **accuracy_row(sub, name, level, parser)})
         by_consistency = {
-            level: sub["correct"].mean() for level, sub in group.groupby("consistency") if len(sub)
+            level: sub["correct"].mean() for level, sub in group.groupby("consistency_group") if len(sub)
         }
         consistent = by_consistency.get("consistent", math.nan)
         inconsistent = by_consistency.get("inconsistent", math.nan)
