@@ -362,6 +362,40 @@ def test_sized_draws_meet_the_target_and_are_deterministic(monkeypatch):
     pd.testing.assert_frame_equal(glmm.summarize(again), summary)
 
 
+@pytest.mark.slow
+def test_sized_draws_continue_the_chains_as_one_run(monkeypatch):
+    """The rounds of draws=None continue the same chains: the result equals one run of the
+    reported draws (same seed), draw for draw."""
+    from omnisocial.stats.glmm import _sample
+
+    monkeypatch.setattr(_sample, "AUTO_TOTAL_DRAWS", 200)  # first check too early on purpose
+    frame = _small_trials()
+    sized = glmm.fit_glmm(frame, seed=5)
+    assert sized.rounds >= 2
+    fixed = glmm.fit_glmm(frame, seed=5, draws=sized.draws)
+    for name in ("modality", "1|rater_id_sigma", "1|dyad_id"):
+        np.testing.assert_array_equal(sized.idata.posterior[name], fixed.idata.posterior[name])
+    assert sized.divergences == fixed.divergences
+    np.testing.assert_array_equal(
+        sized.idata.sample_stats["diverging"], fixed.idata.sample_stats["diverging"]
+    )
+
+
+def test_small_group_sd_is_sampled_non_centred():
+    """FriendBench-sized tables: a dyad SD of 0.2 (about 90 trials per dyad, information ratio
+    below 1) is non-centred, a rater SD of 1.5 (32 trials per rater) and a dyad SD of 1 centred."""
+    standard = glmm.parse_standard_formula(glmm.DEFAULT_FORMULA)
+
+    def centred(rater_sd, dyad_sd):
+        frame = glmm.simulate_trials(92, 96, 32, rater_sd=rater_sd, dyad_sd=dyad_sd, seed=2)
+        prepared = glmm._prepare(frame, glmm.DEFAULT_FORMULA, standard, "bernoulli")
+        fast = glmm.standard_fast_model(prepared, standard)
+        return {factor.column: factor.centered for factor in fast.factors}
+
+    assert centred(1.5, 0.2) == {"rater_id": True, "dyad_id": False}
+    assert centred(0.2, 1.0) == {"rater_id": False, "dyad_id": True}
+
+
 def test_fast_path_rejects_other_models():
     frame = _small_trials()
     with pytest.raises(ValueError, match="cannot fit"):
