@@ -156,7 +156,7 @@ def run_cli(csv: Path, cache_dir: Path) -> dict:
         "draws": report.get("draws"),
         "rounds": report.get("rounds"),
         "divergences": report.get("divergences"),
-        "param": "".join("C" if centered.get(c) else "N" for c in ("rater_id", "dyad_id")),
+        "param": "".join("C" if centered[c] else "N" for c in ("rater_id", "dyad_id")) if centered else "-",
         "rows": len(both),
         "min_ess": float(both["ess_bulk"].min()),
         "max_rhat": float(both["r_hat"].max()),
@@ -247,6 +247,11 @@ def bench_command(name: str, csv: Path, runs: int, lme4: bool, tmp: Path) -> tup
     return med, missed
 
 
+def _count(value) -> str:
+    """A count from the command's JSON line; "-" where an older command does not report it."""
+    return "-" if value is None else str(value)
+
+
 def bench_sds(sds: list[float], runs: int, lme4: bool, seed: int, tmp: Path) -> list[str]:
     """One FriendBench-sized `independent_trials` table per (rater SD, dyad SD): the command and
     lme4, `runs` times each, interleaved; one row per table, then the worst ratio."""
@@ -282,8 +287,9 @@ def bench_sds(sds: list[float], runs: int, lme4: bool, seed: int, tmp: Path) -> 
             print(
                 f"{rater_sd:8.2f} {dyad_sd:7.2f} {len(frame):6d} | {med['total_s']:9.1f} {med['cpu_s']:6.1f}"
                 f" | {lm['total_s']:6.1f} {lm['cpu_s']:6.1f} | {ratio:4.1f}x {cpu_ratio:4.1f}x"
-                f" | {last['param']:>5} {last['draws']:5d} {last['rounds']:6d} {last['min_ess']:7.0f}"
-                f" {last['max_rhat']:9.4f} {last['flagged']:7d} {last['divergences']:4d} | {_load():.1f}",
+                f" | {last['param']:>5} {_count(last['draws']):>5} {_count(last['rounds']):>6}"
+                f" {last['min_ess']:7.0f} {last['max_rhat']:9.4f} {last['flagged']:7d}"
+                f" {_count(last['divergences']):>4} | {_load():.1f}",
                 flush=True,
             )
             name = f"rater SD {rater_sd:g}, dyad SD {dyad_sd:g}"
