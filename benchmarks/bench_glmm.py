@@ -1,33 +1,39 @@
 """Speed and convergence of `omnisocial glmm` (the command itself) against lme4 (R), in one run.
 
-    .venv/bin/python benchmarks/bench_glmm.py [--sizes friendbench,large] [--cli-runs 3]
-        [--in-process [--skip-bambi]] [--seed 0]
+    .venv/bin/python benchmarks/bench_glmm.py [--sds 0.2,0.5,1.0,1.5] [--sizes friendbench,large]
+        [--cli-runs 1] [--in-process [--skip-bambi]] [--seed 0]
 
 The measured thing is the command a user runs: `omnisocial glmm trials.csv -o summary.csv` in a
 subprocess, end to end (Python start, imports, read, fit, summaries, the three CSVs), with its
 defaults (the fast path: numba kernel + nutpie, 2 chains, draws sized to the R-hat/ESS target).
-For each size it runs
+Each of its calls is followed by one `lme4::glmer` run (`Rscript`: R start, library(lme4),
+read.csv, glmer; Laplace, the same formula, family binomial, the same CSV), so the two share
+the machine's load; the ratios command / lme4 (wall and CPU: user + system of the child; the CPU
+ratio moves less with the load of a shared machine) are of the medians over `--cli-runs`.
 
-- cold: the first call with an empty numba cache (`NUMBA_CACHE_DIR` a fresh folder), so the kernel
-  is compiled as on the first call in a new setup;
-- warm: `--cli-runs` later calls reusing that cache, each followed by one `lme4::glmer` run
-  (`Rscript`: R start, library(lme4), read.csv, glmer; Laplace, the same formula, family binomial,
-  the same CSV), so the two share the machine's load;
+Two sets of tables:
 
-and prints each run's wall and CPU seconds (user + system of the child), the medians, and the
-ratios command / lme4 (cold, and warm median over lme4 median; wall and CPU). The CPU ratio moves
-less with the load of a shared machine than the wall ratio does. Convergence is read from the
-command's own CSVs (summary and contrasts): every reported quantity at R-hat <= 1.01 and bulk
-ESS >= 400. Targets: warm wall ratio <= 3x lme4 and warm wall <= 30 s on 2 cores; exits 1 on a miss.
+- `--sds` (default 0.2,0.5,1.0,1.5): FriendBench-sized tables (3 modalities, 92 raters nested in
+  each, 96 dyads, 32 dyads per rater: 8,832 trials) from this file's own simulator
+  (`independent_trials`, not `glmm.simulate_trials`: every rater draws its dyads at random,
+  other modality effects and seeds) for every pair of rater SD and dyad SD from the list, the
+  range real studies have; one table per pair, printed as one row each, then the worst ratio;
+- `--sizes` (default none; friendbench, large): `glmm.simulate_trials` tables at its default
+  SDs (rater 0.5, dyad 1), FriendBench-sized and 3x ("large": 276 raters per modality, 288
+  dyads, 26,496 trials), with a cold call first (an empty numba cache: `NUMBA_CACHE_DIR` a
+  fresh folder, so the kernel is compiled as on the first call in a new setup).
+
+Convergence is read from the command's own CSVs (summary and contrasts): every reported quantity
+at R-hat <= 1.01 and bulk ESS >= 400; the command's JSON line gives the draws per chain, the
+rounds of the draw sizing and the parameterization it chose (C: centred, N: non-centred; rater,
+dyad). Targets: every table's command <= 3x lme4 (wall, median) and <= 30 s warm on 2 cores, all
+converged; exits 1 on a miss.
 
 `--in-process` adds `glmm.fit_glmm` in this process after a warm-up (fast, and out-of-the-box
-bambi unless `--skip-bambi`): the fit's own time without Python start and imports, and the
-bambi comparison. Where no `Rscript` with lme4 is installed (Debian: `apt-get install
-r-base-core r-cran-lme4`), the in-process bambi fit is the reference instead.
-
-Data (`glmm.simulate_trials`): 3 modalities, raters nested in modality, each rater rating 32
-dyads; "friendbench" = 92 raters per modality and 96 dyads (8,832 trials), "large" = 276 and
-288 (26,496 trials). Formula `correct ~ 0 + modality + (1|rater_id) + (1|dyad_id)`.
+bambi unless `--skip-bambi`) on the `--sizes` tables: the fit's own time without Python start
+and imports, and the bambi comparison. Where no `Rscript` with lme4 is installed (Debian:
+`apt-get install r-base-core r-cran-lme4`), the in-process bambi fit is the reference instead.
+Formula `correct ~ 0 + modality + (1|rater_id) + (1|dyad_id)`.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import shutil
 import statistics
@@ -44,12 +51,43 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from omnisocial.stats import glmm
 
 SIZES = {"friendbench": (92, 96), "large": (276, 288)}
 TARGET_S = 30.0
+RATIO_MAX = 3.0
+MODALITY_EFFECTS = {"audio": 0.2, "text": 0.5, "video": 0.8}  # logits, unlike simulate_trials'
+
+
+def independent_trials(
+    rater_sd: float, dyad_sd: float, seed: int, raters: int = 92, dyads: int = 96, per_rater: int = 32
+) -> pd.DataFrame:
+    """A FriendBench-shaped trial table made without `glmm.simulate_trials`: raters nested in
+    modality, each rating `per_rater` dyads drawn at random (so the dyads' rating counts vary),
+    logit P(correct) = modality effect + rater effect + dyad effect (shared by the modalities)."""
+    rng = np.random.default_rng([seed, round(rater_sd * 100), round(dyad_sd * 100)])
+    dyad_effect = rng.normal(0.0, dyad_sd, dyads)
+    parts = []
+    for modality, effect in MODALITY_EFFECTS.items():
+        rater_effect = rng.normal(0.0, rater_sd, raters)
+        chosen = np.stack([rng.choice(dyads, per_rater, replace=False) for _ in range(raters)])
+        rater = np.repeat(np.arange(raters), per_rater)
+        logit = effect + rater_effect[rater] + dyad_effect[chosen.ravel()]
+        correct = rng.random(logit.size) < 1.0 / (1.0 + np.exp(-logit))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "rater_id": [f"{modality[0]}{r:03d}" for r in rater],
+                    "dyad_id": [f"pair{d:03d}" for d in chosen.ravel()],
+                    "modality": modality,
+                    "correct": correct.astype(int),
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True)
 
 
 def _clock() -> tuple[float, float]:
@@ -109,10 +147,16 @@ def run_cli(csv: Path, cache_dir: Path) -> dict:
     summary = pd.read_csv(output)
     contrast = pd.read_csv(output.with_name(f"{output.stem}_contrasts.csv"))
     both = pd.concat([summary, contrast], ignore_index=True)
+    report = json.loads(out.strip().splitlines()[-1])
+    centered = report.get("centered", {})
     return {
         "total_s": wall,
         "cpu_s": cpu,
-        "sampler": json.loads(out.strip().splitlines()[-1])["sampler"],
+        "sampler": report["sampler"],
+        "draws": report.get("draws"),
+        "rounds": report.get("rounds"),
+        "divergences": report.get("divergences"),
+        "param": "".join("C" if centered[c] else "N" for c in ("rater_id", "dyad_id")) if centered else "-",
         "rows": len(both),
         "min_ess": float(both["ess_bulk"].min()),
         "max_rhat": float(both["r_hat"].max()),
@@ -203,6 +247,65 @@ def bench_command(name: str, csv: Path, runs: int, lme4: bool, tmp: Path) -> tup
     return med, missed
 
 
+def _count(value) -> str:
+    """A count from the command's JSON line; "-" where an older command does not report it."""
+    return "-" if value is None else str(value)
+
+
+def bench_sds(sds: list[float], runs: int, lme4: bool, seed: int, tmp: Path) -> list[str]:
+    """One FriendBench-sized `independent_trials` table per (rater SD, dyad SD): the command and
+    lme4, `runs` times each, interleaved; one row per table, then the worst ratio."""
+    cache = tmp / "numba_cache_sds"
+    warmup = tmp / "warmup.csv"
+    independent_trials(0.5, 0.5, seed + 1, raters=12, dyads=12, per_rater=6).to_csv(warmup, index=False)
+    run_cli(warmup, cache)  # compiles the kernel into the cache: the rows below are warm calls
+    header = (
+        f"{'rater_sd':>8} {'dyad_sd':>7} {'trials':>6} | {'command s':>9} {'CPU s':>6} | {'lme4 s':>6}"
+        f" {'CPU s':>6} | {'ratio':>5} {'CPU':>5} | {'param':>5} {'draws':>5} {'rounds':>6}"
+        f" {'min ESS':>7} {'max R-hat':>9} {'flagged':>7} {'div':>4} | load"
+    )
+    print(header, flush=True)
+    missed, ratios = [], []
+    for rater_sd in sds:
+        for dyad_sd in sds:
+            frame = independent_trials(rater_sd, dyad_sd, seed)
+            csv = tmp / f"sd_{rater_sd:g}_{dyad_sd:g}.csv"
+            frame.to_csv(csv, index=False)
+            ours, ref = [], []
+            for _ in range(runs):
+                ours.append(run_cli(csv, cache))
+                if lme4:
+                    ref.append(run_lme4(csv))
+            med = {key: statistics.median(r[key] for r in ours) for key in ("total_s", "cpu_s")}
+            last = ours[-1]
+            if lme4:
+                lm = {key: statistics.median(r[key] for r in ref) for key in ("total_s", "cpu_s")}
+                ratio, cpu_ratio = med["total_s"] / lm["total_s"], med["cpu_s"] / lm["cpu_s"]
+            else:
+                lm, ratio, cpu_ratio = {"total_s": math.nan, "cpu_s": math.nan}, math.nan, math.nan
+            ratios.append(ratio)
+            print(
+                f"{rater_sd:8.2f} {dyad_sd:7.2f} {len(frame):6d} | {med['total_s']:9.1f} {med['cpu_s']:6.1f}"
+                f" | {lm['total_s']:6.1f} {lm['cpu_s']:6.1f} | {ratio:4.1f}x {cpu_ratio:4.1f}x"
+                f" | {last['param']:>5} {_count(last['draws']):>5} {_count(last['rounds']):>6}"
+                f" {last['min_ess']:7.0f} {last['max_rhat']:9.4f} {last['flagged']:7d}"
+                f" {_count(last['divergences']):>4} | {_load():.1f}",
+                flush=True,
+            )
+            name = f"rater SD {rater_sd:g}, dyad SD {dyad_sd:g}"
+            if lme4 and ratio > RATIO_MAX:
+                missed.append(f"{name}: command {ratio:.1f}x lme4 > {RATIO_MAX:g}x")
+            if any(r["flagged"] or r["sampler"] != "fast" for r in ours):
+                missed.append(f"{name}: command convergence or sampler")
+            if med["total_s"] > TARGET_S:
+                missed.append(f"{name}: command {med['total_s']:.1f} s > {TARGET_S:.0f} s")
+    if lme4:
+        print(
+            f"worst ratio command / lme4: {max(ratios):.1f}x wall (median {statistics.median(ratios):.1f}x)"
+        )
+    return missed
+
+
 def bench_in_process(frame, samplers: list[str], seed: int) -> dict:
     results = {}
     for sampler in samplers:
@@ -232,8 +335,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--sizes", default="friendbench,large")
-    parser.add_argument("--cli-runs", type=int, default=3, help="warm calls of the command (and of lme4)")
+    parser.add_argument("--sds", default="0.2,0.5,1.0,1.5", help="rater and dyad SDs ('' for none)")
+    parser.add_argument("--sizes", default="", help="glmm.simulate_trials tables: friendbench,large")
+    parser.add_argument(
+        "--cli-runs", type=int, default=1, help="calls of the command (and of lme4) per table"
+    )
     parser.add_argument("--in-process", action="store_true", help="also fit in this process")
     parser.add_argument("--skip-bambi", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
@@ -257,7 +363,11 @@ def main() -> int:
                 glmm.fit_glmm(warm, draws=50, tune=50, seed=1)
 
     missed = []
-    for name in args.sizes.split(","):
+    if args.sds:
+        sds = [float(value) for value in args.sds.split(",")]
+        print("\n== independent tables, FriendBench-sized, rater SD x dyad SD ==", flush=True)
+        missed += bench_sds(sds, args.cli_runs, lme4, args.seed, tmp)
+    for name in [size for size in args.sizes.split(",") if size]:
         raters, dyads = SIZES[name]
         frame = glmm.simulate_trials(raters, dyads, 32, seed=args.seed)
         print(f"\n== {name}: {len(frame)} trials, {3 * raters} raters, {dyads} dyads ==", flush=True)

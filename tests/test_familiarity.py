@@ -37,6 +37,7 @@ from omnisocial.models.cluster import placement
 from omnisocial.models.registry import RegistryError
 from omnisocial.prompt_templates import load_template
 from omnisocial.stats.sdt import MAJORITY_MODEL, score_predictions
+from omnisocial.summary import convergence_section
 from omnisocial.tables import PREDICTIONS, STIMULI_MANIFEST
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -554,7 +555,14 @@ def test_partial_correlation_matches_the_formula():
 @pytest.mark.slow
 def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
     frames, trials, design, _ = tiny_study
-    sampler = {"draws": 60, "tune": 60, "chains": 2, "seed": 1}
+    sampler = {"draws": 60, "tune": 60, "chains": 2, "seed": 1, "target_accept": 0.8, "max_divergences": 0}
+    rasch_sampler = {
+        **sampler,
+        "until_converged": False,
+        "max_draws": 60,
+        "correction_bootstrap": 200,
+        "min_reliability": 0.0,
+    }
     glmm = analysis.glmm_tables(trials, sampler, cores=1)
     summary, contrasts = glmm["glmm_summary"], glmm["glmm_contrasts"]
     assert {"modality[text]", "modality[audio]", "modality[video]", "1|rater_id_sigma"} <= set(
@@ -563,7 +571,7 @@ def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
     assert len(contrasts) == 3 and contrasts["p_gt_0"].between(0, 1).all()
     assert (contrasts["source"] == SIMULATED_LABEL).all()
     assert (~summary["converged"] == (summary["flag"] != "")).all()  # 60 draws: flagged, and says why
-    rasch = analysis.rasch_tables(frames, trials, design, sampler)
+    rasch = analysis.rasch_tables(frames, trials, design, rasch_sampler)
     for name, table in rasch.items():
         ANALYSIS_TABLES[name].validate(table, source=name)
     fits = rasch["rasch_fits"].set_index(["modality", "rater_type"])
@@ -577,6 +585,14 @@ def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
     correlations = rasch["rasch_correlations"]
     finite = correlations.dropna(subset=["pearson_r_corrected"])
     assert (finite["pearson_r_corrected"].abs() >= finite["pearson_r"].abs() - 1e-12).all()
+    # divergences count against convergence, in the fits and on the summary page
+    fitted_rows = rasch["rasch_fits"][rasch["rasch_fits"]["fitted"]]
+    assert not fitted_rows.loc[fitted_rows["divergences"] > 0, "converged"].any()
+    assert not summary.loc[summary["divergences"] > 0, "converged"].any()
+    section = convergence_section(summary, rasch["rasch_fits"])
+    assert section["divergences"].notna().sum() == len(summary) + len(fitted_rows)
+    capped = correlations.dropna(subset=["pearson_r_corrected"])
+    assert (capped["pearson_r_corrected_capped"] == (capped["pearson_r_corrected_uncapped"].abs() > 1)).all()
     # a modality answered by one model only cannot be fitted, and says why
     # one person row per rater (humans) or model of each fit, counting the fit's responses
     persons = rasch["rasch_persons"]
@@ -592,11 +608,11 @@ def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
     assert (
         (human_text["hdi_low"] < human_text["ability"]) & (human_text["ability"] < human_text["hdi_high"])
     ).all()
-    lone = analysis.rasch_tables([frames[-1]], trials[trials["modality"] == "audio"], design, sampler)
+    lone = analysis.rasch_tables([frames[-1]], trials[trials["modality"] == "audio"], design, rasch_sampler)
     row = lone["rasch_fits"].set_index("rater_type").loc["model"]
     assert not row["fitted"] and "1 models" in row["reason"]
     # the fits side by side in two processes: the same tables, row for row
-    in_two = analysis.rasch_tables(frames, trials, design, sampler, workers=2)
+    in_two = analysis.rasch_tables(frames, trials, design, rasch_sampler, workers=2)
     for name, table in rasch.items():
         pd.testing.assert_frame_equal(in_two[name], table, obj=name)
 

@@ -103,6 +103,21 @@ def test_mcmc_diagnostics_match_arviz():
     assert np.isnan(one_chain_rhat).all()  # never reported as clean
 
 
+def test_batched_ess_equals_arviz_stats_per_quantity():
+    """`_mcmc._ess` (all quantities at once) gives arviz-stats' `_ess` of each: odd and even
+    lengths (where Geyer's loop stops), 1-4 chains, autocorrelation from -0.9 to 0.99."""
+    from arviz_stats.base import array_stats
+
+    rng = np.random.default_rng(1)
+    for n in (4, 5, 10, 11, 100, 401):
+        for chains in (1, 2, 4):
+            draws = rng.normal(size=(chains, n, 12))
+            for t in range(1, n):
+                draws[:, t] += np.linspace(-0.9, 0.99, 12) * draws[:, t - 1]
+            reference = [array_stats._ess(draws[..., j]) for j in range(12)]
+            np.testing.assert_allclose(_mcmc._ess(draws), reference, rtol=1e-12)
+
+
 def test_mcmc_summaries_keep_the_hand_written_numbers():
     """arviz-stats gives the numbers of the former hand-written port (pinned here) and of short
     independent formulas: split R-hat on rank-normalized draws, and the brute-force narrowest interval."""
@@ -360,6 +375,40 @@ def test_sized_draws_meet_the_target_and_are_deterministic(monkeypatch):
     again = glmm.fit_glmm(frame, seed=3)
     assert (again.rounds, again.draws) == (first.rounds, first.draws)
     pd.testing.assert_frame_equal(glmm.summarize(again), summary)
+
+
+@pytest.mark.slow
+def test_sized_draws_continue_the_chains_as_one_run(monkeypatch):
+    """The rounds of draws=None continue the same chains: the result equals one run of the
+    reported draws (same seed), draw for draw."""
+    from omnisocial.stats.glmm import _sample
+
+    monkeypatch.setattr(_sample, "AUTO_TOTAL_DRAWS", 200)  # first check too early on purpose
+    frame = _small_trials()
+    sized = glmm.fit_glmm(frame, seed=5)
+    assert sized.rounds >= 2
+    fixed = glmm.fit_glmm(frame, seed=5, draws=sized.draws)
+    for name in ("modality", "1|rater_id_sigma", "1|dyad_id"):
+        np.testing.assert_array_equal(sized.idata.posterior[name], fixed.idata.posterior[name])
+    assert sized.divergences == fixed.divergences
+    np.testing.assert_array_equal(
+        sized.idata.sample_stats["diverging"], fixed.idata.sample_stats["diverging"]
+    )
+
+
+def test_small_group_sd_is_sampled_non_centred():
+    """FriendBench-sized tables: a dyad SD of 0.2 (about 90 trials per dyad, information ratio
+    below 1) is non-centred, a rater SD of 1.5 (32 trials per rater) and a dyad SD of 1 centred."""
+    standard = glmm.parse_standard_formula(glmm.DEFAULT_FORMULA)
+
+    def centred(rater_sd, dyad_sd):
+        frame = glmm.simulate_trials(92, 96, 32, rater_sd=rater_sd, dyad_sd=dyad_sd, seed=2)
+        prepared = glmm._prepare(frame, glmm.DEFAULT_FORMULA, standard, "bernoulli")
+        fast = glmm.standard_fast_model(prepared, standard)
+        return {factor.column: factor.centered for factor in fast.factors}
+
+    assert centred(1.5, 0.2) == {"rater_id": True, "dyad_id": False}
+    assert centred(0.2, 1.0) == {"rater_id": False, "dyad_id": True}
 
 
 def test_fast_path_rejects_other_models():
@@ -666,6 +715,44 @@ def test_rasch_reruns_with_more_draws_until_converged(monkeypatch):
     calls.clear()
     _, _, info = rasch.fit_rasch(frame, "rater", "dyad", "correct", draws=200)  # one fit by default
     assert calls == [200] and info["attempts"] == 1 and not info["converged"]
+
+
+def test_rasch_divergences_flag_the_fit_and_raise_target_accept(monkeypatch):
+    """Divergent transitions count against convergence: until_converged reruns at a higher
+    target_accept first; without it, or when they persist, the fit is flagged."""
+    frame, _, _ = _rasch_responses(n_persons=6, n_items=4, seed=2)
+    persons_sorted, items_sorted = sorted(frame["rater"].unique()), sorted(frame["dyad"].unique())
+    accepts = []
+
+    def fake(fast, draws, tune, chains, cores, seed, extra):
+        accepts.append(extra["target_accept"])
+        idata, _, _ = _fake_rasch_posterior(persons_sorted, items_sorted, seed=len(accepts))
+        diverging = np.zeros((2, 500), dtype=bool)
+        diverging[0, : 145 if extra["target_accept"] < 0.9 else 0] = True  # gone at 0.9
+        idata.sample_stats["diverging"] = (("chain", "draw"), diverging)
+        return idata
+
+    monkeypatch.setattr(rasch, "sample_fast_model", fake)
+    _, persons, info = rasch.fit_rasch(frame, "rater", "dyad", "correct", draws=500, until_converged=True)
+    assert accepts == [0.8, 0.9] and info["target_accept"] == 0.9 and info["attempts"] == 2
+    assert info["divergences"] == 0 and info["converged"] and info["flag"] == ""
+    assert {"r_hat", "ess_bulk"} <= set(persons.columns) and persons["r_hat"].notna().all()
+    accepts.clear()
+    _, _, info = rasch.fit_rasch(frame, "rater", "dyad", "correct", draws=500)  # one fit: flagged
+    assert accepts == [0.8] and info["divergences"] == 145 and not info["converged"]
+    assert info["flag"] == "not converged: 145 divergent transitions > 0"
+    accepts.clear()
+    _, _, info = rasch.fit_rasch(frame, "rater", "dyad", "correct", draws=500, max_divergences=200)
+    assert info["converged"] and info["divergences"] == 145  # within the threshold
+
+
+def test_sampler_settings_come_from_the_config_or_fail_naming_the_key():
+    from omnisocial.familiarity.analysis.glmm_rasch import GLMM_KEYS, glmm_tables
+
+    settings = {"draws": 10, "tune": 10, "chains": 1, "seed": 0}
+    with pytest.raises(ValueError, match="analysis.glmm lacks target_accept, max_divergences"):
+        glmm_tables(_small_trials(), settings)
+    assert set(GLMM_KEYS) == {*settings, "target_accept", "max_divergences"}
 
 
 @pytest.mark.slow

@@ -143,3 +143,22 @@ def test_rasch_difficulty_correlation_corrected_for_attenuation(n_raters):
     # compared with the simulated difficulties' own r (that removes their sampling error)
     assert np.mean(raw) < np.mean(latent_r) - (0.2 if n_raters == 8 else 0.03)  # attenuated
     assert np.mean(corrected) == pytest.approx(np.mean(latent_r), abs=RASCH_TOLERANCE)
+
+
+def test_bootstrap_interval_of_the_corrected_correlation_and_its_cap():
+    from omnisocial.familiarity.analysis.glmm_rasch import corrected_columns
+    from omnisocial.stats.reliability import bootstrap_corrected, corrected_correlation, eap_reliability
+
+    rng = np.random.default_rng(5)
+    latent, ((mx, sx, _), (my, sy, _)) = _shrunken_estimates(rng, n_items=96)
+    point = corrected_correlation(mx, my, sx, sy, eap_reliability)
+    low, high = bootstrap_corrected(mx, my, sx, sy, eap_reliability, 1000, seed=1)
+    assert low < point < high <= 1 and high - low > 0.1  # r and both reliabilities vary
+    assert bootstrap_corrected(mx, my, sx, sy, eap_reliability, 1000, seed=1) == (low, high)  # seeded
+    assert np.isnan(bootstrap_corrected(mx, my, sx, sy, eap_reliability, 0, seed=1)[0])
+    capped = corrected_columns("r_corrected", 0.66, 0.6, 0.6, (0.8, 1.0), min_reliability=0.5)
+    assert capped["r_corrected"] == 1.0 and capped["r_corrected_capped"]
+    assert capped["r_corrected_uncapped"] == pytest.approx(1.1) and capped["r_corrected_note"] == ""
+    refused = corrected_columns("r_corrected", 0.3, 0.24, 0.6, (0.5, 1.0), min_reliability=0.5)
+    assert np.isnan(refused["r_corrected"]) and np.isnan(refused["r_corrected_low"])
+    assert refused["r_corrected_note"] == "not corrected: reliability 0.24 < min_reliability 0.5"

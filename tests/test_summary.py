@@ -59,7 +59,14 @@ def test_headline_uses_the_primary_variant():
 
 def test_convergence_and_markdown(tmp_path):
     glmm = pd.DataFrame(
-        {"term": ["modality[text]"], "r_hat": [1.0], "ess_bulk": [900.0], "converged": [True], "flag": [None]}
+        {
+            "term": ["modality[text]"],
+            "r_hat": [1.0],
+            "ess_bulk": [900.0],
+            "converged": [True],
+            "flag": [None],
+            "divergences": [0],
+        }
     )
     rasch = pd.DataFrame(
         {
@@ -70,7 +77,8 @@ def test_convergence_and_markdown(tmp_path):
             "r_hat_max": [1.01, float("nan")],
             "ess_bulk_min": [300.0, float("nan")],
             "converged": [False, False],
-            "flag": ["not converged: ess_bulk 300 < 400", None],
+            "flag": ["not converged: ess_bulk 300 < 400; 145 divergent transitions > 0", None],
+            "divergences": [145, 0],
         }
     )
     config = {
@@ -86,6 +94,8 @@ def test_convergence_and_markdown(tmp_path):
     convergence = sections["convergence"]
     assert list(convergence["converged"]) == [True, False, False]
     assert convergence["flag"].iloc[2] == "not fitted: too few persons"
+    # the divergent transitions of every fit, beside R-hat and ESS; none for a fit not made
+    assert convergence["divergences"].tolist()[:2] == [0, 145] and pd.isna(convergence["divergences"].iloc[2])
     paths = summary.write_summary(sections, tmp_path)
     text = (tmp_path / "summary.md").read_text()
     assert "**SIMULATED DATA**" in text and "2 Bayesian fit part(s) not converged" in text

@@ -387,7 +387,8 @@ def headline_section(metrics: pd.DataFrame | None, variant: str = "v1") -> pd.Da
 
 
 def convergence_section(glmm_summary: pd.DataFrame | None, rasch_fits: pd.DataFrame | None) -> pd.DataFrame:
-    """Every Bayesian fit: GLMM terms and Rasch fits with R-hat, ESS and the convergence flag."""
+    """Every Bayesian fit: GLMM terms and Rasch fits with R-hat, ESS, the fit's divergent
+    transitions (above the config's max_divergences they flag the fit) and the convergence flag."""
     rows = []
     if glmm_summary is not None:
         for row in glmm_summary.itertuples(index=False):
@@ -397,6 +398,7 @@ def convergence_section(glmm_summary: pd.DataFrame | None, rasch_fits: pd.DataFr
                     "part": row.term,
                     "r_hat": row.r_hat,
                     "ess_bulk": row.ess_bulk,
+                    "divergences": _count(getattr(row, "divergences", None)),
                     "converged": bool(row.converged) if pd.notna(row.converged) else False,
                     "flag": row.flag if isinstance(row.flag, str) else "",
                 }
@@ -410,13 +412,20 @@ def convergence_section(glmm_summary: pd.DataFrame | None, rasch_fits: pd.DataFr
                     "part": f"{row.modality} / {row.rater_type}",
                     "r_hat": row.r_hat_max,
                     "ess_bulk": row.ess_bulk_min,
+                    "divergences": _count(getattr(row, "divergences", None)) if fitted else None,
                     "converged": fitted and bool(row.converged),
                     "flag": (row.flag if isinstance(row.flag, str) else "")
                     if fitted
                     else f"not fitted: {row.reason}",
                 }
             )
-    return pd.DataFrame(rows, columns=["fit", "part", "r_hat", "ess_bulk", "converged", "flag"])
+    columns = ["fit", "part", "r_hat", "ess_bulk", "divergences", "converged", "flag"]
+    return pd.DataFrame(rows, columns=columns).astype({"divergences": "Int64"})
+
+
+def _count(value) -> int | None:
+    """A count read from a table; None where it is missing (an older table, or no fit)."""
+    return None if value is None or pd.isna(value) else int(value)
 
 
 def social_section(profile: pd.DataFrame | None) -> pd.DataFrame:

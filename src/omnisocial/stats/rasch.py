@@ -44,6 +44,10 @@ person SD misses R-hat <= 1.01 or bulk ESS >= 400 (`stats.convergence`) samples 
 start with more draws (the GLMM's `next_draws`: scaled to the ESS target, or to the R-hat
 miss), up to `max_draws` per chain and `max_attempts` fits in all; the same seed every time, so
 the result is deterministic. The draws used and the attempts are in the fit's info.
+Divergent transitions count against convergence (`stats.convergence`): more than
+`max_divergences` (none by default) flag the fit, and `until_converged` first reruns with a
+higher `target_accept` (0.8 -> 0.9 -> 0.95: smaller steps), then sizes the draws. The person
+abilities are checked as the difficulties are (docs/rasch-correction.md).
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ import sys
 import numpy as np
 import pandas as pd
 
+from omnisocial.stats.convergence import divergence_problem, raised_target_accept
 from omnisocial.stats.glmm import (
     ESS_MIN,
     MAX_ROUNDS,
@@ -75,8 +80,8 @@ from omnisocial.stats.glmm import (
 
 log = logging.getLogger(__name__)
 
-ITEM_COLUMNS = ["item", "difficulty", "sd", "hdi_low", "hdi_high", "sd_relative"]
-PERSON_COLUMNS = ["person", "ability", "sd", "hdi_low", "hdi_high"]
+ITEM_COLUMNS = ["item", "difficulty", "sd", "hdi_low", "hdi_high", "sd_relative", "sd_unscaled"]
+PERSON_COLUMNS = ["person", "ability", "sd", "hdi_low", "hdi_high", "r_hat", "ess_bulk"]
 METHODS = ("fast", "pymc")
 MAX_DRAWS = 20000  # per chain, the GLMM's cap
 # the fast model's names: the intercept (-mu) of its one level, and the two factors' terms
@@ -154,23 +159,44 @@ def _draws(idata) -> dict[str, np.ndarray]:
     }
 
 
+def _unscaled_sd(relative: np.ndarray) -> np.ndarray:
+    """Posterior SD of each relative difficulty with each draw's common scale removed: a draw d_s
+    is regressed on the posterior means m (c_s = d_s.m / m.m) and the SD is of d_s - c_s m.
+
+    Experimental (bench_rasch_attenuation.py compares it): the uncertainty of the spread tau
+    scales all difficulties together, an error shared by the items that moves no correlation
+    across them (docs/rasch-correction.md, small spreads)."""
+    means = relative.mean(axis=0)
+    norm = float(means @ means)
+    if norm <= 0:
+        return relative.std(axis=0, ddof=1)
+    scale = relative @ means / norm
+    return (relative - scale[:, None] * means[None, :]).std(axis=0, ddof=1)
+
+
 def _summaries(draws: dict, items, persons):
-    """(item table, person table, the summary rows of the hyperparameters, r_hat max, ESS min)."""
+    """(item table, person table, the summary rows of the hyperparameters, r_hat max, ESS min).
+
+    The worst R-hat and ESS run over the difficulties, mu, tau, the person SD and the person
+    abilities: every quantity the fit reports."""
     hyper = ["difficulty_mean", "difficulty_sd", "person_sd"]
     stacked = np.concatenate([draws["difficulty"], *[draws[name][..., None] for name in hyper]], axis=-1)
     stats = summary_frame([*items, *hyper], stacked, "item")
     relative = draws["difficulty"] - draws["difficulty"].mean(axis=-1, keepdims=True)
     table = stats.iloc[: len(items)].rename(columns={"mean": "difficulty"}).reset_index(drop=True)
-    table["sd_relative"] = relative.reshape(-1, len(items)).std(axis=0, ddof=1)
+    flat = relative.reshape(-1, len(items))
+    table["sd_relative"] = flat.std(axis=0, ddof=1)
+    table["sd_unscaled"] = _unscaled_sd(flat)
     table = table[ITEM_COLUMNS]
     abilities = summary_frame(persons, draws["theta"], "person").rename(columns={"mean": "ability"})
     rows = stats.iloc[len(items) :].set_index("item")
+    every = pd.concat([stats[["r_hat", "ess_bulk"]], abilities[["r_hat", "ess_bulk"]]])
     return (
         table,
         abilities[PERSON_COLUMNS],
         rows,
-        float(stats["r_hat"].max(skipna=False)),
-        float(stats["ess_bulk"].min(skipna=False)),
+        float(every["r_hat"].max(skipna=False)),
+        float(every["ess_bulk"].min(skipna=False)),
     )
 
 
@@ -190,6 +216,8 @@ def fit_rasch(
     until_converged: bool = False,
     max_draws: int = MAX_DRAWS,
     max_attempts: int = MAX_ROUNDS,
+    target_accept: float = 0.8,
+    max_divergences: int = 0,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Fit the Rasch model; return (items, persons, info).
 
@@ -197,12 +225,15 @@ def fit_rasch(
     hdi_low, hdi_high (95% HDI), sd_relative (posterior SD of b_i - mean_j b_j, the error that
     attenuates a correlation across items; see the module docstring). persons: one row per
     person (sorted): person, ability (posterior mean of theta, on the difficulties' logit
-    scale), sd, hdi_low, hdi_high.
+    scale), sd, hdi_low, hdi_high, r_hat, ess_bulk.
     info: person_sd_mean and its 95% HDI, difficulty_mean (of mu), difficulty_sd_mean (of tau)
-    and its HDI, r_hat_max and ess_bulk_min over the difficulties, mu, tau and the person SD,
-    converged, flag (non-empty and logged at WARNING level when r_hat > 1.01 or bulk ESS < 400
-    anywhere), divergences, the counts, the sampler settings, draws (per chain, of the last
-    fit) and attempts. `until_converged`: rerun with more draws on a miss (module docstring).
+    and its HDI, r_hat_max and ess_bulk_min over the difficulties, mu, tau, the person SD and
+    the abilities, converged, flag (non-empty and logged at WARNING level when r_hat > 1.01 or
+    bulk ESS < 400 anywhere, or more than `max_divergences` divergent transitions), divergences,
+    the counts, the sampler settings, target_accept, draws (per chain, of the last fit) and
+    attempts. `until_converged`: after too many divergences rerun with a higher target_accept
+    (`stats.convergence.raised_target_accept`, and more draws if R-hat/ESS missed too), else on
+    an R-hat/ESS miss with more draws.
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
@@ -215,14 +246,25 @@ def fit_rasch(
     cores = chain_threads(chains, len(data)) if method == "fast" else min(chains, os.cpu_count() or 1)
     attempts = 1
     while True:
-        idata = sample(fast, draws, tune, chains, cores, seed)
+        idata = sample(fast, draws, tune, chains, cores, seed, {"target_accept": target_accept})
         table, abilities, rows, r_hat_max, ess_min = _summaries(_draws(idata), items, persons)
-        if not until_converged or attempts >= max_attempts or draws >= max_draws:
+        divergences = int(idata.sample_stats["diverging"].sum()) if "diverging" in idata.sample_stats else 0
+        if not until_converged or attempts >= max_attempts:
             break
         more = next_draws(draws, ess_min, 1.0 if chains == 1 else r_hat_max, ESS_MIN, RHAT_MAX)
+        more = None if more is None or draws >= max_draws else min(more, max_draws)
+        if divergence_problem(divergences, max_divergences) and target_accept < 0.99:
+            more_accept = raised_target_accept(target_accept)
+            log.info(
+                "Rasch fit: %d divergent transitions at target_accept %.3f; sampling again at %.3f",
+                divergences,
+                target_accept,
+                more_accept,
+            )
+            target_accept, draws, attempts = more_accept, more or draws, attempts + 1
+            continue
         if more is None:
             break
-        more = min(more, max_draws)
         log.info(
             "Rasch fit, %d draws per chain: min ESS %.0f, max R-hat %.3f; sampling again with %d",
             draws,
@@ -232,12 +274,11 @@ def fit_rasch(
         )
         draws, attempts = more, attempts + 1
     why = convergence_problems(r_hat_max, ess_min)
+    diverged = divergence_problem(divergences, max_divergences)
+    why += [diverged] if diverged else []
     flag = f"not converged: {'; '.join(why)}" if why else ""
     if flag:
         log.warning("Rasch fit: %s (%d draws per chain, %d attempt(s))", flag, draws, attempts)
-    divergences = int(idata.sample_stats["diverging"].sum()) if "diverging" in idata.sample_stats else 0
-    if divergences:
-        log.warning("Rasch fit: %d divergent transitions", divergences)
     info = {
         "person_sd_mean": float(rows.loc["person_sd", "mean"]),
         "person_sd_hdi_low": float(rows.loc["person_sd", "hdi_low"]),
@@ -260,6 +301,7 @@ def fit_rasch(
         "tune": tune,
         "chains": chains,
         "seed": seed,
+        "target_accept": target_accept,
     }
     log.info(
         "Rasch fit: %d items, %d persons, person SD %.3f [%.3f, %.3f], difficulty SD %.3f, "
@@ -331,6 +373,10 @@ def add_cli(subparsers) -> None:
         help="sample again with more draws (at most 3 fits) while R-hat > 1.01 or bulk ESS < 400",
     )
     parser.add_argument("--max-draws", type=int, default=MAX_DRAWS, help="per chain, with --until-converged")
+    parser.add_argument("--target-accept", type=float, default=0.8, help="NUTS target acceptance (first fit)")
+    parser.add_argument(
+        "--max-divergences", type=int, default=0, help="divergent transitions a converged fit may have"
+    )
     parser.set_defaults(func=run_cli)
 
 
@@ -357,6 +403,8 @@ def run_cli(args: argparse.Namespace) -> int:
             method=args.method,
             until_converged=args.until_converged,
             max_draws=args.max_draws,
+            target_accept=args.target_accept,
+            max_divergences=args.max_divergences,
         )
     except ValueError as error:
         raise InputError(f"{args.data}: {error}") from None

@@ -33,6 +33,7 @@ from omnisocial.familiarity.contracts import (
 )
 from omnisocial.processes import fork_context
 from omnisocial.stats.reliability import (
+    bootstrap_corrected,
     classical_reliability,
     disattenuate,
     eap_reliability,
@@ -50,27 +51,62 @@ log = logging.getLogger(__name__)
 # --- glmm ---------------------------------------------------------------------------------
 
 
+def required_settings(params: Mapping, keys: Iterable[str], section: str) -> dict:
+    """The sampler settings `keys` of config `section` (the schema gives their defaults): a
+    missing key fails naming it, so no fallback here can disagree with the schema."""
+    missing = [key for key in keys if key not in params]
+    if missing:
+        raise ValueError(f"config {section} lacks {', '.join(missing)} (defaults: workflow/schemas)")
+    return {key: params[key] for key in keys}
+
+
+def _flag_divergent(frame: pd.DataFrame, diverged: str) -> pd.DataFrame:
+    """Every row flagged with the fit's divergence problem (a fit-wide one: all draws come from
+    the same sampler); unchanged when `diverged` is empty."""
+    if not diverged:
+        return frame
+    flags = [f"{flag}; {diverged}" if flag else f"not converged: {diverged}" for flag in frame["flag"]]
+    return frame.assign(converged=False, flag=flags)
+
+
+GLMM_KEYS = ("draws", "tune", "chains", "seed", "target_accept", "max_divergences")
+
+
 def glmm_tables(trials: pd.DataFrame, params: Mapping, cores: int = 1) -> dict[str, pd.DataFrame]:
     """glmm_summary (fixed effects and group SDs) and glmm_contrasts of
     `correct ~ 0 + modality + (1|rater_id) + (1|dyad_id)` on the human trials.
 
-    params: draws, tune, chains, seed. Every row carries r_hat, ess_bulk, converged and flag.
+    params (config analysis.glmm and the seed, all required): draws, tune, chains, seed,
+    target_accept, max_divergences. A fit with more divergent transitions than max_divergences
+    is sampled again with a higher target_accept (`stats.convergence`), at most 3 fits; if the
+    last still has too many, every row is flagged. Every row carries r_hat, ess_bulk,
+    converged, flag and the fit's divergences.
     """
     from omnisocial.stats import glmm
+    from omnisocial.stats.convergence import divergence_problem, raised_target_accept
 
+    settings = required_settings(params, GLMM_KEYS, "analysis.glmm")
     frame = _trials(trials)
     if frame.empty:
         raise ValueError("the GLMM needs human trials; the trial table is empty")
     human = human_source(trials)
-    result = glmm.fit_glmm(
-        frame[["rater_id", "dyad_id", "modality", "correct"]],
-        glmm.DEFAULT_FORMULA,
-        draws=int(params.get("draws", 2000)),
-        tune=int(params.get("tune", 500)),
-        chains=int(params.get("chains", 2)),
-        seed=int(params.get("seed", 0)),
-        cores=max(1, int(cores)),
-    )
+    target_accept = float(settings["target_accept"])
+    for attempt in range(1, glmm.MAX_ROUNDS + 1):
+        result = glmm.fit_glmm(
+            frame[["rater_id", "dyad_id", "modality", "correct"]],
+            glmm.DEFAULT_FORMULA,
+            draws=int(settings["draws"]),
+            tune=int(settings["tune"]),
+            chains=int(settings["chains"]),
+            seed=int(settings["seed"]),
+            cores=max(1, int(cores)),
+            sampler_kwargs={"target_accept": target_accept},
+        )
+        diverged = divergence_problem(result.divergences, int(settings["max_divergences"]))
+        if not diverged or attempt == glmm.MAX_ROUNDS or target_accept >= 0.99:
+            break
+        log.info("GLMM: %s at target_accept %.3f; sampling again", diverged, target_accept)
+        target_accept = raised_target_accept(target_accept)
     summary = glmm.summarize(result, levels=False).assign(
         formula=result.formula,
         sampler=result.sampler,
@@ -79,10 +115,14 @@ def glmm_tables(trials: pd.DataFrame, params: Mapping, cores: int = 1) -> dict[s
         tune=result.tune,
         chains=result.chains,
         divergences=result.divergences,
+        target_accept=target_accept,
         source=human,
     )
+    summary = _flag_divergent(summary, diverged)
     if len(result.fixed_levels) >= 2:
-        contrasts = GLMM_CONTRASTS.validate(glmm.contrasts(result).assign(source=human))
+        contrasts = GLMM_CONTRASTS.validate(
+            _flag_divergent(glmm.contrasts(result), diverged).assign(source=human)
+        )
     else:
         log.warning("one modality only: no modality contrasts")
         contrasts = GLMM_CONTRASTS.empty()
@@ -158,8 +198,47 @@ def _reliabilities(frame: pd.DataFrame, measure: str, classes=None) -> tuple[flo
     return out[0], out[1]
 
 
-def corrected_partial(x, y, classes, error_x, error_y, measure: str) -> dict:
-    """r and partial r (`partial_correlation`) with their attenuation-corrected values.
+def corrected_columns(
+    name: str, r: float, rel_x: float, rel_y: float, interval: tuple[float, float], min_reliability: float
+) -> dict:
+    """`name` (capped at +/-1), `name`_uncapped, `name`_capped (the cap changed it), `name`_low and
+    `name`_high (the bootstrap interval, `stats.reliability.bootstrap_corrected`), `name`_note.
+
+    A reliability below `min_reliability` leaves `name` and its interval empty, and the note
+    says why: there the reliability's error term is itself off (docs/rasch-correction.md) and
+    the correction overshoots."""
+    uncapped = disattenuate(r, rel_x, rel_y, cap=False)
+    out = {
+        name: disattenuate(r, rel_x, rel_y),
+        f"{name}_uncapped": uncapped,
+        f"{name}_capped": bool(math.isfinite(uncapped) and abs(uncapped) > 1),
+        f"{name}_low": interval[0],
+        f"{name}_high": interval[1],
+        f"{name}_note": "",
+    }
+    lowest = min(rel_x, rel_y)
+    if math.isfinite(lowest) and lowest < min_reliability:
+        out.update(
+            {name: math.nan, f"{name}_low": math.nan, f"{name}_high": math.nan, f"{name}_capped": False}
+        )
+        out[f"{name}_note"] = f"not corrected: reliability {lowest:.2f} < min_reliability {min_reliability:g}"
+    return out
+
+
+def corrected_partial(
+    x,
+    y,
+    classes,
+    error_x,
+    error_y,
+    measure: str,
+    resamples: int = 0,
+    seed: int = 0,
+    min_reliability: float = 0.0,
+) -> dict:
+    """r and partial r (`partial_correlation`) with their attenuation-corrected values and, with
+    `resamples`, their bootstrap intervals over the dyads; none below `min_reliability`
+    (`corrected_columns`).
 
     measure "difficulty": error_x/y are posterior SDs of posterior means; "accuracy": the
     sampling variances of shares right (`stats.reliability`)."""
@@ -169,6 +248,8 @@ def corrected_partial(x, y, classes, error_x, error_y, measure: str) -> dict:
     )
     rel_x, rel_y = _reliabilities(frame, measure) if n >= 4 else (math.nan, math.nan)
     part_x, part_y = _reliabilities(frame, measure, frame["z"]) if n >= 4 else (math.nan, math.nan)
+    reliability = eap_reliability if measure == "difficulty" else classical_reliability
+    columns = (frame["x"], frame["y"], frame["ex"], frame["ey"], reliability, resamples, seed)
     return {
         "n": n,
         "r": r,
@@ -176,8 +257,15 @@ def corrected_partial(x, y, classes, error_x, error_y, measure: str) -> dict:
         "partial_p": p_value,
         "reliability_human": rel_x,
         "reliability_model": rel_y,
-        "r_corrected": disattenuate(r, rel_x, rel_y),
-        "partial_r_corrected": disattenuate(partial_r, part_x, part_y),
+        **corrected_columns("r_corrected", r, rel_x, rel_y, bootstrap_corrected(*columns), min_reliability),
+        **corrected_columns(
+            "partial_r_corrected",
+            partial_r,
+            part_x,
+            part_y,
+            bootstrap_corrected(*columns, classes=frame["z"]),
+            min_reliability,
+        ),
     }
 
 
@@ -240,6 +328,18 @@ def _fit_all(tasks: list[tuple[pd.DataFrame, dict]], workers: int) -> list:
         return list(pool.map(_fit_one, tasks))
 
 
+RASCH_KEYS = (
+    "draws",
+    "tune",
+    "chains",
+    "seed",
+    "until_converged",
+    "max_draws",
+    "target_accept",
+    "max_divergences",
+)
+
+
 def rasch_tables(
     predictions: pd.DataFrame | Iterable[pd.DataFrame],
     trials: pd.DataFrame,
@@ -250,25 +350,22 @@ def rasch_tables(
 ) -> dict[str, pd.DataFrame]:
     """rasch_difficulty, rasch_fits, rasch_persons, rasch_correlations, rasch_partial (module docstring).
 
-    params: draws, tune, chains, seed, until_converged (rerun a fit that misses the R-hat/ESS
-    targets with more draws, `stats.rasch`; false unless given, the schema's default is true),
-    max_draws. sources: {model: source} of models not inferred here
+    params (config analysis.rasch and the seed, all required): draws, tune, chains, seed,
+    until_converged (rerun a fit with divergences at a higher target_accept, one that misses
+    the R-hat/ESS targets with more draws, `stats.rasch`), max_draws, target_accept,
+    max_divergences, correction_bootstrap (resamples of the dyads for the intervals of the
+    corrected correlations), min_reliability (no corrected value below it).
+    sources: {model: source} of models not inferred here
     (released); a models' fit says the sources of the models in it. `workers` > 1 fits the
     (modality, rater type) models in that many (forked) processes, with the same results.
     """
-    from omnisocial.stats.rasch import MAX_DRAWS
-
     models = model_predictions(predictions, design)
     human = human_source(trials)
     truth = truth_map(design)
-    settings = {
-        "draws": int(params.get("draws", 2000)),
-        "tune": int(params.get("tune", 500)),
-        "chains": int(params.get("chains", 2)),
-        "seed": int(params.get("seed", 0)),
-        "until_converged": bool(params.get("until_converged", False)),
-        "max_draws": int(params.get("max_draws", MAX_DRAWS)),
-    }
+    keys = (*RASCH_KEYS, "correction_bootstrap", "min_reliability")
+    settings = required_settings(params, keys, "analysis.rasch")
+    resamples, seed = int(settings["correction_bootstrap"]), int(settings["seed"])
+    least = float(settings["min_reliability"])
     difficulty, fits, abilities, to_fit = [], [], [], []
     for (modality, rater_type), responses in sorted(_responses(models, trials).items()):
         people = responses["person"].unique()
@@ -294,13 +391,15 @@ def rasch_tables(
                     "converged": False,
                     "flag": "",
                     "divergences": 0,
+                    "target_accept": math.nan,
                     "reliability": math.nan,
                 }
             )
             continue
         to_fit.append((len(fits), fit, responses))
         fits.append(fit)  # completed below, in this order
-    fitted = _fit_all([(responses, settings) for _, _, responses in to_fit], workers)
+    fit_settings = {key: settings[key] for key in RASCH_KEYS}
+    fitted = _fit_all([(responses, fit_settings) for _, _, responses in to_fit], workers)
     for (row, fit, responses), (items, persons, info) in zip(to_fit, fitted, strict=True):
         modality, rater_type, source = fit["modality"], fit["rater_type"], fit["source"]
         fits[row] = {
@@ -365,7 +464,16 @@ def rasch_tables(
                     **raw,
                     "reliability_a": rel_a,
                     "reliability_b": rel_b,
-                    "pearson_r_corrected": disattenuate(raw["pearson_r"], rel_a, rel_b),
+                    **corrected_columns(
+                        "pearson_r_corrected",
+                        raw["pearson_r"],
+                        rel_a,
+                        rel_b,
+                        bootstrap_corrected(
+                            both["x"], both["y"], both["ex"], both["ey"], eap_reliability, resamples, seed
+                        ),
+                        least,
+                    ),
                     "source": human if rater_type == "human" else joined_sources(group["source"]),
                 }
             )
@@ -391,7 +499,7 @@ def rasch_tables(
                 {
                     "modality": modality,
                     "measure": measure,
-                    **corrected_partial(x, y, classes, error_x, error_y, measure),
+                    **corrected_partial(x, y, classes, error_x, error_y, measure, resamples, seed, least),
                     "source": human,
                 }
             )

@@ -26,8 +26,10 @@ priors read from the bambi model object, but
    `tests/test_glmm_rasch.py` checks the log density against PyMC and the posterior means
    against an out-of-the-box bambi fit;
 3. samples a factor's zero-sum part centred (w ~ N(0, sigma_g)) when the data inform its
-   levels more than the prior does (median trials per level x p(1-p) x a moment estimate of
-   sigma_g^2 > 1, e.g. dyads rated ~90 times), else non-centred (w ~ N(0, 1), scaled by sigma_g);
+   levels clearly more than the prior does (median trials per level x p(1-p) x a moment
+   estimate of sigma_g^2 > `_fast.CENTERED_MIN_RATIO`, 1.5: e.g. dyads rated ~90 times with a
+   dyad SD of 0.5 or more), else non-centred (w ~ N(0, 1), scaled by sigma_g): a small SD
+   (rater or dyad SD 0.2) sampled centred is a funnel that mixes several times slower;
 4. evaluates the log density and its gradient with a hand-written numba kernel
    (`glmm/_kernel.py`, compiled once and cached on disk, by `make setup` through
    `compile_kernel()`; where the cache lives: `_kernel.py`) and samples it with nutpie's NUTS.
@@ -35,8 +37,9 @@ priors read from the bambi model object, but
    implementation) takes longer than the whole fast fit.
 
 Draws: by default (`draws=None`) the fast path samples 2 x 1,200 draws (more for more levels)
-after 300 tuning steps, and samples again with more draws
-when a reported quantity misses R-hat <= 1.01 or bulk ESS >= 400 (`_sample.py`).
+after 300 tuning steps and, when a reported quantity misses R-hat <= 1.01 or bulk ESS >= 400,
+lets the same chains run on to more draws (`_sample.sample_fast_until`: no round repeats the
+tuning and draws of the one before; the result equals one run of the reported draws).
 Importing this package and fitting on the fast path loads neither bambi nor PyMC: the design and
 bambi's default priors are built directly (`_design.standard_design`); user `priors`, other
 formulas and the bambi samplers go through `bambi.Model`.
@@ -92,6 +95,7 @@ from omnisocial.stats.glmm._sample import (  # noqa: F401
     chain_threads,
     next_draws,
     sample_fast_model,
+    sample_fast_until,
 )
 from omnisocial.stats.glmm._summary import (  # noqa: F401
     ESS_MIN,
@@ -253,24 +257,42 @@ def fit_glmm(
         sized = draws is None
         n_reported = 2 * len(fast.fixed_levels) + sum(1 + len(f.levels) for f in fast.factors)
         draws = auto_draws(chains, n_reported) if sized else draws
-        while True:
-            result = make_result(sample(fast, draws, tune, chains, cores, seed, sampler_kwargs), draws)
-            if not sized or rounds >= MAX_ROUNDS:
-                break
+
+        def more_draws(result: GLMMResult) -> int | None:
             min_ess, max_rhat = worst_diagnostics(result)
             if chains == 1 and max_rhat != max_rhat:  # one chain: no R-hat to aim at
                 max_rhat = 1.0
-            more = next_draws(draws, min_ess, max_rhat, ESS_MIN, RHAT_MAX)
-            if more is None:
-                break
-            log.info(
-                "%d draws per chain: min ESS %.0f, max R-hat %.3f; sampling again with %d",
-                draws,
-                min_ess,
-                max_rhat,
-                more,
+            more = next_draws(result.draws, min_ess, max_rhat, ESS_MIN, RHAT_MAX)
+            if more is not None:
+                log.info(
+                    "%d draws per chain: min ESS %.0f, max R-hat %.3f; sampling on to %d",
+                    result.draws,
+                    min_ess,
+                    max_rhat,
+                    more,
+                )
+            return more
+
+        if sized and chosen == "fast":  # the same chains go on (`_sample.sample_fast_until`)
+            checked = []  # the results looked at, whose diagnostics are cached
+
+            def check(idata, n_draws):
+                checked.append(make_result(idata, n_draws))
+                return more_draws(checked[-1])
+
+            idata, draws, rounds = sample_fast_until(
+                fast, draws, tune, chains, cores, seed, sampler_kwargs, check
             )
-            draws, rounds = more, rounds + 1
+            result = checked[-1] if checked and checked[-1].idata is idata else make_result(idata, draws)
+        else:
+            while True:
+                result = make_result(sample(fast, draws, tune, chains, cores, seed, sampler_kwargs), draws)
+                if not sized or rounds >= MAX_ROUNDS:
+                    break
+                more = more_draws(result)
+                if more is None:
+                    break
+                draws, rounds = more, rounds + 1
         result.rounds = rounds
     else:
         result = make_result(idata, draws)
@@ -411,7 +433,9 @@ def run_cli(args: argparse.Namespace) -> int:
         write_csv(f"{stem}_variance.csv", variance_components(result))
     bad = int((~summary["converged"]).sum())
     log.info("glmm: %s sampler %s, %d rows, %d flagged", args.data, result.sampler, len(summary), bad)
-    print(
-        json.dumps({"output": args.output, "sampler": result.sampler, "rows": len(summary), "flagged": bad})
-    )
+    report = {"output": args.output, "sampler": result.sampler, "rows": len(summary), "flagged": bad}
+    report.update({"draws": result.draws, "rounds": result.rounds, "divergences": result.divergences})
+    if result.fast_model is not None:
+        report["centered"] = {factor.column: factor.centered for factor in result.fast_model.factors}
+    print(json.dumps(report))
     return 0

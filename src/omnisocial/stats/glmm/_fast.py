@@ -170,19 +170,28 @@ def build_fast_model(
     )
 
 
+# Above this information ratio a factor's zero-sum part is sampled centred. Measured (bulk ESS of
+# the group SD, FriendBench-sized tables, rater and dyad SDs 0.2-1.5: benchmarks/bench_glmm.py):
+# at a ratio of about 0.8 (dyad SD 0.2, ~92 trials per dyad) the non-centred form mixes 2-4x
+# better, at about 1.8 (rater SD 0.5, 32 trials per rater) the two are alike, from about 5 on the
+# centred form mixes 3-5x better; 1.5 leaves a margin for the estimate's noise on both sides.
+CENTERED_MIN_RATIO = 1.5
+
+
 def _information_ratio(cells: pd.DataFrame, column: str, codes: np.ndarray, trials: np.ndarray) -> float:
     """Median over levels of (Fisher information of a level's effect) * (a rough sigma^2).
 
     sigma^2 is a moment estimate: the variance of the levels' empirical logits minus their mean
-    sampling variance (at least 0.05). Above 1 the data dominate the prior of a level's effect,
-    and the centred parameterization mixes better than the non-centred one.
+    sampling variance (0 when the noise explains it all: nothing to centre on). Above
+    CENTERED_MIN_RATIO the data dominate the prior of a level's effect, and the centred
+    parameterization mixes better than the non-centred one.
     """
     successes = np.bincount(codes, weights=cells["sum"].to_numpy(), minlength=len(trials))
     rate = successes.sum() / trials.sum()
     info = np.median(trials) * rate * (1.0 - rate)
     logits = np.log((successes + 0.5) / (trials - successes + 0.5))
     noise = np.mean((trials + 1.0) / ((successes + 0.5) * (trials - successes + 0.5)))
-    sigma2 = max(float(np.var(logits)) - float(noise), 0.05)
+    sigma2 = max(float(np.var(logits)) - float(noise), 0.0)
     return float(info * sigma2)
 
 
@@ -226,7 +235,7 @@ def make_fast_model(
             block_of_fixed = np.zeros(n_fixed, dtype=np.int64)
         trials = np.bincount(codes, weights=cells["count"].to_numpy(), minlength=len(spec.levels))
         if centered == "auto":
-            is_centered = bool(_information_ratio(cells, spec.column, codes, trials) > 1.0)
+            is_centered = bool(_information_ratio(cells, spec.column, codes, trials) > CENTERED_MIN_RATIO)
         elif isinstance(centered, dict):
             is_centered = bool(centered.get(spec.column, False))
         else:
