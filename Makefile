@@ -24,7 +24,7 @@ setup: system-deps $(STAMP)
 system-deps:
 	@bash .ci/system-deps.sh
 
-$(STAMP): pyproject.toml requirements/lock.txt
+$(STAMP): pyproject.toml requirements/lock.txt requirements/speech-sample.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet uv==$(UV_VERSION)
 	# torch is pinned in the lock: an unpinned torch would pull a multi-GB CUDA build. uv reads no
@@ -33,6 +33,8 @@ $(STAMP): pyproject.toml requirements/lock.txt
 	# slurm: the executor plugins, for the cluster profile's dry-run tests and make test-slurm
 	links=$$(bash .ci/pip-find-links.sh $(BIN)/python -c requirements/lock.txt torch) && \
 		$(BIN)/$(UV_INSTALL) --python $(BIN)/python -c requirements/lock.txt $$links -e '.[dev,slurm]'
+	# the recorded conversation the tests measure: files only, no dependencies (see the file)
+	$(BIN)/$(UV_INSTALL) --python $(BIN)/python --no-deps -r requirements/speech-sample.txt
 	# the bytecode of what the package imports (not all ~24,000 installed modules), so that a
 	# fresh clone's first demo and tests do not compile it in their jobs
 	$(BIN)/python .ci/write_bytecode.py snakemake.cli snakemake_executor_plugin_slurm

@@ -199,7 +199,7 @@ def _f4_tracks(signal: dict, params: dict) -> tuple[str, list[str], bool | None]
         if share > limit + EPS and similarity < duplicate - EPS:
             reasons.append(
                 f"F4 tracks: cross-talk dominated ({share:.0%} of the speech is on both microphones at a "
-                f"similar level > {limit:.0%}; speech per speaker cannot be attributed)"
+                f"similar level > {limit:.0%}: speech per speaker cannot be attributed)"
             )
     return value, reasons, lag is not None
 

@@ -34,6 +34,14 @@ class Recording:
     turns: tuple[tuple[str, float, float], ...]
 
     @property
+    def speech_dbfs(self) -> float:
+        """RMS level (dBFS) of the recording inside the reference turns."""
+        inside = np.zeros(self.audio.size, dtype=bool)
+        for speaker in self.speakers:
+            inside |= turn_mask(self.turns, speaker, self.audio.size, self.sr)
+        return float(10.0 * np.log10(np.mean(np.square(self.audio[inside], dtype=np.float64))))
+
+    @property
     def speakers(self) -> tuple[str, ...]:
         """Speaker labels in order of first speech."""
         return tuple(dict.fromkeys(speaker for speaker, _, _ in self.turns))
