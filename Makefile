@@ -17,7 +17,7 @@ unexport PYTHONDONTWRITEBYTECODE
 UV_INSTALL = uv pip install --quiet
 
 .PHONY: setup system-deps notebook-deps notebook-strip demo test test-slurm lint format benchmark \
-	report clean venv-omni venv-voxtral test-local-models
+	report clean venv-omni venv-voxtral venv-asr test-local-models
 
 setup: system-deps $(STAMP)
 
@@ -80,13 +80,33 @@ test: setup notebook-deps
 	.venv-$*/bin/$(UV_INSTALL) --python .venv-$*/bin/python --no-deps -e .
 	touch $@
 
+# .venv-asr: whisperx for asr.engine whisperx without conda (envs/asr.yaml under --use-conda). whisperx
+# pins torch 2.8 and torchaudio 2.8, CUDA builds here; this venv runs the lock's CPU torch 2.13.0
+# (requirements/asr-overrides.txt), so requirements/asr.txt is installed as the exact closure it is
+# (--no-deps: torchaudio 2.11.1 asks for torch 2.11.1). torchaudio 2.11's compiled extension does not
+# load on torch 2.13 and makes `import torchaudio` fail; without it torchaudio runs its Python parts,
+# all that whisperx and pyannote use on this path, so it is removed.
+.venv-asr/.installed: requirements/asr.txt pyproject.toml
+	test -x .venv-asr/bin/python || $(PYTHON) -m venv .venv-asr
+	.venv-asr/bin/python -m pip install --quiet uv==$(UV_VERSION)
+	links=$$(bash .ci/pip-find-links.sh .venv-asr/bin/python --no-deps torch==2.13.0) && \
+		.venv-asr/bin/$(UV_INSTALL) --python .venv-asr/bin/python $$links --no-deps -r requirements/asr.txt
+	.venv-asr/bin/python -c 'import importlib.util as u, pathlib as p; \
+		[f.unlink() for f in p.Path(u.find_spec("torchaudio").origin).parent.glob("lib/*.so")]'
+	.venv-asr/bin/$(UV_INSTALL) --python .venv-asr/bin/python --no-deps -e .
+	touch $@
+
 venv-omni: .venv-omni/.installed
 venv-voxtral: .venv-voxtral/.installed
+venv-asr: .venv-asr/.installed
 
 # Each family end to end on tiny random-weight checkpoints and the demo stimulus, in its venv.
-test-local-models: venv-omni venv-voxtral
+test-local-models: $(STAMP) venv-omni venv-voxtral venv-asr
 	.venv-omni/bin/python -m pytest -m local_models tests/test_local_models.py
 	.venv-voxtral/bin/python -m pytest -m local_models tests/test_local_models.py
+	# whisperx in .venv-asr, and the main venv's transcription handed to it
+	.venv-asr/bin/python -m pytest -m local_models tests/test_asr.py
+	$(BIN)/python -m pytest -m local_models tests/test_asr.py
 
 # The demo through a single-node SLURM cluster this target starts and stops (root, Debian).
 test-slurm: setup

@@ -8,6 +8,7 @@ well-formed SEGMENTS rows or recorded failures, never an exception.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -249,16 +250,70 @@ def test_engine_configuration_errors(tmp_path: Path):
         asr.transcribe_missing(frame, params(tmp_path / "no-model-here"))
 
 
-def test_whisperx_missing_is_a_clear_error():
+def test_whisperx_missing_is_a_clear_error(monkeypatch):
     try:
         import whisperx  # noqa: F401
     except ImportError:
         pass
     else:
         pytest.skip("whisperx is installed here")
+    monkeypatch.setattr(asr, "asr_venv_python", lambda: None)  # no .venv-asr to hand the work to
     frame = interactions_frame([interaction("V00_S0001_I00000001", "a.wav", "b.wav")])
     with pytest.raises(asr.AsrError, match="whisperx is not installed"):
         asr.transcribe_missing(frame, params("large-v3", "whisperx"))
+
+
+HAS_WHISPERX = importlib.util.find_spec("whisperx") is not None
+
+
+def recorded_tracks(folder: Path) -> tuple[Path, Path, dict]:
+    """The real recorded conversation as two isolated per-speaker wavs, and its reference turns."""
+    from omnisocial.media.recorded import reference_turns, sample_conversation, speaker_tracks
+
+    recording = sample_conversation()
+    paths = []
+    for speaker, track in speaker_tracks(recording).items():
+        paths.append(folder / f"{speaker}.wav")
+        sf.write(paths[-1], track, recording.sr, subtype="PCM_16")
+    return paths[0], paths[1], reference_turns(recording)
+
+
+@pytest.mark.local_models
+@pytest.mark.skipif(
+    not HAS_WHISPERX, reason="whisperx is not installed here: runs in .venv-asr (make venv-asr)"
+)
+def test_whisperx_transcribes_a_real_recording(tiny_model: Path, tmp_path: Path):
+    """whisperx end to end in .venv-asr: its shipped pyannote VAD, batched CTranslate2 decoding."""
+    wav_a, wav_b, reference = recorded_tracks(tmp_path)
+    engine = asr.load_engine({**params(tiny_model, "whisperx"), "align": False})
+    assert engine.describe().startswith("whisperx ")
+    for wav, speaker in ((wav_a, "a"), (wav_b, "b")):
+        segments, duration = engine.transcribe(wav)
+        assert duration == pytest.approx(30.0)
+        assert segments, f"no segment on track {speaker}"
+        # the segments are whisperx's VAD chunks: they start where this speaker first speaks
+        assert segments[0].start == pytest.approx(reference[speaker][0][0], abs=0.3)
+        assert all(0 <= s.start < s.end <= 30.0 + 1e-6 for s in segments)
+    frame = interactions_frame([interaction("V00_S0001_I00000001", str(wav_a), str(wav_b))])
+    rows, failures = asr.transcribe_missing(frame, {**params(tiny_model, "whisperx"), "align": False})
+    assert failures.empty
+    pd.testing.assert_frame_equal(rows, SEGMENTS.validate(rows))
+
+
+@pytest.mark.local_models
+@pytest.mark.skipif(HAS_WHISPERX, reason="whisperx is installed here: nothing to hand over")
+@pytest.mark.skipif(asr.asr_venv_python() is None, reason=".venv-asr is not built (make venv-asr)")
+def test_without_whisperx_the_work_goes_to_the_asr_venv(tiny_model: Path, tmp_path: Path, caplog):
+    wav_a, wav_b, _ = recorded_tracks(tmp_path)
+    frame = interactions_frame([interaction("V00_S0001_I00000001", str(wav_a), str(wav_b))])
+    with caplog.at_level("INFO", logger=asr.log.name):
+        rows, failures = asr.transcribe_missing(frame, {**params(tiny_model, "whisperx"), "align": False})
+    assert failures.empty
+    pd.testing.assert_frame_equal(rows, SEGMENTS.validate(rows))
+    assert "transcribing in" in caplog.text and "with whisperx" in caplog.text  # the venv's own log
+    # a configuration error over there is one here, with its message
+    with pytest.raises(asr.AsrError, match="align_model must be a local folder"):
+        asr.transcribe_missing(frame, params(tiny_model, "whisperx"))
 
 
 def test_clean_segments_uses_word_times_and_clips():
