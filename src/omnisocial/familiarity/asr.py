@@ -35,7 +35,6 @@ a configuration error and raises AsrError.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import math
@@ -100,7 +99,7 @@ def transcribe_missing(interactions: pd.DataFrame, params: Mapping) -> tuple[pd.
     if todo.empty:
         log.info("every usable interaction has a corpus transcript; no ASR model loaded")
         return SEGMENTS.empty(), ASR_FAILURES.empty()
-    if str(params.get("engine")) == "whisperx" and importlib.util.find_spec("whisperx") is None:
+    if str(params.get("engine")) == "whisperx" and not _whisperx_importable():
         python = asr_venv_python()
         if python is not None:
             return transcribe_in_venv(python, todo, params)
@@ -140,6 +139,14 @@ def transcribe_missing(interactions: pd.DataFrame, params: Mapping) -> tuple[pd.
     return _segments_frame(rows), ASR_FAILURES.validate(
         pd.DataFrame(failures, columns=ASR_FAILURES.names), source="asr failures"
     )
+
+
+def _whisperx_importable() -> bool:
+    try:
+        import whisperx  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def asr_venv_python() -> Path | None:
