@@ -326,6 +326,25 @@ def test_speech_goes_to_the_mic_that_leads_and_strong_bleed_is_shared():
     assert strong.shared_s > 0.9 * total
 
 
+@pytest.mark.parametrize("bleed_db", [-10.0, -5.0])
+def test_a_silent_participant_is_not_credited_with_the_others_bleed(bleed_db):
+    """b never speaks; b's mic hears a. Clear bleed goes to a; strong bleed is shared, not b's."""
+    from omnisocial.media.recorded import sample_conversation, turn_mask
+
+    recording = sample_conversation()
+    own_a = turn_mask(recording.turns, recording.speakers[0], recording.audio.size, SR)
+    mic_a = np.where(own_a, recording.audio, 0.0).astype(np.float32)
+    mic_b = (10 ** (bleed_db / 20) * mic_a).astype(np.float32)
+    tracks = {"a": mic_a, "b": mic_b}
+    found = {k: speech_segments(v, SR) for k, v in tracks.items()}
+    assert union_seconds(found["b"]) > 10.0  # silero alone hears a's voice on b's mic as speech
+    result = attribute_speech(found, tracks, SR)
+    if bleed_db == -10.0:
+        assert union_seconds(result.segments["b"]) < 0.5 and result.shared_s < 0.5
+    else:  # neither mic leads by 6 dB: all of it is shared, which F4 excludes as cross-talk
+        assert result.shared_s > 0.9 * union_seconds(result.segments["a"])
+
+
 # ------------------------------------------------------------------ silero VAD
 
 
