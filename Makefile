@@ -93,6 +93,11 @@ test: setup notebook-deps
 		.venv-asr/bin/$(UV_INSTALL) --python .venv-asr/bin/python $$links --no-deps -r requirements/asr.txt
 	.venv-asr/bin/python -c 'import importlib.util as u, pathlib as p; \
 		[f.unlink() for f in p.Path(u.find_spec("torchaudio").origin).parent.glob("lib/*.so")]'
+	# whisperx's alignment splits sentences with NLTK's punkt_tab model, which nltk downloads at run
+	# time and no package ships: an untrained one (no abbreviations learned) in the venv's nltk_data
+	mkdir -p .venv-asr/nltk_data/tokenizers/punkt_tab/english
+	cd .venv-asr/nltk_data/tokenizers/punkt_tab/english && \
+		touch collocations.tab sent_starters.txt abbrev_types.txt ortho_context.tab
 	.venv-asr/bin/$(UV_INSTALL) --python .venv-asr/bin/python --no-deps -e .
 	touch $@
 

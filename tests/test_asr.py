@@ -300,6 +300,73 @@ def test_whisperx_transcribes_a_real_recording(tiny_model: Path, tmp_path: Path)
     pd.testing.assert_frame_equal(rows, SEGMENTS.validate(rows))
 
 
+def build_tiny_wav2vec2(folder: Path) -> Path:
+    """Random-weight wav2vec2 CTC (hidden 32, 2 layers) over lower-case letters, with its processor."""
+    import torch
+    from transformers import (
+        Wav2Vec2Config,
+        Wav2Vec2CTCTokenizer,
+        Wav2Vec2FeatureExtractor,
+        Wav2Vec2ForCTC,
+        Wav2Vec2Processor,
+    )
+
+    folder.mkdir(parents=True, exist_ok=True)
+    symbols = ["<pad>", "|", *"abcdefghijklmnopqrstuvwxyz'"]
+    (folder / "vocab.json").write_text(json.dumps({symbol: i for i, symbol in enumerate(symbols)}))
+    tokenizer = Wav2Vec2CTCTokenizer(
+        str(folder / "vocab.json"), pad_token="<pad>", unk_token="<pad>", word_delimiter_token="|"
+    )
+    extractor = Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=SAMPLE_RATE, padding_value=0.0)
+    Wav2Vec2Processor(feature_extractor=extractor, tokenizer=tokenizer).save_pretrained(folder)
+    config = Wav2Vec2Config(
+        vocab_size=len(symbols),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        conv_dim=(32,) * 7,
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=2,
+        pad_token_id=0,
+    )
+    torch.manual_seed(0)
+    Wav2Vec2ForCTC(config).save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.local_models
+@pytest.mark.skipif(
+    not HAS_WHISPERX, reason="whisperx is not installed here: runs in .venv-asr (make venv-asr)"
+)
+def test_whisperx_aligns_words_offline(tiny_model: Path, tmp_path: Path):
+    """Word alignment from a local wav2vec2 folder (never downloaded) of the recording's human transcript."""
+    from omnisocial.media.recorded import sample_file
+
+    wav_a, _, _ = recorded_tracks(tmp_path)
+    aligner = build_tiny_wav2vec2(tmp_path / "wav2vec2")
+    engine = asr.load_engine({**params(tiny_model, "whisperx"), "align_model": str(aligner)})
+    assert "with alignment" in engine.describe()
+    segments, duration = engine.transcribe(wav_a)  # recognition, then alignment of what it found
+    assert duration == pytest.approx(30.0)
+    model, metadata = engine._aligner("en")
+    utterances = [line.split(maxsplit=5) for line in sample_file("sample.stm").read_text().splitlines()]
+    first = utterances[0][2]  # the first speaker's human transcript: words to place in time
+    reference = [
+        {"start": float(u[3]), "end": float(u[4]), "text": u[5]} for u in utterances if u[2] == first
+    ]
+    audio = engine.whisperx.load_audio(str(wav_a))
+    aligned = engine.whisperx.align(reference, model, metadata, audio, "cpu", return_char_alignments=False)
+    words = [w for segment in aligned["segments"] for w in segment.get("words", [])]
+    assert len(words) == sum(len(u["text"].split()) for u in reference)
+    for segment in aligned["segments"]:
+        inside = [w for w in segment.get("words", []) if "start" in w]
+        assert inside, segment
+        starts = [w["start"] for w in inside]
+        assert starts == sorted(starts)
+        assert segment["start"] - 1e-6 <= starts[0] and inside[-1]["end"] <= segment["end"] + 1e-6
+
+
 @pytest.mark.local_models
 @pytest.mark.skipif(HAS_WHISPERX, reason="whisperx is installed here: nothing to hand over")
 @pytest.mark.skipif(asr.asr_venv_python() is None, reason=".venv-asr is not built (make venv-asr)")
