@@ -15,8 +15,8 @@ unexport PYTHONDONTWRITEBYTECODE
 UV_INSTALL = uv pip install --quiet
 
 .PHONY: setup system-deps notebook-deps notebook-strip demo test test-slurm lint format benchmark \
-	report clean venv-omni venv-voxtral test-local-models docs-deps docs docs-build web-deps \
-	test-browser
+	report clean venv-omni venv-voxtral venv-asr test-local-models docs-deps docs docs-build \
+	web-deps test-browser
 
 setup: system-deps $(STAMP) web-deps
 
@@ -29,7 +29,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 system-deps:
 	@bash .ci/system-deps.sh
 
-$(STAMP): pyproject.toml requirements/lock.txt
+$(STAMP): pyproject.toml requirements/lock.txt requirements/speech-sample.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet uv==$(UV_VERSION)
 	# torch is pinned in the lock: an unpinned torch would pull a multi-GB CUDA build. uv reads no
@@ -38,6 +38,8 @@ $(STAMP): pyproject.toml requirements/lock.txt
 	# slurm: the executor plugins, for the cluster profile's dry-run tests and make test-slurm
 	links=$$(bash .ci/pip-find-links.sh $(BIN)/python -c requirements/lock.txt torch) && \
 		$(BIN)/$(UV_INSTALL) --python $(BIN)/python -c requirements/lock.txt $$links -e '.[dev,slurm]'
+	# the recorded conversation the tests measure: files only, no dependencies (see the file)
+	$(BIN)/$(UV_INSTALL) --python $(BIN)/python --no-deps -r requirements/speech-sample.txt
 	# the bytecode of what the package imports (not all ~24,000 installed modules), so that a
 	# fresh clone's first demo and tests do not compile it in their jobs
 	$(BIN)/python .ci/write_bytecode.py snakemake.cli snakemake_executor_plugin_slurm
@@ -104,13 +106,38 @@ test-browser: setup
 	.venv-$*/bin/$(UV_INSTALL) --python .venv-$*/bin/python --no-deps -e .
 	touch $@
 
+# .venv-asr: whisperx for asr.engine whisperx without conda (envs/asr.yaml under --use-conda). whisperx
+# pins torch 2.8 and torchaudio 2.8, CUDA builds here; this venv runs the lock's CPU torch 2.13.0
+# (requirements/asr-overrides.txt), so requirements/asr.txt is installed as the exact closure it is
+# (--no-deps: torchaudio 2.11.1 asks for torch 2.11.1). torchaudio 2.11's compiled extension does not
+# load on torch 2.13 and makes `import torchaudio` fail; without it torchaudio runs its Python parts,
+# all that whisperx and pyannote use on this path, so it is removed.
+.venv-asr/.installed: requirements/asr.txt pyproject.toml
+	test -x .venv-asr/bin/python || $(PYTHON) -m venv .venv-asr
+	.venv-asr/bin/python -m pip install --quiet uv==$(UV_VERSION)
+	links=$$(bash .ci/pip-find-links.sh .venv-asr/bin/python --no-deps torch==2.13.0) && \
+		.venv-asr/bin/$(UV_INSTALL) --python .venv-asr/bin/python $$links --no-deps -r requirements/asr.txt
+	.venv-asr/bin/python -c 'import importlib.util as u, pathlib as p; \
+		[f.unlink() for f in p.Path(u.find_spec("torchaudio").origin).parent.glob("lib/*.so")]'
+	# whisperx's alignment splits sentences with NLTK's punkt_tab model, which nltk downloads at run
+	# time and no package ships: an untrained one (no abbreviations learned) in the venv's nltk_data
+	mkdir -p .venv-asr/nltk_data/tokenizers/punkt_tab/english
+	cd .venv-asr/nltk_data/tokenizers/punkt_tab/english && \
+		touch collocations.tab sent_starters.txt abbrev_types.txt ortho_context.tab
+	.venv-asr/bin/$(UV_INSTALL) --python .venv-asr/bin/python --no-deps -e .
+	touch $@
+
 venv-omni: .venv-omni/.installed
 venv-voxtral: .venv-voxtral/.installed
+venv-asr: .venv-asr/.installed
 
 # Each family end to end on tiny random-weight checkpoints and the demo stimulus, in its venv.
-test-local-models: venv-omni venv-voxtral
+test-local-models: $(STAMP) venv-omni venv-voxtral venv-asr
 	.venv-omni/bin/python -m pytest -m local_models tests/test_local_models.py
 	.venv-voxtral/bin/python -m pytest -m local_models tests/test_local_models.py
+	# whisperx in .venv-asr, and the main venv's transcription handed to it
+	.venv-asr/bin/python -m pytest -m local_models tests/test_asr.py
+	$(BIN)/python -m pytest -m local_models tests/test_asr.py
 
 # The demo through a single-node SLURM cluster this target starts and stops (root, Debian).
 test-slurm: setup
@@ -137,6 +164,7 @@ benchmark: setup
 	$(BIN)/python benchmarks/bench_streaming_media.py
 	$(BIN)/python benchmarks/bench_streaming_steps.py --prefix-s 16 --step-s 2 --passes 3 --scaled
 	$(BIN)/python benchmarks/bench_job_startup.py
+	$(BIN)/python benchmarks/bench_real_sync.py
 
 report: setup
 	$(BIN)/snakemake --cores $(CORES) --report results/report.html

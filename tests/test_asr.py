@@ -8,6 +8,7 @@ well-formed SEGMENTS rows or recorded failures, never an exception.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -249,16 +250,137 @@ def test_engine_configuration_errors(tmp_path: Path):
         asr.transcribe_missing(frame, params(tmp_path / "no-model-here"))
 
 
-def test_whisperx_missing_is_a_clear_error():
+def test_whisperx_missing_is_a_clear_error(monkeypatch):
     try:
         import whisperx  # noqa: F401
     except ImportError:
         pass
     else:
         pytest.skip("whisperx is installed here")
+    monkeypatch.setattr(asr, "asr_venv_python", lambda: None)  # no .venv-asr to hand the work to
     frame = interactions_frame([interaction("V00_S0001_I00000001", "a.wav", "b.wav")])
     with pytest.raises(asr.AsrError, match="whisperx is not installed"):
         asr.transcribe_missing(frame, params("large-v3", "whisperx"))
+
+
+HAS_WHISPERX = importlib.util.find_spec("whisperx") is not None
+
+
+def recorded_tracks(folder: Path) -> tuple[Path, Path, dict]:
+    """The real recorded conversation as two isolated per-speaker wavs, and its reference turns."""
+    from omnisocial.media.recorded import reference_turns, sample_conversation, speaker_tracks
+
+    recording = sample_conversation()
+    paths = []
+    for speaker, track in speaker_tracks(recording).items():
+        paths.append(folder / f"{speaker}.wav")
+        sf.write(paths[-1], track, recording.sr, subtype="PCM_16")
+    return paths[0], paths[1], reference_turns(recording)
+
+
+@pytest.mark.local_models
+@pytest.mark.skipif(
+    not HAS_WHISPERX, reason="whisperx is not installed here: runs in .venv-asr (make venv-asr)"
+)
+def test_whisperx_transcribes_a_real_recording(tiny_model: Path, tmp_path: Path):
+    """whisperx end to end in .venv-asr: its shipped pyannote VAD, batched CTranslate2 decoding."""
+    wav_a, wav_b, reference = recorded_tracks(tmp_path)
+    engine = asr.load_engine({**params(tiny_model, "whisperx"), "align": False})
+    assert engine.describe().startswith("whisperx ")
+    for wav, speaker in ((wav_a, "a"), (wav_b, "b")):
+        segments, duration = engine.transcribe(wav)
+        assert duration == pytest.approx(30.0)
+        assert segments, f"no segment on track {speaker}"
+        # the segments are whisperx's VAD chunks: they start where this speaker first speaks
+        assert segments[0].start == pytest.approx(reference[speaker][0][0], abs=0.3)
+        assert all(0 <= s.start < s.end <= 30.0 + 1e-6 for s in segments)
+    frame = interactions_frame([interaction("V00_S0001_I00000001", str(wav_a), str(wav_b))])
+    rows, failures = asr.transcribe_missing(frame, {**params(tiny_model, "whisperx"), "align": False})
+    assert failures.empty
+    pd.testing.assert_frame_equal(rows, SEGMENTS.validate(rows))
+
+
+def build_tiny_wav2vec2(folder: Path) -> Path:
+    """Random-weight wav2vec2 CTC (hidden 32, 2 layers) over lower-case letters, with its processor."""
+    import torch
+    from transformers import (
+        Wav2Vec2Config,
+        Wav2Vec2CTCTokenizer,
+        Wav2Vec2FeatureExtractor,
+        Wav2Vec2ForCTC,
+        Wav2Vec2Processor,
+    )
+
+    folder.mkdir(parents=True, exist_ok=True)
+    symbols = ["<pad>", "|", *"abcdefghijklmnopqrstuvwxyz'"]
+    (folder / "vocab.json").write_text(json.dumps({symbol: i for i, symbol in enumerate(symbols)}))
+    tokenizer = Wav2Vec2CTCTokenizer(
+        str(folder / "vocab.json"), pad_token="<pad>", unk_token="<pad>", word_delimiter_token="|"
+    )
+    extractor = Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=SAMPLE_RATE, padding_value=0.0)
+    Wav2Vec2Processor(feature_extractor=extractor, tokenizer=tokenizer).save_pretrained(folder)
+    config = Wav2Vec2Config(
+        vocab_size=len(symbols),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        conv_dim=(32,) * 7,
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=2,
+        pad_token_id=0,
+    )
+    torch.manual_seed(0)
+    Wav2Vec2ForCTC(config).save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.local_models
+@pytest.mark.skipif(
+    not HAS_WHISPERX, reason="whisperx is not installed here: runs in .venv-asr (make venv-asr)"
+)
+def test_whisperx_aligns_words_offline(tiny_model: Path, tmp_path: Path):
+    """Word alignment from a local wav2vec2 folder (never downloaded) of the recording's human transcript."""
+    from omnisocial.media.recorded import sample_file
+
+    wav_a, _, _ = recorded_tracks(tmp_path)
+    aligner = build_tiny_wav2vec2(tmp_path / "wav2vec2")
+    engine = asr.load_engine({**params(tiny_model, "whisperx"), "align_model": str(aligner)})
+    assert "with alignment" in engine.describe()
+    segments, duration = engine.transcribe(wav_a)  # recognition, then alignment of what it found
+    assert duration == pytest.approx(30.0)
+    model, metadata = engine._aligner("en")
+    utterances = [line.split(maxsplit=5) for line in sample_file("sample.stm").read_text().splitlines()]
+    first = utterances[0][2]  # the first speaker's human transcript: words to place in time
+    reference = [
+        {"start": float(u[3]), "end": float(u[4]), "text": u[5]} for u in utterances if u[2] == first
+    ]
+    audio = engine.whisperx.load_audio(str(wav_a))
+    aligned = engine.whisperx.align(reference, model, metadata, audio, "cpu", return_char_alignments=False)
+    words = [w for segment in aligned["segments"] for w in segment.get("words", [])]
+    assert len(words) == sum(len(u["text"].split()) for u in reference)
+    for segment in aligned["segments"]:
+        inside = [w for w in segment.get("words", []) if "start" in w]
+        assert inside, segment
+        starts = [w["start"] for w in inside]
+        assert starts == sorted(starts)
+        assert segment["start"] - 1e-6 <= starts[0] and inside[-1]["end"] <= segment["end"] + 1e-6
+
+
+@pytest.mark.local_models
+@pytest.mark.skipif(HAS_WHISPERX, reason="whisperx is installed here: nothing to hand over")
+@pytest.mark.skipif(asr.asr_venv_python() is None, reason=".venv-asr is not built (make venv-asr)")
+def test_without_whisperx_the_work_goes_to_the_asr_venv(tiny_model: Path, tmp_path: Path, caplog):
+    wav_a, wav_b, _ = recorded_tracks(tmp_path)
+    frame = interactions_frame([interaction("V00_S0001_I00000001", str(wav_a), str(wav_b))])
+    with caplog.at_level("INFO", logger=asr.log.name):
+        rows, failures = asr.transcribe_missing(frame, {**params(tiny_model, "whisperx"), "align": False})
+    assert failures.empty
+    pd.testing.assert_frame_equal(rows, SEGMENTS.validate(rows))
+    assert "transcribing in" in caplog.text and "with whisperx" in caplog.text  # the venv's own log
+    # a configuration error over there is one here, with its message
+    with pytest.raises(asr.AsrError, match="align_model must be a local folder"):
+        asr.transcribe_missing(frame, params(tiny_model, "whisperx"))
 
 
 def test_clean_segments_uses_word_times_and_clips():

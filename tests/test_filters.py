@@ -19,6 +19,8 @@ PARAMS = {
     "min_total_speech_s": 90.0,
     "duplicate_similarity": 0.98,
     "max_track_lag_s": 0.25,
+    "fail_unmeasurable_track_lag": False,
+    "max_shared_speech_share": 0.4,
     "max_av_lag_s": 0.3,
     "max_duration_mismatch_s": 1.0,
     "measure_av_sync": True,
@@ -236,6 +238,14 @@ def test_f2_f3_fail_without_a_clip_window():
         ({"av_lag_b_s": -0.3}, True, ""),
         ({"av_lag_b_s": -0.4}, False, "F4 tracks: audio-video lag of b -0.40 s, |lag| > 0.3 s"),
         ({"av_lag_a_s": None}, True, ""),  # not measurable is no evidence of desync
+        ({"track_lag_s": None}, True, ""),  # tracks that share no signal: no evidence of desync either
+        ({"shared_speech_s": 40.0}, True, ""),
+        (
+            {"shared_speech_s": 40.1},
+            False,
+            "F4 tracks: cross-talk dominated (40% of the speech is on both microphones at a similar level",
+        ),
+        ({"shared_speech_s": 100.0, "track_similarity": 0.99}, False, "F4 tracks: duplicated tracks"),
         ({"duration_video_a": 109.0}, True, ""),
         ({"duration_audio_b": 111.0}, True, ""),
         (
@@ -275,6 +285,42 @@ def test_f4_collects_every_track_problem_and_skips_av_when_not_measured():
     ]
     row = one(sig=[signal(av_lag_a_s=None, av_lag_b_s=5.0)], params={"measure_av_sync": False})
     assert row["f4_tracks_pass"] and "av_" not in row["f4_tracks_value"]
+
+
+def test_f4_reports_an_unmeasurable_lag_and_fails_it_only_when_asked():
+    weak = signal(track_lag_s=None, track_lag_peak=0.16, track_lag_prominence=0.03)
+    row = one(sig=[weak])
+    assert row["f4_tracks_pass"] and row["passed"] and row["f4_lag_measured"] is False
+    assert "lag=not measurable (peak 0.16, prominence 0.03)" in row["f4_tracks_value"]
+    assert one(sig=[signal()])["f4_lag_measured"] is True
+    strict = one(sig=[weak], params={"fail_unmeasurable_track_lag": True})
+    assert not strict["f4_tracks_pass"]
+    assert strict["reasons"] == "F4 tracks: lag between tracks not measurable (the tracks share no signal)"
+
+
+def test_f4_cross_talk_reason_is_not_added_to_duplicates():
+    row = one(sig=[signal(track_similarity=0.99, shared_speech_s=100.0)])
+    assert row["reasons"] == "F4 tracks: duplicated tracks (similarity 0.990 >= 0.98)"
+    assert "shared=100%" in row["f4_tracks_value"]
+
+
+def test_funnel_counts_unmeasured_lags_in_the_f4_stage():
+    from omnisocial.summary import funnel_section
+
+    ids = [f"V00_S000{i}_I00000001" for i in (1, 2, 3)]
+    report = run(
+        inter=[interaction(i) for i in ids],
+        sig=[
+            signal(ids[0], track_lag_s=None),
+            signal(ids[1]),
+            signal(ids[2], track_lag_s=None, track_similarity=0.99),
+        ],
+        cand=[c for i in ids for c in candidates(i)],
+        seg=[s for i in ids for s in segments(i)],
+    )
+    funnel = funnel_section(report).set_index("stage")
+    # the duplicate without a lag is excluded; the one kept without a lag is counted
+    assert funnel.loc["F4 tracks distinct and in sync (1 with the track lag not measurable)", "n"] == 2
 
 
 def test_f4_duration_edge_survives_float_rounding():

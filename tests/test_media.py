@@ -22,11 +22,13 @@ from omnisocial.media.sync import (
     audio_change,
     av_lag,
     cross_correlation,
+    track_lag,
     track_similarity,
     video_motion,
     video_motions,
 )
 from omnisocial.media.vad import (
+    attribute_speech,
     probabilities_to_segments,
     speech_probabilities,
     speech_segments,
@@ -274,6 +276,73 @@ def test_cross_correlation_of_a_known_shift_and_constant_tracks():
     assert np.nanmax(correlations) == pytest.approx(1.0)
     similarity, lag = track_similarity(np.ones(100), x[:100], HOP, 0.5)
     assert np.isnan(similarity) and np.isnan(lag)
+
+
+def _recorded_envelopes(**layout) -> dict[str, np.ndarray]:
+    from omnisocial.media.recorded import sample_conversation, speaker_tracks
+
+    tracks = speaker_tracks(sample_conversation(), **layout)
+    return {k: envelope(v, SR, HOP, True) for k, v in tracks.items()}
+
+
+@pytest.mark.parametrize("layout", [{}, {"noise_floor_db": -60.0}, {"delay_b_s": 0.4}])
+def test_isolated_real_tracks_have_no_measurable_lag(layout):
+    """Each mic holds only its own speaker (the real recording's turns): no shared signal, no lag."""
+    env = _recorded_envelopes(bleed_db=None, **layout)
+    found = track_lag(env["a"], env["b"], HOP, 3.0, min_peak=0.22, min_prominence=0.05)
+    assert not found.measurable and np.isnan(found.lag_s)
+    assert found.peak < 0.22 and found.prominence < 0.05  # both gates hold it back
+    assert np.isfinite(found.similarity)  # taken at lag 0: the duplicate test still has a value
+    assert abs(track_similarity(env["a"], env["b"], HOP, 3.0)[1]) > 0.5  # the ungated peak invents one
+
+
+@pytest.mark.parametrize(("bleed_db", "delay_s"), [(-45.0, 0.0), (-45.0, 0.4), (-10.0, 0.4)])
+def test_shared_real_signal_gives_the_true_lag(bleed_db, delay_s):
+    env = _recorded_envelopes(bleed_db=bleed_db, delay_b_s=delay_s)
+    found = track_lag(env["a"], env["b"], HOP, 3.0, min_peak=0.22, min_prominence=0.05)
+    assert found.measurable and found.lag_s == pytest.approx(delay_s, abs=0.04)
+
+
+def _attributed(bleed_db):
+    from omnisocial.media.recorded import sample_conversation, speaker_tracks
+
+    tracks = speaker_tracks(sample_conversation(), bleed_db=bleed_db)
+    return attribute_speech({k: speech_segments(v, SR) for k, v in tracks.items()}, tracks, SR)
+
+
+def test_speech_goes_to_the_mic_that_leads_and_strong_bleed_is_shared():
+    from omnisocial.media.recorded import reference_turns, sample_conversation
+
+    reference = reference_turns(sample_conversation())
+    clear = _attributed(-10.0)
+    for speaker in ("a", "b"):
+        truth = union_seconds(reference[speaker])
+        assert union_seconds(clear.segments[speaker]) == pytest.approx(truth, rel=0.03)
+    total = union_seconds([iv for ivs in clear.segments.values() for iv in ivs])
+    assert clear.shared_s < 0.15 * total  # the recording's own overlap
+    # 5 dB apart, neither mic leads by 6 dB: the speech is on both, shared, and so reported
+    strong = _attributed(-5.0)
+    total = union_seconds([iv for ivs in strong.segments.values() for iv in ivs])
+    assert strong.shared_s > 0.9 * total
+
+
+@pytest.mark.parametrize("bleed_db", [-10.0, -5.0])
+def test_a_silent_participant_is_not_credited_with_the_others_bleed(bleed_db):
+    """b never speaks; b's mic hears a. Clear bleed goes to a; strong bleed is shared, not b's."""
+    from omnisocial.media.recorded import sample_conversation, turn_mask
+
+    recording = sample_conversation()
+    own_a = turn_mask(recording.turns, recording.speakers[0], recording.audio.size, SR)
+    mic_a = np.where(own_a, recording.audio, 0.0).astype(np.float32)
+    mic_b = (10 ** (bleed_db / 20) * mic_a).astype(np.float32)
+    tracks = {"a": mic_a, "b": mic_b}
+    found = {k: speech_segments(v, SR) for k, v in tracks.items()}
+    assert union_seconds(found["b"]) > 10.0  # silero alone hears a's voice on b's mic as speech
+    result = attribute_speech(found, tracks, SR)
+    if bleed_db == -10.0:
+        assert union_seconds(result.segments["b"]) < 0.5 and result.shared_s < 0.5
+    else:  # neither mic leads by 6 dB: all of it is shared, which F4 excludes as cross-talk
+        assert result.shared_s > 0.9 * union_seconds(result.segments["a"])
 
 
 # ------------------------------------------------------------------ silero VAD

@@ -200,6 +200,7 @@ def build_tables(cell_specs, failing=()):
                 "f2_turns_value": 2 if not ok else 6,
                 "f3_speech_value": 5.0,
                 "f4_tracks_value": "",
+                "f4_lag_measured": True,
                 "f5_amount_value": 100.0,
                 "audit_value": "",
                 "passed": ok,

@@ -266,6 +266,15 @@ def _passed(values: pd.Series) -> pd.Series:
     return values.astype(str).str.lower().isin({"true", "1", "yes"})
 
 
+def _unmeasured_lags(filter_report: pd.DataFrame, left: pd.Series) -> str:
+    """' (N with the track lag not measurable)' for the interactions F4 kept without a lag; else ''."""
+    if "f4_lag_measured" not in filter_report.columns:
+        return ""
+    measured = filter_report["f4_lag_measured"].astype(str).str.lower()
+    count = int((left & measured.isin({"false", "0", "no"})).sum())
+    return f" ({count} with the track lag not measurable)" if count else ""
+
+
 def funnel_section(filter_report: pd.DataFrame | None, design: pd.DataFrame | None = None) -> pd.DataFrame:
     """Interactions left after each filter stage (sequential), then the dyads of the design."""
     rows = []
@@ -277,6 +286,8 @@ def funnel_section(filter_report: pd.DataFrame | None, design: pd.DataFrame | No
                 continue
             before = int(left.sum())
             left &= _passed(filter_report[column])
+            if column == "f4_tracks_pass":
+                label += _unmeasured_lags(filter_report, left)
             rows.append({"stage": label, "n": int(left.sum()), "excluded": before - int(left.sum())})
         if "passed" in filter_report.columns:
             before = int(left.sum())

@@ -222,9 +222,14 @@ SIGNALS = Contract(
         Column("speech_s_a", "float", nullable=True),
         Column("speech_s_b", "float", nullable=True),
         Column("speech_total_s", "float", nullable=True),
+        Column("shared_speech_s", "float", nullable=True, doc="silero speech on both mics, neither leading"),
         Column("vad_source"),
         Column("track_similarity", "float", nullable=True, doc="peak envelope correlation a~b"),
-        Column("track_lag_s", "float", nullable=True, doc="lag of b behind a at that peak"),
+        Column("track_lag_s", "float", nullable=True, doc="lag of b behind a; empty when not measurable"),
+        Column("track_lag_peak", "float", nullable=True, doc="detail correlation at the lag's peak"),
+        Column(
+            "track_lag_prominence", "float", nullable=True, doc="that peak minus the best one off its lobe"
+        ),
         Column("av_lag_a_s", "float", nullable=True, doc="audio-video lag, participant a"),
         Column("av_lag_b_s", "float", nullable=True, doc="audio-video lag, participant b"),
         Column("transcript_words", "int", nullable=True),
@@ -262,6 +267,9 @@ FILTER_REPORT = Contract(
         Column("f3_speech_value", "float", nullable=True, doc="least speech (s) of either speaker in a clip"),
         Column("f4_tracks_pass", "bool"),
         Column("f4_tracks_value", doc="similarity, inter-track lag and audio-video lags"),
+        Column(
+            "f4_lag_measured", "bool", nullable=True, doc="inter-track lag measured; empty: F4 not reached"
+        ),
         Column("f5_amount_pass", "bool"),
         Column("f5_amount_value", "float", nullable=True, doc="voiced speech (s) of the whole interaction"),
         Column("audit_pass", "bool"),

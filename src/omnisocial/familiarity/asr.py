@@ -15,8 +15,10 @@ Engines (`params['engine']`, the config's `asr:` block):
   `whisperx.align` for word timing with a wav2vec2 alignment model loaded from a local
   folder only (`align_model`: a directory; offline, nothing is downloaded). With `align`
   on and no such folder the engine refuses to start, so a run never loses word timings
-  quietly. whisperx lives in envs/asr.yaml, not in the test venv; it is imported only
-  when chosen.
+  quietly. whisperx lives in envs/asr.yaml (under --use-conda) or in `.venv-asr`
+  (`make venv-asr`), not in the test venv; it is imported only when chosen. Run without
+  whisperx, `transcribe_missing` hands the work to `.venv-asr` when that is built
+  (`transcribe_in_venv`: `python -m omnisocial.familiarity.asr`).
 
 Segment times come from the words where the engine gives word timing (first word start to
 last word end, which is tighter than Whisper's segment times), else from the segment; see
@@ -33,22 +35,29 @@ a configuration error and raises AsrError.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import re
+import subprocess
+import sys
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from omnisocial.tables import ASR_FAILURES, SEGMENTS, SPEAKERS
+from omnisocial.tables import ASR_FAILURES, INTERACTIONS, SEGMENTS, SPEAKERS
 
 log = logging.getLogger(__name__)
 
 ENGINES = ("whisperx", "faster-whisper")
 WHISPERX_SAMPLE_RATE = 16000  # whisperx.load_audio resamples to 16 kHz mono
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# the family venv with whisperx (make venv-asr), beside this checkout's src/
+ASR_VENV = Path(__file__).resolve().parents[3] / ".venv-asr"
+CONFIG_ERROR_EXIT = 3  # main(): the engine cannot be loaded (an AsrError)
 
 
 class AsrError(RuntimeError):
@@ -90,6 +99,10 @@ def transcribe_missing(interactions: pd.DataFrame, params: Mapping) -> tuple[pd.
     if todo.empty:
         log.info("every usable interaction has a corpus transcript; no ASR model loaded")
         return SEGMENTS.empty(), ASR_FAILURES.empty()
+    if str(params.get("engine")) == "whisperx" and not _whisperx_importable():
+        python = asr_venv_python()
+        if python is not None:
+            return transcribe_in_venv(python, todo, params)
     engine = load_engine(params)
     log.info("transcribing %d interaction(s) with %s", len(todo), engine.describe())
     rows: list[dict] = []
@@ -126,6 +139,67 @@ def transcribe_missing(interactions: pd.DataFrame, params: Mapping) -> tuple[pd.
     return _segments_frame(rows), ASR_FAILURES.validate(
         pd.DataFrame(failures, columns=ASR_FAILURES.names), source="asr failures"
     )
+
+
+def _whisperx_importable() -> bool:
+    try:
+        import whisperx  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def asr_venv_python() -> Path | None:
+    """The interpreter of this checkout's `.venv-asr` (`make venv-asr`), when it is built; else None."""
+    python = ASR_VENV / "bin" / "python"
+    return python if (ASR_VENV / ".installed").is_file() and python.is_file() else None
+
+
+def transcribe_in_venv(
+    python: Path, interactions: pd.DataFrame, params: Mapping
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """`transcribe_missing` run by another interpreter (the family venv that has whisperx).
+
+    The interactions and params go to it as files, its SEGMENTS and ASR_FAILURES come back
+    as files; its log lines are logged here. An engine it cannot load is an AsrError here too.
+    """
+    log.info("whisperx is not installed here: transcribing in %s", python)
+    with tempfile.TemporaryDirectory(prefix="omnisocial-asr-") as folder:
+        paths = [
+            Path(folder, name) for name in ("interactions.csv", "params.json", "segments.csv", "failures.csv")
+        ]
+        INTERACTIONS.write(paths[0], interactions)
+        paths[1].write_text(json.dumps(dict(params), default=str))
+        done = subprocess.run(
+            [str(python), "-m", "omnisocial.familiarity.asr", *map(str, paths)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        for line in done.stderr.splitlines():
+            log.info("[%s] %s", ASR_VENV.name, line)
+        if done.returncode == CONFIG_ERROR_EXIT:
+            raise AsrError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "ASR failed")
+        if done.returncode != 0:
+            raise RuntimeError(
+                f"ASR in {python} exited with {done.returncode}: {done.stderr.strip()[-2000:]}"
+            )
+        return SEGMENTS.read(paths[2]), ASR_FAILURES.read(paths[3])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m omnisocial.familiarity.asr INTERACTIONS PARAMS_JSON SEGMENTS_OUT FAILURES_OUT`."""
+    interactions_csv, params_json, segments_csv, failures_csv = argv if argv is not None else sys.argv[1:]
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    params = json.loads(Path(params_json).read_text())
+    try:
+        segments, failures = transcribe_missing(INTERACTIONS.read(interactions_csv), params)
+    except AsrError as exc:
+        print(f"AsrError: {exc}", file=sys.stderr)
+        return CONFIG_ERROR_EXIT
+    SEGMENTS.write(segments_csv, segments)
+    ASR_FAILURES.write(failures_csv, failures)
+    return 0
 
 
 def load_engine(params: Mapping):
@@ -229,7 +303,8 @@ class WhisperXEngine:
         except ImportError as exc:
             raise AsrError(
                 "asr.engine whisperx: whisperx is not installed in this environment "
-                f"(it lives in envs/asr.yaml; or set asr.engine: faster-whisper) ({exc})"
+                "(it lives in envs/asr.yaml under --use-conda, or in .venv-asr: make venv-asr; "
+                f"or set asr.engine: faster-whisper) ({exc})"
             ) from exc
         self.whisperx = whisperx
         self.model_name = str(params.get("model", ""))
@@ -350,3 +425,7 @@ def _segments_frame(rows: list[dict]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=SEGMENTS.names)
     frame = frame.sort_values(["interaction_id", "start", "speaker", "end", "text"], kind="mergesort")
     return SEGMENTS.validate(frame.reset_index(drop=True), source="asr segments")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

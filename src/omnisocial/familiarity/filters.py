@@ -15,11 +15,16 @@ config block, passed in as `params`; every key listed in `REQUIRED_PARAMS` must 
 - F3 speech: the least speech of either speaker over the clip candidates >=
   `min_speech_per_speaker_s`.
 - F4 tracks: fails when the tracks are duplicates (`track_similarity` >=
-  `duplicate_similarity`), desynced (|`track_lag_s`| > `max_track_lag_s`), a
-  participant's audio-video lag exceeds `max_av_lag_s` (only when `measure_av_sync`; a lag
-  that could not be measured is shown as n/a and fails nothing),
-  or a participant's audio and video durations differ by more than
-  `max_duration_mismatch_s` (truncated); a value that could not be measured fails too.
+  `duplicate_similarity`), desynced (|`track_lag_s`| > `max_track_lag_s`), dominated by
+  cross-talk (more than `max_shared_speech_share` of the voiced speech, `shared_speech_s` /
+  `speech_total_s`, is on both microphones at a similar level; not checked for duplicates,
+  whose reason already says it, nor for corpus VAD), a participant's audio-video lag
+  exceeds `max_av_lag_s` (only when `measure_av_sync`; a lag that could not be measured is
+  shown as n/a and fails nothing), or a participant's audio and video durations differ by
+  more than `max_duration_mismatch_s` (truncated). An inter-track lag that could not be
+  measured (the tracks share no signal: `omnisocial.media.sync.track_lag`) is shown as
+  "lag=not measurable", recorded in `f4_lag_measured` and fails F4 only when
+  `fail_unmeasurable_track_lag`; any other value that could not be measured fails.
 - F5 amount: voiced speech of the whole interaction (`speech_total_s`) >= `min_total_speech_s`.
 - prompt audit: occurrences of `audit_keywords` in the transcript (SEGMENTS text, lower
   case, punctuation turned into spaces, each keyword counted on its own and overlapping
@@ -53,6 +58,8 @@ REQUIRED_PARAMS = (
     "min_total_speech_s",
     "duplicate_similarity",
     "max_track_lag_s",
+    "fail_unmeasurable_track_lag",
+    "max_shared_speech_share",
     "max_av_lag_s",
     "max_duration_mismatch_s",
     "measure_av_sync",
@@ -154,26 +161,52 @@ def _f3(candidates: pd.DataFrame, params: dict) -> tuple[bool, float, list[str]]
     return False, seconds, [reason]
 
 
-def _f4(signal: dict, params: dict) -> tuple[bool, str, list[str]]:
-    reasons = []
-    parts = []
+def _f4_tracks(signal: dict, params: dict) -> tuple[str, list[str], bool | None]:
+    """The inter-track part of F4: (value text, failure reasons, whether the lag was measured)."""
     similarity = _number(signal.get("track_similarity"))
     lag = _number(signal.get("track_lag_s"))
+    if similarity is None:
+        return (
+            "similarity=n/a",
+            ["F4 tracks: track similarity not measurable (a silent or constant track)"],
+            None,
+        )
+    reasons = []
     duplicate = float(params["duplicate_similarity"])
     max_lag = float(params["max_track_lag_s"])
-    if similarity is None:
-        parts.append("similarity=n/a")
-        reasons.append("F4 tracks: track similarity not measurable (a silent or constant track)")
-    else:
-        parts.append(f"similarity={similarity:.3f} lag={'n/a' if lag is None else f'{lag:+.2f}s'}")
-        if similarity >= duplicate - EPS:
-            reasons.append(f"F4 tracks: duplicated tracks (similarity {similarity:.3f} >= {_fmt(duplicate)})")
-        if lag is None:
-            reasons.append("F4 tracks: lag between tracks not measurable")
-        elif abs(lag) > max_lag + EPS:
-            reasons.append(
-                f"F4 tracks: desynced tracks (b lags a by {lag:+.2f} s, |lag| > {_fmt(max_lag)} s)"
+    value = f"similarity={similarity:.3f} lag={'not measurable' if lag is None else f'{lag:+.2f}s'}"
+    if similarity >= duplicate - EPS:
+        reasons.append(f"F4 tracks: duplicated tracks (similarity {similarity:.3f} >= {_fmt(duplicate)})")
+    if lag is None:
+        # Tracks that share no signal (each mic hears only its owner) have no lag to measure:
+        # no evidence of desync, unless the study asks for a measured lag.
+        peak = _number(signal.get("track_lag_peak"))
+        if peak is not None:
+            value += (
+                f" (peak {peak:.2f}, prominence {_number(signal.get('track_lag_prominence')) or 0.0:.2f})"
             )
+        if is_true(params["fail_unmeasurable_track_lag"]):
+            reasons.append("F4 tracks: lag between tracks not measurable (the tracks share no signal)")
+    elif abs(lag) > max_lag + EPS:
+        reasons.append(f"F4 tracks: desynced tracks (b lags a by {lag:+.2f} s, |lag| > {_fmt(max_lag)} s)")
+    shared = _number(signal.get("shared_speech_s"))
+    total = _number(signal.get("speech_total_s"))
+    if shared is not None and total:
+        share = shared / total
+        limit = float(params["max_shared_speech_share"])
+        value += f" shared={share:.0%}"
+        # two copies of one track share all their speech; the duplicate reason already says why
+        if share > limit + EPS and similarity < duplicate - EPS:
+            reasons.append(
+                f"F4 tracks: cross-talk dominated ({share:.0%} of the speech is on both microphones at a "
+                f"similar level > {limit:.0%}: speech per speaker cannot be attributed)"
+            )
+    return value, reasons, lag is not None
+
+
+def _f4(signal: dict, params: dict) -> tuple[bool, str, list[str], bool | None]:
+    value, reasons, lag_measured = _f4_tracks(signal, params)
+    parts = [value]
     if is_true(params["measure_av_sync"]):
         max_av = float(params["max_av_lag_s"])
         for speaker in ("a", "b"):
@@ -201,7 +234,7 @@ def _f4(signal: dict, params: dict) -> tuple[bool, str, list[str]]:
                 f"F4 tracks: truncated {shorter} of {speaker} (audio {audio:.2f} s vs video {video:.2f} s, "
                 f"mismatch {mismatch:.2f} s > {_fmt(max_mismatch)} s)"
             )
-    return not reasons, " ".join(parts), reasons
+    return not reasons, " ".join(parts), reasons, lag_measured
 
 
 def _audit(transcript: pd.DataFrame | None, params: dict) -> tuple[bool, str, list[str]]:
@@ -249,6 +282,7 @@ def apply_filters(
             "f2_turns_value": None,
             "f3_speech_value": None,
             "f4_tracks_value": "",
+            "f4_lag_measured": None,
             "f5_amount_value": None,
             "audit_value": "",
         }
@@ -304,7 +338,7 @@ def apply_filters(
         reasons += f2_reasons + f3_reasons
 
         if measured:
-            ok, record["f4_tracks_value"], found = _f4(signal, params)
+            ok, record["f4_tracks_value"], found, record["f4_lag_measured"] = _f4(signal, params)
             record["f4_tracks_pass"] = ok
             reasons += found
             total = _number(signal.get("speech_total_s"))

@@ -5,7 +5,7 @@ participants, each speaker's speech time and their union, the similarity and lag
 the two audio tracks, each participant's audio-video lag, and the transcript's word
 count. Speech comes from the corpus's own VAD (SPEECH rows of source `corpus_vad`) when
 the interaction has any; otherwise silero-vad runs on both tracks, with cross-talk
-suppressed (see `omnisocial.media.vad.suppress_crosstalk`), and its segments are handed
+attributed by level (see `omnisocial.media.vad.attribute_speech`), and its segments are handed
 back so the caller can add them to the SPEECH table.
 
 A missing, corrupt or unreadable file never raises: the row gets `measure_ok` False and
@@ -18,10 +18,15 @@ Parameters (`params`) are read from a flat dict, or from nested `vad:` / `filter
 - `measure_av_sync`: measure the audio-video lags (config `filters:`);
 - `sample_rate`: rate the audio is decoded at (16000; silero needs 16 kHz);
 - `hop_s`: envelope hop; `track_lag_search_s` / `av_lag_search_s`: lag search ranges,
-  which must exceed the filter thresholds they feed; `av_min_correlation`: the weakest
-  audio-video correlation whose lag is reported (below it the lag is NaN); `motion_fps`, `motion_size`: how
-  video motion is decoded; `crosstalk_margin_db`: how much louder a speaker's own
-  microphone must be for silero speech to count as theirs (None turns this off).
+  which must exceed the filter thresholds they feed; `track_lag_min_peak` /
+  `track_lag_min_prominence`: the weakest and least prominent inter-track correlation
+  peak whose lag is reported (else the lag is None: not measurable, see
+  `omnisocial.media.sync.track_lag`); `av_min_correlation`: the weakest audio-video
+  correlation whose lag is reported (below it the lag is NaN); `motion_fps`,
+  `motion_size`: how video motion is decoded; `crosstalk_margin_db`: by how much a
+  microphone must lead the other for silero speech to be attributed by level (speech on a
+  microphone the other leads is cross-talk; where neither leads, speech on both is shared,
+  `shared_speech_s`; see `omnisocial.media.vad.attribute_speech`; None turns this off).
 """
 
 from __future__ import annotations
@@ -33,8 +38,8 @@ import pandas as pd
 
 from omnisocial.familiarity.intervals import union_seconds
 from omnisocial.media.audio import MediaError, decibels, envelope, load_audio, probe
-from omnisocial.media.sync import av_lag, track_similarity, video_motion, video_motions
-from omnisocial.media.vad import speech_segments, suppress_crosstalk
+from omnisocial.media.sync import av_lag, track_lag, video_motion, video_motions
+from omnisocial.media.vad import attribute_speech, speech_segments
 from omnisocial.processes import fork_context
 from omnisocial.tables import SIGNALS, SPEAKERS, SPEECH, is_true
 
@@ -46,6 +51,8 @@ DEFAULTS = {
     "sample_rate": 16000,
     "hop_s": 0.02,
     "track_lag_search_s": 3.0,
+    "track_lag_min_peak": 0.22,
+    "track_lag_min_prominence": 0.05,
     "av_lag_search_s": 2.0,
     "av_min_correlation": 0.3,
     "motion_fps": 10.0,
@@ -132,37 +139,39 @@ def measure_interaction(
             }
         else:
             out["vad_source"] = "silero"
-            intervals = {}
-            for speaker, other in (("a", "b"), ("b", "a")):
-                found = speech_segments(
+            intervals = {
+                speaker: speech_segments(
                     audio[speaker],
                     sr,
                     float(p["threshold"]),
                     float(p["min_speech_s"]),
                     float(p["min_silence_s"]),
                 )
-                if p["crosstalk_margin_db"] is not None:
-                    found = suppress_crosstalk(
-                        found,
-                        audio[speaker],
-                        audio[other],
-                        sr,
-                        margin_db=float(p["crosstalk_margin_db"]),
-                        hop_s=hop_s,
-                        min_speech_s=float(p["min_speech_s"]),
-                        min_silence_s=float(p["min_silence_s"]),
-                    )
-                intervals[speaker] = found
-                new_rows += [
-                    {
-                        "interaction_id": interaction_id,
-                        "speaker": speaker,
-                        "start": s,
-                        "end": e,
-                        "source": "silero",
-                    }
-                    for s, e in found
-                ]
+                for speaker in SPEAKERS
+            }
+            if p["crosstalk_margin_db"] is not None:
+                attribution = attribute_speech(
+                    intervals,
+                    audio,
+                    sr,
+                    margin_db=float(p["crosstalk_margin_db"]),
+                    hop_s=hop_s,
+                    min_speech_s=float(p["min_speech_s"]),
+                    min_silence_s=float(p["min_silence_s"]),
+                )
+                intervals = attribution.segments
+                out["shared_speech_s"] = attribution.shared_s
+            new_rows = [
+                {
+                    "interaction_id": interaction_id,
+                    "speaker": speaker,
+                    "start": s,
+                    "end": e,
+                    "source": "silero",
+                }
+                for speaker in SPEAKERS
+                for s, e in intervals[speaker]
+            ]
         for speaker in SPEAKERS:
             out[f"speech_s_{speaker}"] = union_seconds(intervals.get(speaker, []))
         out["speech_total_s"] = union_seconds([iv for ivs in intervals.values() for iv in ivs])
@@ -170,9 +179,18 @@ def measure_interaction(
         stage = "track similarity"
         linear_env = {s: envelope(audio[s], sr, hop_s) for s in SPEAKERS}  # once: both forms below
         log_env = {s: decibels(linear_env[s]) for s in SPEAKERS}
-        similarity, lag = track_similarity(log_env["a"], log_env["b"], hop_s, float(p["track_lag_search_s"]))
-        out["track_similarity"] = _finite_or_none(similarity)
-        out["track_lag_s"] = _finite_or_none(lag)
+        found = track_lag(
+            log_env["a"],
+            log_env["b"],
+            hop_s,
+            float(p["track_lag_search_s"]),
+            min_peak=float(p["track_lag_min_peak"]),
+            min_prominence=float(p["track_lag_min_prominence"]),
+        )
+        out["track_similarity"] = _finite_or_none(found.similarity)
+        out["track_lag_s"] = _finite_or_none(found.lag_s)
+        out["track_lag_peak"] = _finite_or_none(found.peak)
+        out["track_lag_prominence"] = _finite_or_none(found.prominence)
 
         if is_true(p["measure_av_sync"]):
             fps, size = float(p["motion_fps"]), tuple(p["motion_size"])

@@ -9,12 +9,15 @@ Why it works on two-person recordings: each participant's microphone also picks 
 other person, quietly. In log-compressed envelopes (`envelope(..., log=True)`) that
 cross-talk carries the same syllable-level shape as the other track, so two tracks
 recorded together correlate best at lag 0; a copy of one track correlates ~1 at lag 0
-(the duplicate signature); and a shifted track peaks at its shift.
+(the duplicate signature); and a shifted track peaks at its shift. Tracks that share no
+signal (each microphone hears only its owner) have no such peak, so `track_lag` reports a
+lag only where the peak is strong and prominent enough (`docs/signals-and-filters.md`).
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -75,10 +78,41 @@ def highpass(env: np.ndarray, hop_s: float, window_s: float) -> np.ndarray:
     return x - uniform_filter1d(x, size=width, mode="nearest")
 
 
-def track_similarity(
-    env_a: np.ndarray, env_b: np.ndarray, hop_s: float, max_lag_s: float, detrend_s: float | None = 0.5
-) -> tuple[float, float]:
-    """Similarity of two envelopes and the lag (s) of b behind a, from normalized cross-correlation.
+@dataclass(frozen=True)
+class TrackLag:
+    """What `track_lag` found: the similarity, the lag (NaN when not measurable) and the evidence."""
+
+    similarity: float
+    lag_s: float
+    peak: float
+    prominence: float
+
+    @property
+    def measurable(self) -> bool:
+        return bool(np.isfinite(self.lag_s))
+
+
+def _prominence(lags: np.ndarray, correlations: np.ndarray, at: int, exclusion: int) -> float:
+    """Peak at lag `at` minus the best correlation more than `exclusion` lags away from it."""
+    peak = correlations[lags == at]
+    rest = correlations[np.abs(lags - at) > exclusion]
+    rest = rest[np.isfinite(rest)]
+    if peak.size == 0 or rest.size == 0:
+        return float("nan")
+    return float(peak[0] - rest.max())
+
+
+def track_lag(
+    env_a: np.ndarray,
+    env_b: np.ndarray,
+    hop_s: float,
+    max_lag_s: float,
+    detrend_s: float | None = 0.5,
+    min_peak: float = 0.0,
+    min_prominence: float = 0.0,
+    exclusion_s: float = 0.1,
+) -> TrackLag:
+    """Similarity of two envelopes and the lag (s) of b behind a, gated on the evidence for the lag.
 
     `env_a`, `env_b`: envelopes on the same hop of `hop_s` seconds (use log envelopes for
     two microphones, see the module docstring). The lag is searched within ±`max_lag_s`
@@ -88,25 +122,54 @@ def track_similarity(
     talks, quiet while the other does), which can outweigh the shared syllable detail and
     pull the correlation peak to a turn-length lag. So the lag is taken where the
     *detail* correlates best: each envelope minus its moving average over `detrend_s`
-    seconds. The similarity is the plain Pearson correlation of the envelopes at that
-    lag: ~1 for a copy, clearly lower for two real microphones, whose slow profiles
-    differ. `detrend_s=None` uses the plain envelopes for both (then the similarity is
-    the peak of their cross-correlation). Returns (nan, nan) when either envelope is
+    seconds (`detrend_s=None`: the plain envelopes).
+
+    A lag is only evidence when the tracks share a signal (one microphone hears the other
+    person). Two tracks that each hold only their own speaker (close-talk microphones,
+    headsets, separated sources; digital silence or a noise floor elsewhere) share none:
+    their detail correlation has no real peak, and the highest of its many small ones lies
+    at an arbitrary lag. So the lag is NaN (not measurable) unless the peak is at least
+    `min_peak` and stands at least `min_prominence` above the best correlation more than
+    `exclusion_s` away from it (the peak's own lobe, about a syllable).
+
+    The similarity is the plain Pearson correlation of the envelopes at the lag (at lag 0
+    when the lag is not measurable): ~1 for a copy, clearly lower for two real
+    microphones, whose slow profiles differ. Everything is NaN when either envelope is
     constant (e.g. a digitally silent track) or too short.
     """
+    nan = float("nan")
     max_lag = int(round(max_lag_s / hop_s))
     a = np.asarray(env_a, dtype=np.float64).reshape(-1)
     b = np.asarray(env_b, dtype=np.float64).reshape(-1)
     if detrend_s:
-        _, lag = _peak(
-            *cross_correlation(highpass(a, hop_s, detrend_s), highpass(b, hop_s, detrend_s), max_lag)
+        lags, correlations = cross_correlation(
+            highpass(a, hop_s, detrend_s), highpass(b, hop_s, detrend_s), max_lag
         )
-        correlation = float("nan") if lag is None else float(cross_correlation(a, b, 0, offset=lag)[1][0])
     else:
-        correlation, lag = _peak(*cross_correlation(a, b, max_lag))
-    if lag is None or not np.isfinite(correlation):
-        return float("nan"), float("nan")
-    return correlation, lag * hop_s
+        lags, correlations = cross_correlation(a, b, max_lag)
+    peak, lag = _peak(lags, correlations)
+    if lag is None:
+        return TrackLag(nan, nan, nan, nan)
+    prominence = _prominence(lags, correlations, lag, max(1, int(round(exclusion_s / hop_s))))
+    # a NaN prominence (a search range within the peak's lobe) cannot fail the gate
+    measurable = peak >= min_peak and not prominence < min_prominence
+    at = lag if measurable else 0
+    similarity = (
+        float(cross_correlation(a, b, 0, offset=at)[1][0])
+        if detrend_s
+        else float(correlations[lags == at][0])
+    )
+    if not np.isfinite(similarity):
+        return TrackLag(nan, nan, peak, prominence)
+    return TrackLag(similarity, lag * hop_s if measurable else nan, peak, prominence)
+
+
+def track_similarity(
+    env_a: np.ndarray, env_b: np.ndarray, hop_s: float, max_lag_s: float, detrend_s: float | None = 0.5
+) -> tuple[float, float]:
+    """(similarity, lag s) of `track_lag` without an evidence gate: the highest peak's lag, however weak."""
+    found = track_lag(env_a, env_b, hop_s, max_lag_s, detrend_s)
+    return found.similarity, found.lag_s
 
 
 def video_motion(path: str | os.PathLike, fps: float = 10, size: tuple[int, int] = (32, 24)) -> np.ndarray:

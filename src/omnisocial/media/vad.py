@@ -22,6 +22,7 @@ from running interactions in separate processes.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from importlib import resources
 
 import numpy as np
@@ -204,51 +205,112 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(edges[0::2].tolist(), edges[1::2].tolist(), strict=True))
 
 
+@dataclass(frozen=True)
+class Attribution:
+    """Speech per microphone after cross-talk attribution, and how much of it is shared."""
+
+    segments: dict[str, list[tuple[float, float]]]
+    shared_s: float  # speech on both microphones at a similar level (neither leads by the margin)
+
+
+def _smoothed_power(audio: np.ndarray, sr: int, hop_s: float, smooth_s: float, n: int) -> np.ndarray:
+    from omnisocial.media.audio import envelope
+
+    env = envelope(audio, sr, hop_s)
+    env = np.concatenate((env, np.zeros(max(0, n - env.size))))[:n]
+    width = max(1, int(round(smooth_s / hop_s)))
+    return np.convolve(env**2, np.ones(width) / width, mode="same")
+
+
+def _inside(segments: list[tuple[float, float]], n: int, hop_s: float) -> np.ndarray:
+    centres = (np.arange(n) + 0.5) * hop_s
+    mask = np.zeros(n, dtype=bool)
+    for start, end in segments:
+        mask |= (centres >= start) & (centres < end)
+    return mask
+
+
+def _segments_of(mask: np.ndarray, hop_s: float, min_speech_s: float, min_silence_s: float):
+    kept: list[list[float]] = []
+    for first, stop in _runs(mask):
+        start, end = first * hop_s, stop * hop_s
+        if kept and start - kept[-1][1] < min_silence_s:
+            kept[-1][1] = end
+        else:
+            kept.append([start, end])
+    return [(start, end) for start, end in kept if end - start > min_speech_s]
+
+
+def attribute_speech(
+    segments: dict[str, list[tuple[float, float]]],
+    audio: dict[str, np.ndarray],
+    sr: int,
+    margin_db: float = 6.0,
+    smooth_s: float = 0.06,
+    hop_s: float = 0.02,
+    min_speech_s: float = 0.25,
+    min_silence_s: float = 0.1,
+) -> Attribution:
+    """Attribute the silero speech of two microphones ("a", "b") to the speaker whose microphone leads.
+
+    Silero is nearly level-invariant, so on a two-microphone recording it also marks the
+    other person's voice leaking into a microphone as speech. Per hop of `hop_s`, with each
+    microphone's power averaged over `smooth_s`:
+
+    - a microphone *leads* when its power exceeds the other's by at least `margin_db`;
+    - speech found on a microphone that the other one leads is cross-talk: removed;
+    - speech found on a microphone that leads is its speaker's;
+    - where neither leads, speech found on one microphone only is its speaker's (a pause
+      or soft speech of its own), and speech found on both is *shared*: both speakers keep
+      it (it may be overlapping talk) and its duration is `shared_s`, so that the filters
+      can tell an interaction dominated by cross-talk (strong bleed, or two copies of one
+      track) from one with some overlap.
+
+    The smoothing is short (three 20 ms hops): a longer window blurs each turn change, and
+    the blur is credited to the speaker whose silero segment spans it (on the shipped real
+    conversation with -10 dB bleed, 0.2 s gave +3.8% speech to one speaker, 0.06 s +2.6%).
+    The kept parts are closed over gaps shorter than `min_silence_s` and parts not longer
+    than `min_speech_s` are dropped. Both signals share the rate `sr`.
+    """
+    names = ("a", "b")
+    n = max(int(np.ceil(audio[name].size / round(hop_s * sr))) for name in names)
+    power = {name: _smoothed_power(audio[name], sr, hop_s, smooth_s, n) for name in names}
+    found = {name: _inside(segments.get(name, []), n, hop_s) for name in names}
+    ratio = 10.0 ** (margin_db / 10.0)
+    leads = {"a": power["a"] > power["b"] * ratio, "b": power["b"] > power["a"] * ratio}
+    kept = {"a": found["a"] & ~leads["b"], "b": found["b"] & ~leads["a"]}
+    shared = kept["a"] & kept["b"] & ~leads["a"] & ~leads["b"]
+    return Attribution(
+        {name: _segments_of(kept[name], hop_s, min_speech_s, min_silence_s) for name in names},
+        float(shared.sum() * hop_s),
+    )
+
+
 def suppress_crosstalk(
     segments: list[tuple[float, float]],
     own: np.ndarray,
     other: np.ndarray,
     sr: int,
     margin_db: float = 6.0,
-    smooth_s: float = 0.2,
+    smooth_s: float = 0.06,
     hop_s: float = 0.02,
     min_speech_s: float = 0.25,
     min_silence_s: float = 0.1,
 ) -> list[tuple[float, float]]:
-    """Drop the parts of `segments` (found on `own`) where the other microphone is louder.
+    """`segments` (found on `own`) without the hops where the other microphone leads by `margin_db`.
 
-    Silero is nearly level-invariant, so on a two-microphone recording it also marks the
-    other person's voice leaking into this microphone as speech. A hop is cross-talk when
-    the power of `other`, averaged over `smooth_s`, exceeds that of `own` by at least
-    `margin_db`; those hops are removed. Hops where neither microphone leads (pauses
-    inside one's own speech, or two identical tracks) are kept. The kept parts are closed
-    over gaps shorter than `min_silence_s` and parts not longer than `min_speech_s` are
-    dropped. Both signals share the rate `sr`.
+    One microphone's side of `attribute_speech` (the other microphone's speech unknown):
+    hops where neither leads are kept. The same rates, smoothing and clean-up.
     """
     if not segments:
         return []
-    from omnisocial.media.audio import envelope
-
-    hop = int(round(hop_s * sr))
-    own_env = envelope(own, sr, hop_s)
-    other_env = envelope(other, sr, hop_s)
-    if other_env.size < own_env.size:
-        other_env = np.concatenate((other_env, np.zeros(own_env.size - other_env.size)))
-    other_env = other_env[: own_env.size]
-    width = max(1, int(round(smooth_s / hop_s)))
-    kernel = np.ones(width) / width
-    own_power = np.convolve(own_env**2, kernel, mode="same")
-    other_power = np.convolve(other_env**2, kernel, mode="same")
-    crosstalk = other_power > own_power * 10.0 ** (margin_db / 10.0)
-    inside = np.zeros(own_env.size, dtype=bool)
-    centres = (np.arange(own_env.size) + 0.5) * hop / sr
-    for start, end in segments:
-        inside |= (centres >= start) & (centres < end)
-    kept: list[list[float]] = []
-    for first, stop in _runs(inside & ~crosstalk):
-        start, end = first * hop / sr, stop * hop / sr
-        if kept and start - kept[-1][1] < min_silence_s:
-            kept[-1][1] = end
-        else:
-            kept.append([start, end])
-    return [(start, end) for start, end in kept if end - start > min_speech_s]
+    return attribute_speech(
+        {"a": list(segments), "b": []},
+        {"a": own, "b": other},
+        sr,
+        margin_db=margin_db,
+        smooth_s=smooth_s,
+        hop_s=hop_s,
+        min_speech_s=min_speech_s,
+        min_silence_s=min_silence_s,
+    ).segments["a"]
