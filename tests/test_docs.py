@@ -176,9 +176,10 @@ def test_config_reference_shows_every_key_with_its_default_and_allowed_values():
         if key.path in sections:
             assert f"`{key.path}`" in page, key.path  # its own heading
         else:
-            # a row: the key's name relative to its section
-            name = key.path.rpartition(".")[2] if "[]" not in key.path else key.path.split(".")[-2:]
-            assert f"| `{name if isinstance(name, str) else '.'.join(name)}` |" in page, key.path
+            # a row: the key's name relative to its section (array items keep their parents)
+            section = max((s for s in sections if key.path.startswith(s + ".")), key=len, default="")
+            name = key.path[len(section) + 1 :] if section else key.path
+            assert f"| `{name}` |" in page, key.path
     glmm = page.split("### `analysis.glmm`")[1].split("###")[0]
     assert "| `tune` | integer | `1000` | >= 0 |" in glmm
     assert "| `chains` | integer | `4` | >= 1 |" in glmm

@@ -433,7 +433,13 @@ def test_prediction_mappings_are_checked_at_startup(tmp_path):
 
 def test_schema_defaults_are_a_real_study():
     config = validate_config({})
-    assert config["analysis"]["glmm"] == {"draws": 2000, "tune": 1000, "chains": 4}
+    assert config["analysis"]["glmm"] == {
+        "draws": 2000,
+        "tune": 1000,
+        "chains": 4,
+        "target_accept": 0.8,
+        "max_divergences": 0,
+    }
     assert config["ratings"]["source"] == "exports" and config["corpus"]["source"] == "seamless"
     assert config["social"]["enabled"] is False and config["models"] == []
     assert config["ratings"]["raters_per_modality"] == {"text": 90, "audio": 90, "video": 90}

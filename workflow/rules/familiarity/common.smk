@@ -108,8 +108,9 @@ def survey_outputs():
 
 
 def experiment_outputs():
-    """The browser experiment of each rated modality (rule rating_experiment), when built."""
-    if not config["ratings"]["experiment"]["build"]:
+    """The browser experiment of each rated modality (rule rating_experiment), when built.
+    A study rebuilt from a release has had its ratings: no experiment to build."""
+    if FROM_RELEASE or not config["ratings"]["experiment"]["build"]:
         return []
     planned = config["ratings"]["raters_per_modality"]
     return [

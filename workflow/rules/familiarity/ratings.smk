@@ -125,7 +125,7 @@ rule rating_experiment:
         assignments=out("ratings", "assignments.csv"),
         surveys=out("ratings", "surveys"),
         media=out("stimuli", "media"),
-        lock=str(Path(workflow.basedir) / "package-lock.json"),
+        lock=str(REPO / "package-lock.json"),
         practice=lambda w: RATINGS["experiment"]["practice"][w.modality],
     output:
         directory(out("ratings", "experiment", "{modality}")),
@@ -140,7 +140,7 @@ rule rating_experiment:
     params:
         # what the page shows and the server's settings (not `collected`: it names no build input)
         settings={k: v for k, v in RATINGS["experiment"].items() if k != "collected"},
-        jspsych_dir=str(Path(workflow.basedir) / RATINGS["experiment"]["jspsych_dir"]),
+        jspsych_dir=str(REPO / RATINGS["experiment"]["jspsych_dir"]),
     script:
         "../../scripts/familiarity/rating_experiment.py"
 
