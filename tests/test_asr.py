@@ -21,7 +21,7 @@ import pytest
 import soundfile as sf
 
 from omnisocial.familiarity import asr
-from omnisocial.tables import INTERACTIONS, SEGMENTS
+from omnisocial.familiarity.contracts import INTERACTIONS, SEGMENTS
 
 SAMPLE_RATE = 16000
 N_TIMESTAMPS = 1501  # <|0.00|> .. <|30.00|> in 0.02 s steps

@@ -27,6 +27,7 @@ from omnisocial.familiarity.contracts import (
     MODEL_SOURCE,
     RATED_TRIALS,
     RESPONSES,
+    STIMULI_MANIFEST,
     SURVEY_SOURCE,
     split_variant,
     variant_name,
@@ -38,7 +39,7 @@ from omnisocial.models.registry import RegistryError
 from omnisocial.prompt_templates import load_template
 from omnisocial.stats.sdt import MAJORITY_MODEL, score_predictions
 from omnisocial.summary import convergence_section
-from omnisocial.tables import PREDICTIONS, STIMULI_MANIFEST
+from omnisocial.tables import PREDICTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from omnisocial.familiarity.contracts import CLIP_CANDIDATES, FILTER_REPORT, INTERACTIONS, SEGMENTS, SIGNALS
 from omnisocial.familiarity.filters import REQUIRED_PARAMS, apply_filters, keyword_hits
-from omnisocial.tables import CLIP_CANDIDATES, FILTER_REPORT, INTERACTIONS, SEGMENTS, SIGNALS
 
 PARAMS = {
     "turn_gap_s": 0.3,

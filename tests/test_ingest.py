@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 import soundfile as sf
 
+from omnisocial.familiarity.contracts import INTERACTIONS, SEGMENTS, SPEECH
 from omnisocial.familiarity.corpus.seamless import CorpusError, ingest, parse_file_id, parse_participant_json
-from omnisocial.tables import INTERACTIONS, SEGMENTS, SPEECH
 
 LABEL = "naturalistic"
 FOLDER = ("train", "0000", "0000")

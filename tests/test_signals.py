@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 import soundfile as sf
 
+from omnisocial.familiarity.contracts import INTERACTIONS, SEGMENTS, SIGNALS, SPEECH
 from omnisocial.familiarity.signals import measure_all, measure_interaction, measure_params, union_seconds
 from omnisocial.media.audio import envelope, load_audio
-from omnisocial.tables import INTERACTIONS, SEGMENTS, SIGNALS, SPEECH
 
 SR = 16000
 FPS = 10

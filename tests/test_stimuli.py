@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 import soundfile
 
+from omnisocial.familiarity.contracts import STIMULI_MANIFEST
 from omnisocial.familiarity.stimuli import (
     StimulusError,
     balance_gains,
@@ -22,7 +23,6 @@ from omnisocial.familiarity.stimuli import (
     transcript_text,
 )
 from omnisocial.io import sha256_file
-from omnisocial.tables import STIMULI_MANIFEST
 
 PARAMS = {"sample_rate": 16000, "stereo": True, "video_height": 96, "video_fps": 10}
 CAMERA_W, CAMERA_H = 64, 48

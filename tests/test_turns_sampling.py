@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 
 from omnisocial.familiarity import sampling
 from omnisocial.familiarity.clips import clip_candidates, snap_end
+from omnisocial.familiarity.contracts import CLIP_CANDIDATES, FILTER_REPORT
 from omnisocial.familiarity.sampling import DesignError, sample_design
 from omnisocial.familiarity.turns import merge_turns, timeline
-from omnisocial.tables import CLIP_CANDIDATES, DESIGN, FILTER_REPORT, RELATIONSHIPS
+from omnisocial.tables import DESIGN, RELATIONSHIPS
 
 CLIPS = {"duration_s": 20.0, "early_start_s": 5.0, "late_end_margin_s": 5.0, "snap_tolerance_s": 4.0}
 PASS_COLUMNS = [

@@ -22,7 +22,8 @@ import yaml
 from config_order import reversed_keys
 from conftest import shared_dir
 
-from omnisocial.tables import DESIGN, FILTER_REPORT, STIMULI_MANIFEST
+from omnisocial.familiarity.contracts import FILTER_REPORT, STIMULI_MANIFEST
+from omnisocial.tables import DESIGN
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile")]

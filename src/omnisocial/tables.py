@@ -3,6 +3,11 @@
 A contract names each column, its type and (optionally) its allowed values. `validate`
 coerces a frame read from CSV to those types and raises `TableError` naming the file,
 row and column of the first problem, so a bad row never travels further silently.
+
+The contracts here are those more than one benchmark or layer reads (DESIGN, PREDICTIONS,
+TRIALS, METRICS: `stats` scores them); each benchmark keeps its own in its `contracts.py`
+(the familiarity corpus, signals, filter and stimuli tables in
+`omnisocial.familiarity.contracts`).
 """
 
 from __future__ import annotations
@@ -155,130 +160,6 @@ NON_ANSWER = ""  # the label of a prediction or trial that gave no answer
 POSITIONS = ("early", "late")
 SPEAKERS = ("a", "b")
 
-INTERACTIONS = Contract(
-    "interactions",
-    (
-        Column("interaction_id", doc="V<vendor>_S<session>_I<prompt hash>"),
-        Column("vendor_id"),
-        Column("session_id"),
-        Column("prompt_hash"),
-        Column("site", doc="recording site (the vendor for Seamless Interaction)"),
-        Column("relationship", doc="familiar / stranger, empty when unknown"),
-        Column("relationship_detail"),
-        Column("prompt_id"),
-        Column("prompt_text"),
-        Column("n_participants", "int"),
-        Column("participant_a"),
-        Column("participant_b"),
-        Column("gender_a"),
-        Column("gender_b"),
-        Column("gender_mix", doc="female-female / female-male / male-male; empty without a gender table"),
-        Column("video_a"),
-        Column("audio_a"),
-        Column("json_a"),
-        Column("video_b"),
-        Column("audio_b"),
-        Column("json_b"),
-        Column("has_transcript", "bool"),
-        Column("ingest_ok", "bool"),
-        Column("ingest_reason"),
-    ),
-    key=("interaction_id",),
-)
-
-SEGMENTS = Contract(
-    "segments",
-    (
-        Column("interaction_id"),
-        Column("speaker", allowed=SPEAKERS),
-        Column("start", "float"),
-        Column("end", "float"),
-        Column("text"),
-        Column("source", allowed=("transcript", "asr")),
-    ),
-)
-
-SPEECH = Contract(
-    "speech",
-    (
-        Column("interaction_id"),
-        Column("speaker", allowed=SPEAKERS),
-        Column("start", "float"),
-        Column("end", "float"),
-        Column("source", allowed=("corpus_vad", "silero")),
-    ),
-)
-
-SIGNALS = Contract(
-    "signals",
-    (
-        Column("interaction_id"),
-        Column("measure_ok", "bool"),
-        Column("measure_reason"),
-        Column("duration_audio_a", "float", nullable=True),
-        Column("duration_audio_b", "float", nullable=True),
-        Column("duration_video_a", "float", nullable=True),
-        Column("duration_video_b", "float", nullable=True),
-        Column("speech_s_a", "float", nullable=True),
-        Column("speech_s_b", "float", nullable=True),
-        Column("speech_total_s", "float", nullable=True),
-        Column("shared_speech_s", "float", nullable=True, doc="silero speech on both mics, neither leading"),
-        Column("vad_source"),
-        Column("track_similarity", "float", nullable=True, doc="peak envelope correlation a~b"),
-        Column("track_lag_s", "float", nullable=True, doc="lag of b behind a; empty when not measurable"),
-        Column("track_lag_peak", "float", nullable=True, doc="detail correlation at the lag's peak"),
-        Column(
-            "track_lag_prominence", "float", nullable=True, doc="that peak minus the best one off its lobe"
-        ),
-        Column("av_lag_a_s", "float", nullable=True, doc="audio-video lag, participant a"),
-        Column("av_lag_b_s", "float", nullable=True, doc="audio-video lag, participant b"),
-        Column("transcript_words", "int", nullable=True),
-    ),
-    key=("interaction_id",),
-)
-
-CLIP_CANDIDATES = Contract(
-    "clip_candidates",
-    (
-        Column("interaction_id"),
-        Column("position", allowed=POSITIONS),
-        Column("clip_start", "float"),
-        Column("clip_end", "float"),
-        Column("n_turns", "int"),
-        Column("speech_s_a", "float"),
-        Column("speech_s_b", "float"),
-    ),
-    key=("interaction_id", "position"),
-)
-
-FILTER_REPORT = Contract(
-    "filter_report",
-    (
-        Column("interaction_id"),
-        Column("site"),
-        Column("relationship"),
-        Column("gender_mix"),
-        Column("ingest_pass", "bool"),
-        Column("f1_prompt_pass", "bool"),
-        Column("f1_prompt_value", doc="prompt id and whether it is Either-Or"),
-        Column("f2_turns_pass", "bool"),
-        Column("f2_turns_value", "int", nullable=True, doc="fewest merged turns over the clip positions"),
-        Column("f3_speech_pass", "bool"),
-        Column("f3_speech_value", "float", nullable=True, doc="least speech (s) of either speaker in a clip"),
-        Column("f4_tracks_pass", "bool"),
-        Column("f4_tracks_value", doc="similarity, inter-track lag and audio-video lags"),
-        Column(
-            "f4_lag_measured", "bool", nullable=True, doc="inter-track lag measured; empty: F4 not reached"
-        ),
-        Column("f5_amount_pass", "bool"),
-        Column("f5_amount_value", "float", nullable=True, doc="voiced speech (s) of the whole interaction"),
-        Column("audit_pass", "bool"),
-        Column("audit_value", doc="prompt-audit evidence"),
-        Column("passed", "bool"),
-        Column("reasons", doc="every failure reason, '; '-separated"),
-    ),
-    key=("interaction_id",),
-)
 
 DESIGN = Contract(
     "design",
@@ -299,20 +180,6 @@ DESIGN = Contract(
     key=("dyad_id",),
 )
 
-STIMULI_MANIFEST = Contract(
-    "stimuli_manifest",
-    (
-        Column("dyad_id"),
-        Column("modality", allowed=("text", "audio", "video")),
-        Column("variant", doc="mix / stereo / side_by_side / transcript"),
-        Column("path", doc="relative to the manifest's folder"),
-        Column("duration_s", "float", nullable=True),
-        Column("sha256"),
-        Column("clip_start", "float", nullable=True),
-        Column("clip_end", "float", nullable=True),
-    ),
-    key=("dyad_id", "modality", "variant"),
-)
 
 # --- Responses from models and people (familiarity study) -------------------------------
 
@@ -365,10 +232,4 @@ METRICS = Contract(
         Column("criterion", "float", nullable=True, doc="c > 0: bias toward 'stranger'"),
     ),
     key=("model", "modality"),
-)
-
-ASR_FAILURES = Contract(
-    "asr_failures",
-    (Column("interaction_id"), Column("reason")),
-    key=("interaction_id",),
 )

@@ -48,7 +48,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from omnisocial.tables import ASR_FAILURES, INTERACTIONS, SEGMENTS, SPEAKERS
+from omnisocial.familiarity.contracts import ASR_FAILURES, INTERACTIONS, SEGMENTS
+from omnisocial.tables import SPEAKERS
 
 log = logging.getLogger(__name__)
 

@@ -14,9 +14,10 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from omnisocial.familiarity.contracts import CLIP_CANDIDATES
 from omnisocial.familiarity.intervals import union_seconds
 from omnisocial.familiarity.turns import merge_turns, timeline
-from omnisocial.tables import CLIP_CANDIDATES, POSITIONS
+from omnisocial.tables import POSITIONS
 
 _EPS = 1e-9
 

@@ -49,7 +49,8 @@ import re
 
 import pandas as pd
 
-from omnisocial.tables import FILTER_REPORT, is_true
+from omnisocial.familiarity.contracts import FILTER_REPORT
+from omnisocial.tables import is_true
 
 EPS = 1e-9
 REQUIRED_PARAMS = (

@@ -45,13 +45,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from omnisocial.familiarity.contracts import FEATURES_TABLE, MODALITIES, RESPONSES, variant_name
+from omnisocial.familiarity.contracts import (
+    FEATURES_TABLE,
+    MODALITIES,
+    RESPONSES,
+    SEGMENTS,
+    STIMULI_MANIFEST,
+    variant_name,
+)
 from omnisocial.models.base import Backend, Request
 from omnisocial.models.parsing import FAMILIARITY_SCHEMA, parse_familiarity
 from omnisocial.models.registry import RegistryError, build_backend, load_entries
 from omnisocial.models.runner import FailurePolicy, run_inference
 from omnisocial.prompt_templates import render_prompt
-from omnisocial.tables import DESIGN, PREDICTIONS, SEGMENTS, STIMULI_MANIFEST
+from omnisocial.tables import DESIGN, PREDICTIONS
 
 log = logging.getLogger(__name__)
 

@@ -19,12 +19,12 @@ import pandas as pd
 import soundfile as sf
 
 from omnisocial.familiarity.clips import clip_candidates
+from omnisocial.familiarity.contracts import INTERACTIONS
 from omnisocial.familiarity.filters import apply_filters
 from omnisocial.familiarity.intervals import union_seconds
 from omnisocial.familiarity.signals import measure_all
 from omnisocial.familiarity.turns import merge_turns
 from omnisocial.media.recorded import Recording, reference_turns, speaker_tracks
-from omnisocial.tables import INTERACTIONS
 
 FPS = 10
 HEARD_BELOW_FLOOR_DB = 10.0
@@ -223,8 +223,8 @@ def study_config(config: dict) -> dict:
 
 def evaluate(folder: Path, conditions: list[Condition], config: dict) -> pd.DataFrame:
     """Score every condition on the shipped recording (one `score` row each, in the given order)."""
+    from omnisocial.familiarity.contracts import SEGMENTS
     from omnisocial.media.recorded import sample_conversation, sample_file
-    from omnisocial.tables import SEGMENTS
 
     recording = sample_conversation()
     stm = read_stm(sample_file("sample.stm"))

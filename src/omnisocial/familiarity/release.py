@@ -64,17 +64,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from omnisocial.familiarity.contracts import STIMULI_MANIFEST
 from omnisocial.familiarity.patterns import pattern_regex
 from omnisocial.io import TABLE_FORMATS, read_table_strings, record_label, sha256_file
-from omnisocial.tables import (
-    DESIGN,
-    NON_ANSWER,
-    PREDICTIONS,
-    RELATIONSHIPS,
-    STIMULI_MANIFEST,
-    Column,
-    Contract,
-)
+from omnisocial.tables import DESIGN, NON_ANSWER, PREDICTIONS, RELATIONSHIPS, Column, Contract
 
 MODALITIES = ("text", "audio", "video")
 # the stimulus variant each modality's file stands for (models.inference.MEDIA_VARIANTS)

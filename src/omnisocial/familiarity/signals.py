@@ -36,12 +36,13 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import pandas as pd
 
+from omnisocial.familiarity.contracts import SIGNALS, SPEECH
 from omnisocial.familiarity.intervals import union_seconds
 from omnisocial.media.audio import MediaError, decibels, envelope, load_audio, probe
 from omnisocial.media.sync import av_lag, track_lag, video_motion, video_motions
 from omnisocial.media.vad import attribute_speech, speech_segments
 from omnisocial.processes import fork_context
-from omnisocial.tables import SIGNALS, SPEAKERS, SPEECH, is_true
+from omnisocial.tables import SPEAKERS, is_true
 
 DEFAULTS = {
     "threshold": 0.5,

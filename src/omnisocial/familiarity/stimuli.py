@@ -25,9 +25,9 @@ import numpy as np
 import pandas as pd
 import soundfile as sf
 
+from omnisocial.familiarity.contracts import STIMULI_MANIFEST
 from omnisocial.io import atomic_path, sha256_file, write_text
 from omnisocial.media.audio import WAV_SUFFIXES
-from omnisocial.tables import STIMULI_MANIFEST
 
 SPEAKER_LABELS = {"a": "A", "b": "B"}
 MAX_GAIN = 10.0  # at most +-20 dB of balancing gain per track

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from omnisocial.tables import SEGMENTS
+from omnisocial.familiarity.contracts import SEGMENTS
 
 
 def combine_segments(*frames: pd.DataFrame) -> pd.DataFrame:

@@ -5,9 +5,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
+from omnisocial.familiarity.contracts import (
+    ASR_FAILURES,
+    CLIP_CANDIDATES,
+    FILTER_REPORT,
+    INTERACTIONS,
+    SEGMENTS,
+    SIGNALS,
+)
 from omnisocial.familiarity.filters import apply_filters
 from omnisocial.familiarity.transcripts import mark_asr_failures
-from omnisocial.tables import ASR_FAILURES, CLIP_CANDIDATES, FILTER_REPORT, INTERACTIONS, SEGMENTS, SIGNALS
 from omnisocial.workflow import start
 
 log = start(snakemake)

@@ -5,9 +5,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
-from omnisocial.familiarity.contracts import FEATURES_TABLE
+from omnisocial.familiarity.contracts import FEATURES_TABLE, SEGMENTS, STIMULI_MANIFEST
 from omnisocial.familiarity.inference import baseline_tables
-from omnisocial.tables import DESIGN, PREDICTIONS, SEGMENTS, STIMULI_MANIFEST
+from omnisocial.tables import DESIGN, PREDICTIONS
 from omnisocial.workflow import start
 
 log = start(snakemake)

@@ -5,8 +5,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
+from omnisocial.familiarity.contracts import STIMULI_MANIFEST
 from omnisocial.familiarity.release import RELEASE_REPORT, import_design
-from omnisocial.tables import DESIGN, STIMULI_MANIFEST
+from omnisocial.tables import DESIGN
 from omnisocial.workflow import start
 
 log = start(snakemake)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
-from omnisocial.familiarity.contracts import RESPONSES
+from omnisocial.familiarity.contracts import RESPONSES, STIMULI_MANIFEST
 from omnisocial.familiarity.inference import infer_model
 from omnisocial.models.runner import FailurePolicy
-from omnisocial.tables import DESIGN, PREDICTIONS, STIMULI_MANIFEST
+from omnisocial.tables import DESIGN, PREDICTIONS
 from omnisocial.workflow import start
 
 log = start(snakemake)

@@ -5,8 +5,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
+from omnisocial.familiarity.contracts import INTERACTIONS, SEGMENTS, SPEECH
 from omnisocial.familiarity.corpus.seamless import ingest
-from omnisocial.tables import INTERACTIONS, SEGMENTS, SPEECH
 from omnisocial.workflow import start
 
 log = start(snakemake)

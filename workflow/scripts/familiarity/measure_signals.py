@@ -5,9 +5,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
+from omnisocial.familiarity.contracts import INTERACTIONS, SEGMENTS, SIGNALS, SPEECH
 from omnisocial.familiarity.signals import measure_all
 from omnisocial.familiarity.transcripts import combine_segments
-from omnisocial.tables import INTERACTIONS, SEGMENTS, SIGNALS, SPEECH
 from omnisocial.workflow import start, threads
 
 log = start(snakemake)

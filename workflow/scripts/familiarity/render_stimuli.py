@@ -5,8 +5,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
+from omnisocial.familiarity.contracts import INTERACTIONS, SEGMENTS, STIMULI_MANIFEST
 from omnisocial.familiarity.stimuli import render_stimuli
-from omnisocial.tables import DESIGN, INTERACTIONS, SEGMENTS, STIMULI_MANIFEST
+from omnisocial.tables import DESIGN
 from omnisocial.workflow import start, threads
 
 log = start(snakemake)

@@ -5,8 +5,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
+from omnisocial.familiarity.contracts import CLIP_CANDIDATES, FILTER_REPORT, INTERACTIONS
 from omnisocial.familiarity.sampling import sample_design
-from omnisocial.tables import CLIP_CANDIDATES, DESIGN, FILTER_REPORT, INTERACTIONS
+from omnisocial.tables import DESIGN
 from omnisocial.workflow import start
 
 log = start(snakemake)

@@ -6,7 +6,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
 from omnisocial.familiarity.clips import clip_candidates
-from omnisocial.tables import CLIP_CANDIDATES, INTERACTIONS, SEGMENTS, SIGNALS, SPEECH
+from omnisocial.familiarity.contracts import CLIP_CANDIDATES, INTERACTIONS, SEGMENTS, SIGNALS, SPEECH
 from omnisocial.workflow import start
 
 log = start(snakemake)

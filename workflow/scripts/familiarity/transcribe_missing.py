@@ -6,7 +6,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
 from omnisocial.familiarity.asr import transcribe_missing
-from omnisocial.tables import ASR_FAILURES, INTERACTIONS, SEGMENTS
+from omnisocial.familiarity.contracts import ASR_FAILURES, INTERACTIONS, SEGMENTS
 from omnisocial.workflow import start
 
 log = start(snakemake)

@@ -56,8 +56,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from omnisocial.familiarity.contracts import INTERACTIONS, SEGMENTS, SPEECH
 from omnisocial.io import read_csv_strings
-from omnisocial.tables import INTERACTIONS, RELATIONSHIPS, SEGMENTS, SPEECH
+from omnisocial.tables import RELATIONSHIPS
 
 log = logging.getLogger(__name__)
 
