@@ -32,7 +32,6 @@ from omnisocial.media.vad import (
     probabilities_to_segments,
     speech_probabilities,
     speech_segments,
-    suppress_crosstalk,
 )
 
 SR = 16000
@@ -404,11 +403,12 @@ def test_crosstalk_is_not_counted_as_the_listeners_speech(utterance):
     onset, offset = _extent(utterance)
     other_start = 2.0 + n / SR
     assert any(start >= other_start - 0.3 for start, _ in found), "silero hears the cross-talk as speech"
-    kept = suppress_crosstalk(found, mic_own, mic_other, SR)
+    kept = attribute_speech({"a": found, "b": []}, {"a": mic_own, "b": mic_other}, SR).segments["a"]
     assert kept
     assert kept[0][0] == pytest.approx(1.0 + onset, abs=0.3)
     assert kept[-1][1] == pytest.approx(1.0 + offset, abs=0.3)
-    duplicate = suppress_crosstalk(found, mic_own, mic_own.copy(), SR)  # two copies: neither mic leads
+    copies = {"a": mic_own, "b": mic_own.copy()}  # two copies: neither mic leads
+    duplicate = attribute_speech({"a": found, "b": []}, copies, SR).segments["a"]
     assert union_seconds(duplicate) == pytest.approx(union_seconds(found), abs=0.05)
 
 

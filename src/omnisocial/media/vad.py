@@ -284,33 +284,3 @@ def attribute_speech(
         {name: _segments_of(kept[name], hop_s, min_speech_s, min_silence_s) for name in names},
         float(shared.sum() * hop_s),
     )
-
-
-def suppress_crosstalk(
-    segments: list[tuple[float, float]],
-    own: np.ndarray,
-    other: np.ndarray,
-    sr: int,
-    margin_db: float = 6.0,
-    smooth_s: float = 0.06,
-    hop_s: float = 0.02,
-    min_speech_s: float = 0.25,
-    min_silence_s: float = 0.1,
-) -> list[tuple[float, float]]:
-    """`segments` (found on `own`) without the hops where the other microphone leads by `margin_db`.
-
-    One microphone's side of `attribute_speech` (the other microphone's speech unknown):
-    hops where neither leads are kept. The same rates, smoothing and clean-up.
-    """
-    if not segments:
-        return []
-    return attribute_speech(
-        {"a": list(segments), "b": []},
-        {"a": own, "b": other},
-        sr,
-        margin_db=margin_db,
-        smooth_s=smooth_s,
-        hop_s=hop_s,
-        min_speech_s=min_speech_s,
-        min_silence_s=min_silence_s,
-    ).segments["a"]
