@@ -28,6 +28,7 @@ from omnisocial.media.sync import (
     video_motions,
 )
 from omnisocial.media.vad import (
+    _align_edges,
     attribute_speech,
     probabilities_to_segments,
     speech_probabilities,
@@ -325,6 +326,37 @@ def test_speech_goes_to_the_mic_that_leads_and_strong_bleed_is_shared():
     assert strong.shared_s > 0.9 * total
 
 
+def test_speech_edges_follow_the_microphones_level():
+    """Quiet ends are trimmed, voiced neighbours the other mic does not lead join, nothing new starts."""
+    kept = np.array([0, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0], dtype=bool)
+    voiced = np.array([1, 1, 0, 1, 1, 0, 0, 1, 1, 0, 1, 1], dtype=bool)
+    allowed = np.ones(kept.size, dtype=bool)
+    # the run 1-5 loses its quiet end (5), keeps its quiet inside (2), grows back to 0; 7-8 and
+    # 10-11 are voiced but touch no speech: not speech
+    assert _align_edges(kept, voiced, allowed).astype(int).tolist() == [1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
+    bleed = allowed.copy()
+    bleed[0] = False  # the other mic leads there: cross-talk is never grown into
+    assert _align_edges(kept, voiced, bleed).astype(int).tolist() == [0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
+    silent = np.zeros(kept.size, dtype=bool)
+    assert not _align_edges(kept, silent, allowed).any()  # a run with no voiced hop at all is gone
+
+
+def test_a_turn_starting_in_overlap_under_a_noise_floor_starts_on_time():
+    """Silero alone starts the last turn of a (27.85 s, begun in overlap) 0.4 s late under -60 dBFS."""
+    from omnisocial.media.recorded import reference_turns, sample_conversation, speaker_tracks
+
+    recording = sample_conversation()
+    tracks = speaker_tracks(recording, bleed_db=None, noise_floor_db=-60.0)
+    found = {k: speech_segments(v, SR) for k, v in tracks.items()}
+    onset = reference_turns(recording)["a"][-1][0]
+    silero_onset = min(start for start, end in found["a"] if end > onset)
+    assert silero_onset > onset + 0.3  # what silero alone gives
+    plain = attribute_speech(found, tracks, SR, edge_below_level_db=None).segments["a"]
+    aligned = attribute_speech(found, tracks, SR).segments["a"]
+    assert min(start for start, end in plain if end > onset) > onset + 0.3
+    assert min(start for start, end in aligned if end > onset) == pytest.approx(onset, abs=0.06)
+
+
 @pytest.mark.parametrize("bleed_db", [-10.0, -5.0])
 def test_a_silent_participant_is_not_credited_with_the_others_bleed(bleed_db):
     """b never speaks; b's mic hears a. Clear bleed goes to a; strong bleed is shared, not b's."""
@@ -407,9 +439,12 @@ def test_crosstalk_is_not_counted_as_the_listeners_speech(utterance):
     assert kept
     assert kept[0][0] == pytest.approx(1.0 + onset, abs=0.3)
     assert kept[-1][1] == pytest.approx(1.0 + offset, abs=0.3)
-    copies = {"a": mic_own, "b": mic_own.copy()}  # two copies: neither mic leads
-    duplicate = attribute_speech({"a": found, "b": []}, copies, SR).segments["a"]
-    assert union_seconds(duplicate) == pytest.approx(union_seconds(found), abs=0.05)
+    copies = {"a": mic_own, "b": mic_own.copy()}  # two copies: neither mic leads, nothing is dropped
+    as_found = attribute_speech({"a": found, "b": []}, copies, SR, edge_below_level_db=None).segments["a"]
+    assert union_seconds(as_found) == pytest.approx(union_seconds(found), abs=0.05)
+    # aligned to the level, each stretch loses at most silero's quiet padding at its two ends
+    aligned = attribute_speech({"a": found, "b": []}, copies, SR).segments["a"]
+    assert 0 <= union_seconds(found) - union_seconds(aligned) <= 0.1 * 2 * len(found)
 
 
 # ------------------------------------------------------------------ video motion and A/V lag

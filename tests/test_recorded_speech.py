@@ -55,12 +55,11 @@ def test_speech_turns_and_overlap_match_the_reference_up_to_minus_10_db(results)
     for name, (condition, row) in results.items():
         if not _in_sync(name) or condition.bleed_db == -5.0:
             continue
-        floor = condition.noise_floor_db is not None
-        # under a -60 dBFS floor silero misses the soft onset of one turn ("Oh, I don't ...")
-        tolerance = 0.05 if floor else 0.03
+        # with and without the -60 dBFS floor: under it silero alone started the turn that
+        # begins in overlap ("Oh, I don't ...") 0.4 s late and split it; the level aligns its edges
         for speaker in ("a", "b"):
-            assert abs(row[f"speech_{speaker}_error"]) <= tolerance, (name, speaker, row)
-        assert abs(row["turns"] - row["reference_turns"]) <= (1 if floor else 0), (name, row)
+            assert abs(row[f"speech_{speaker}_error"]) <= 0.03, (name, speaker, row)
+        assert row["turns"] == row["reference_turns"], (name, row)
         assert row["overlap_s"] == pytest.approx(row["reference_overlap_s"], abs=0.35), name
         total = row["speech_a_s"] + row["speech_b_s"] - row["overlap_s"]
         assert row["shared_speech_s"] <= 0.2 * total, name  # half of filters.max_shared_speech_share

@@ -148,6 +148,22 @@ def test_falls_back_to_silero_without_crosstalk(recording):
     assert signals["speech_total_s"] == pytest.approx(total)
 
 
+def test_the_speech_edge_keys_reach_the_attribution(recording, monkeypatch):
+    from omnisocial.familiarity import signals as signals_module
+
+    seen = []
+    real = signals_module.attribute_speech
+    monkeypatch.setattr(signals_module, "attribute_speech", lambda *a, **k: seen.append(k) or real(*a, **k))
+    base = {**PARAMS, "measure_av_sync": False}
+    aligned, _ = measure_interaction(row(recording), None, None, base)
+    as_found, _ = measure_interaction(
+        row(recording), None, None, {**base, "signals": {"speech_edge_below_level_db": None}}
+    )
+    assert seen[0]["edge_below_level_db"] == 25.0 and seen[0]["edge_above_floor_db"] == 6.0
+    assert seen[1]["edge_below_level_db"] is None
+    assert aligned["speech_s_a"] <= as_found["speech_s_a"]  # silero's quiet padding trimmed
+
+
 def test_duplicated_tracks_measure_as_duplicates(recording):
     files = recording["files"]
     signals, _ = measure_interaction(row(recording, audio_b=files["audio_a"]), corpus_speech(), None, PARAMS)

@@ -26,7 +26,9 @@ Parameters (`params`) are read from a flat dict, or from nested `vad:` / `filter
   `motion_size`: how video motion is decoded; `crosstalk_margin_db`: by how much a
   microphone must lead the other for silero speech to be attributed by level (speech on a
   microphone the other leads is cross-talk; where neither leads, speech on both is shared,
-  `shared_speech_s`; see `omnisocial.media.vad.attribute_speech`; None turns this off).
+  `shared_speech_s`; see `omnisocial.media.vad.attribute_speech`; None turns this off);
+  `speech_edge_below_level_db` / `speech_edge_above_floor_db`: where an attributed stretch
+  of speech starts and ends, by the microphone's own level (None keeps silero's edges).
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ DEFAULTS = {
     "motion_fps": 10.0,
     "motion_size": (32, 24),
     "crosstalk_margin_db": 6.0,
+    "speech_edge_below_level_db": 25.0,
+    "speech_edge_above_floor_db": 6.0,
 }
 _NESTED = ("vad", "filters", "signals")
 
@@ -72,6 +76,10 @@ def measure_params(params: dict | None) -> dict:
             merged.update({k: v for k, v in params[block].items() if k in DEFAULTS})
     merged.update({k: v for k, v in params.items() if k in DEFAULTS})
     return merged
+
+
+def _float_or_none(value) -> float | None:
+    return None if value is None else float(value)
 
 
 def _finite_or_none(value) -> float | None:
@@ -159,6 +167,8 @@ def measure_interaction(
                     hop_s=hop_s,
                     min_speech_s=float(p["min_speech_s"]),
                     min_silence_s=float(p["min_silence_s"]),
+                    edge_below_level_db=_float_or_none(p["speech_edge_below_level_db"]),
+                    edge_above_floor_db=float(p["speech_edge_above_floor_db"]),
                 )
                 intervals = attribution.segments
                 out["shared_speech_s"] = attribution.shared_s
