@@ -195,6 +195,39 @@ def test_a_failed_reminder_call_is_never_a_score(video):
     assert pr.loc[0, "sample_score"] == 1 and pr.loc[0, "n_judge_failed"] == 0
 
 
+def test_a_streamed_model_that_never_spoke_is_scored_by_the_llm_judges(video):
+    """No sentence, so no judge call: it scores as the empty response (0), not as no model at all."""
+    items = STREAM_ITEMS.validate(
+        pd.DataFrame(
+            [
+                _item("RTD_counting", "r1", video),
+                _item("PR_event_reminder", "p1", video, reminder1=2.0, video_duration=30.0),
+            ]
+        )
+    )
+    responses = STREAM_RESPONSES.validate(
+        pd.DataFrame(_sentences("talker", "PR_event_reminder", "p1", [("Now!", 3, 4)]))
+    )
+    row = {"judge": "j", "task": "pr", "model": "talker", "modality": "", "split": "PR_event_reminder",
+           "item_id": "p1", "kind": "reminder", "index": 0, "n_media": 0, "cached": False,
+           "ok": True, "reply": '{"success_score": 1}', "error": ""}  # fmt: skip
+    run = LLM_JUDGE_REPLIES.validate(pd.DataFrame([row]))
+    tasks = {"j": ["rtd_temporal", "rtd_content", "pr"]}
+    rtd, pr = score_judge_runs(responses, items, {"j": run}, models=["mute", "talker"], tasks=tasks)
+    pr = pr.set_index("model")
+    assert pr.loc["talker", "sample_score"] == 1
+    assert pr.loc["mute", "sample_score"] == 0 and pr.loc["mute", "n_no_text"] == 1
+    rtd = rtd.set_index("model")
+    assert set(rtd.index) == {"mute", "talker"}
+    assert rtd.loc["mute", "temporal_score"] == 0 and rtd.loc["mute", "n_sentences"] == 0
+    # a judge serving reminders only gives no rtd rows, even for the silent model
+    rtd, pr = score_judge_runs(responses, items, {"j": run}, models=["mute"], tasks={"j": ["pr"]})
+    assert rtd.empty and set(pr["model"]) == {"mute", "talker"}
+    # without the streamed models named, as before: only models with sentences
+    _, pr = score_judge_runs(responses, items, {"j": run})
+    assert set(pr["model"]) == {"talker"}
+
+
 def test_run_judge_caches_and_a_dead_judge_fails_fast(tmp_path):
     candidates = _candidates(["Bye then.", "Later!"])
     jobs = how_jobs(candidates, _references(2))

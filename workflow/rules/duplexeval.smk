@@ -183,6 +183,7 @@ rule duplexeval_score:
         reminder_judge=SOCIAL["streaming"]["reminder_judge"],
         keyword_share=SOCIAL["streaming"]["keyword_share"],
         llm_judges=STREAM_JUDGES,
+        llm_judge_tasks={name: stream_tasks_of(name) for name in STREAM_JUDGES},
         parser=SOCIAL["parser"],
     script:
         "../scripts/duplexeval/score.py"

@@ -39,12 +39,17 @@ def social_judge_cache(wildcards):
     return sout("cache", f"judge_{wildcards.judge}.jsonl")
 
 
-def stream_judge_tasks(wildcards):
+def stream_tasks_of(judge):
+    """The streaming tasks a judge serves."""
     return [
         task
         for task in ("rtd_temporal", "rtd_content", "pr")
-        if wildcards.judge in SOCIAL_JUDGE_TASKS[task]
+        if judge in SOCIAL_JUDGE_TASKS[task]
     ]
+
+
+def stream_judge_tasks(wildcards):
+    return stream_tasks_of(wildcards.judge)
 
 
 def social_roots():

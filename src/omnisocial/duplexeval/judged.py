@@ -685,23 +685,36 @@ def score_judge_runs(
     runs: dict[str, pd.DataFrame],
     parser: str = "released",
     window_s: float = REMINDER_WINDOW_S,
+    models=(),
+    tasks: dict[str, list[str]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(rtd rows, pr rows) per judge, model and item from LLM judge runs (`judges.llm.run_judge`
     tables, judge -> rows), scored by `score_rtd_replies` / `score_pr_replies`: the same
     parsing and rules as judge replies read from files; failed calls are `failed`, never a
-    score. With several judges, judge 'all' holds the per-item mean over judges."""
+    score. With several judges, judge 'all' holds the per-item mean over judges.
+
+    The models scored are those with response sentences plus `models` (the streamed ones): a
+    model that never spoke, or whose every reply was unparsed, has nothing to judge and so no
+    judge call, yet scores as the empty response does (temporal 0, reminders 0), as in the
+    offline scores. `tasks` (judge -> "rtd_temporal" / "rtd_content" / "pr") says which scores
+    each judge gives; without it, those whose calls appear in the judge's run."""
     rtd_parts, pr_parts = [], []
-    models = sorted(responses["model"].unique())
+    speaking = set(responses["model"].astype(str))
     for judge, run in runs.items():
-        for model in models:
+        serves = (tasks or {}).get(judge)
+        for model in sorted(speaking | {str(m) for m in models}):
             mine = run[run["model"] == model]
-            if mine.empty:
-                continue
+            if mine.empty and model in speaking and serves is None:
+                continue  # a run that does not cover this model (no task list to say otherwise)
             replies, failed = _run_replies(mine), _failed_calls(mine)
-            if mine["kind"].isin(("temporal", "content")).any():
+            if (
+                mine["kind"].isin(("temporal", "content")).any()
+                if serves is None
+                else bool({"rtd_temporal", "rtd_content"} & set(serves))
+            ):
                 rtd = score_rtd_replies(responses, items, replies, parser, [model], failed)
                 rtd_parts.append(rtd.assign(judge=judge))
-            if mine["kind"].eq("reminder").any():
+            if mine["kind"].eq("reminder").any() if serves is None else "pr" in serves:
                 pr = score_pr_replies(responses, items, replies, parser, window_s, [model], failed)
                 pr_parts.append(pr.assign(judge=judge))
     rtd_columns = ["judge", *RTD_REPLY_ITEMS.names]

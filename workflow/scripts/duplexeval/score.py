@@ -78,7 +78,9 @@ runs = {
     name: LLM_JUDGE_REPLIES.read(path)
     for name, path in zip(params.llm_judges, snakemake.input.llm, strict=True)
 }
-rtd_judged, pr_judged = score_judge_runs(responses, items, runs, params.parser)
+rtd_judged, pr_judged = score_judge_runs(
+    responses, items, runs, params.parser, models=streamed_models, tasks=params.llm_judge_tasks
+)
 for name, table in runs.items():
     log.info(
         "%s: %d streaming judge calls, %d failed (never scores)", name, len(table), int((~table["ok"]).sum())
