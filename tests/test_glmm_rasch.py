@@ -395,8 +395,8 @@ def test_kernel_without_a_writable_cache_compiles_in_process():
 
 
 def test_next_draws_sizes_to_the_ess_target():
-    assert glmm.auto_draws(2) == 1200 and glmm.auto_draws(4) == 600
-    assert glmm.auto_draws(2, 1600) == 1800  # two doublings of the rows: +50%
+    assert glmm.auto_draws(2) == 1500 and glmm.auto_draws(4) == 800
+    assert glmm.auto_draws(2, 1600) == 2300  # two doublings of the rows: +50%
     assert glmm.next_draws(600, 650.0, 1.005, 400, 1.01) is None  # target met
     # ESS short: scale by 400 * 1.25 / 250 = 2x, rounded up to 100
     assert glmm.next_draws(600, 250.0, 1.005, 400, 1.01) == 1200

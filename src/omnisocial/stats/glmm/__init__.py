@@ -36,7 +36,7 @@ priors read from the bambi model object, but
    Compiling the same model from PyMC with nutpie (`sampler="pymc"`, kept as a reference
    implementation) takes longer than the whole fast fit.
 
-Draws: by default (`draws=None`) the fast path samples 2 x 1,200 draws (more for more levels)
+Draws: by default (`draws=None`) the fast path samples 2 x 1,500 draws (more for more levels)
 after 300 tuning steps and, when a reported quantity misses R-hat <= 1.01 or bulk ESS >= 400,
 lets the same chains run on to more draws (`_sample.sample_fast_until`: no round repeats the
 tuning and draws of the one before; the result equals one run of the reported draws).

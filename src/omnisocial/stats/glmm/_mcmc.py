@@ -33,17 +33,21 @@ def _average_ranks(flat: np.ndarray) -> np.ndarray:
     whole run); a sort and two running extrema give the same ranks.
     """
     n = flat.shape[0]
-    order = np.argsort(flat, axis=0, kind="stable")
+    order = np.argsort(flat, axis=0)
     ordered = np.take_along_axis(flat, order, axis=0)
-    position = np.broadcast_to(np.arange(n)[:, None], flat.shape)
+    position = np.broadcast_to(np.arange(1.0, n + 1.0)[:, None], flat.shape)
     starts = np.ones(flat.shape, dtype=bool)  # a tie group starts at this sorted position
     starts[1:] = ordered[1:] != ordered[:-1]
+    if starts.all():  # no ties (the usual case for continuous draws): rank = sorted position
+        ranks = np.empty(flat.shape)
+        np.put_along_axis(ranks, order, position, axis=0)
+        return ranks
     ends = np.ones(flat.shape, dtype=bool)  # and ends at this one
     ends[:-1] = starts[1:]
-    first = np.maximum.accumulate(np.where(starts, position, 0), axis=0)
-    last = np.minimum.accumulate(np.where(ends, position, n - 1)[::-1], axis=0)[::-1]
+    first = np.maximum.accumulate(np.where(starts, position, 1.0), axis=0)
+    last = np.minimum.accumulate(np.where(ends, position, float(n))[::-1], axis=0)[::-1]
     ranks = np.empty(flat.shape)
-    np.put_along_axis(ranks, order, (first + last) / 2.0 + 1.0, axis=0)
+    np.put_along_axis(ranks, order, (first + last) / 2.0, axis=0)
     return ranks
 
 

@@ -22,11 +22,16 @@ import numpy as np
 
 from omnisocial.stats.glmm._fast import FastModel
 
-# The worst reported quantity (usually the rater SD) reaches a bulk ESS of about 0.5 per draw
-# (FriendBench and 3x sizes), so ~1,000 draws in all would meet ESS >= 400; but the max of R-hat
-# over the ~400-1,100 reported rows (2 chains) stays above 1.01 until ~1,100 draws per chain
-# (1.015 at 600 and 1,000, 1.009 at 1,200 on FriendBench): R-hat binds, not ESS.
-AUTO_TOTAL_DRAWS = 2400
+# The worst reported quantity (usually the rater SD) reaches a bulk ESS of about 0.2-1 per draw
+# (FriendBench and 3x sizes), so 1,000-2,000 draws in all meet ESS >= 400; but the max of R-hat
+# over the ~400-1,100 reported rows (2 chains) binds: it falls about as 1 / draws and scatters
+# around 1.01 at 1,200 draws per chain. Measured on the 16 tables of benchmarks/bench_glmm.py
+# (rater and dyad SD 0.2-1.5, seed 0; the max over the first n draws of one run of 1,800):
+# at 1,200 per chain 1.0081-1.0145, 8 of 16 above 1.01; at 1,400 one above; at 1,500
+# 1.0063-1.0096 (mean 1.0076), none. A missed check costs the extra draws plus a second check
+# and the pause (about 2 s on 2 cores, 0.7x lme4's whole run), 300 more draws per chain about
+# 0.9 s: so the first check comes at 1,500 per chain, where it rarely misses.
+AUTO_TOTAL_DRAWS = 3000
 AUTO_TUNE = 300  # nutpie's default; 500 and 1,000 gave the same R-hat
 ESS_MARGIN = 1.25  # a rerun aims at ESS_MIN * ESS_MARGIN
 MAX_ROUNDS = 3
