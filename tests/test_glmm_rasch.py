@@ -103,6 +103,57 @@ def test_mcmc_diagnostics_match_arviz():
     assert np.isnan(one_chain_rhat).all()  # never reported as clean
 
 
+def test_average_ranks_equal_scipy_rankdata_with_ties():
+    """`_mcmc._average_ranks` (numpy, no scipy.stats import) equals rankdata's "average" ranks,
+    ties included (a chain that stays put repeats a draw)."""
+    from scipy.stats import rankdata
+
+    rng = np.random.default_rng(1)
+    values = np.round(rng.normal(size=(301, 7)), 1)  # many ties
+    values[:, 0] = 2.0  # a constant column: one tie group
+    values[:, 1] = rng.normal(size=301)  # no ties
+    np.testing.assert_array_equal(_mcmc._average_ranks(values), rankdata(values, method="average", axis=0))
+
+
+@pytest.mark.slow
+def test_nutpie_core_sampler_equals_nutpie_sample():
+    """The fast path calls nutpie's core without importing `nutpie.sample` (and with it arviz):
+    its draws and divergences equal `nutpie.sample`'s of the same model and seed."""
+    import nutpie
+
+    from omnisocial.stats.glmm import _sample
+
+    fast = glmm.standard_fast_model(
+        glmm._prepare(_small_trials(), FORMULA, glmm.parse_standard_formula(FORMULA), "bernoulli"),
+        glmm.parse_standard_formula(FORMULA),
+    )
+    ours = _sample.sample_fast_model(fast, 150, 100, 2, 1, 7)
+    settings = _sample._nutpie_settings(150, 100, 2, 1, 7, None)
+    theirs = nutpie.sample(_sample._compiled(fast), **settings)
+    reference = _sample._idata(fast, theirs.posterior["theta"].to_numpy(), {})
+    for name in ("modality", "1|rater_id_sigma", "1|dyad_id"):
+        np.testing.assert_array_equal(ours.posterior[name], reference.posterior[name])
+    np.testing.assert_array_equal(ours.sample_stats["diverging"], theirs.sample_stats["diverging"])
+
+
+def test_command_does_not_import_arviz(tmp_path):
+    """`omnisocial glmm` on the fast path imports neither arviz, nor arviz-stats, nor
+    scipy.stats (about 2 s of CPU per call together, against lme4's ~3 s run)."""
+    import subprocess
+    import sys
+
+    csv = tmp_path / "trials.csv"
+    glmm.simulate_trials(4, 6, 3, seed=0).to_csv(csv, index=False)
+    argv = ["glmm", str(csv), "-o", str(tmp_path / "s.csv"), "--draws", "50", "--tune", "50"]
+    heavy = ("arviz", "arviz_stats", "scipy.stats", "nutpie.sample")
+    code = (
+        f"import sys; from omnisocial import cli; cli.main({argv!r}); "
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_batched_ess_equals_arviz_stats_per_quantity():
     """`_mcmc._ess` (all quantities at once) gives arviz-stats' `_ess` of each: odd and even
     lengths (where Geyer's loop stops), 1-4 chains, autocorrelation from -0.9 to 0.99."""
@@ -344,8 +395,8 @@ def test_kernel_without_a_writable_cache_compiles_in_process():
 
 
 def test_next_draws_sizes_to_the_ess_target():
-    assert glmm.auto_draws(2) == 1200 and glmm.auto_draws(4) == 600
-    assert glmm.auto_draws(2, 1600) == 1800  # two doublings of the rows: +50%
+    assert glmm.auto_draws(2) == 1500 and glmm.auto_draws(4) == 800
+    assert glmm.auto_draws(2, 1600) == 2300  # two doublings of the rows: +50%
     assert glmm.next_draws(600, 650.0, 1.005, 400, 1.01) is None  # target met
     # ESS short: scale by 400 * 1.25 / 250 = 2x, rounded up to 100
     assert glmm.next_draws(600, 250.0, 1.005, 400, 1.01) == 1200

@@ -36,7 +36,7 @@ priors read from the bambi model object, but
    Compiling the same model from PyMC with nutpie (`sampler="pymc"`, kept as a reference
    implementation) takes longer than the whole fast fit.
 
-Draws: by default (`draws=None`) the fast path samples 2 x 1,200 draws (more for more levels)
+Draws: by default (`draws=None`) the fast path samples 2 x 1,500 draws (more for more levels)
 after 300 tuning steps and, when a reported quantity misses R-hat <= 1.01 or bulk ESS >= 400,
 lets the same chains run on to more draws (`_sample.sample_fast_until`: no round repeats the
 tuning and draws of the one before; the result equals one run of the reported draws).
@@ -90,6 +90,7 @@ from omnisocial.stats.glmm._sample import (  # noqa: F401
     AUTO_TUNE,
     MAX_ROUNDS,
     PARALLEL_CHAINS_MIN_ROWS,
+    Trace,
     _sample_pymc,
     auto_draws,
     chain_threads,
@@ -129,12 +130,15 @@ class GLMMResult:
 
     `draws` is the number of draws per chain of the posterior (the last round when sized
     automatically: `rounds` > 1); `diagnostics` caches R-hat and bulk ESS by row label.
+    `trace` holds the draws: an arviz.InferenceData from the bambi samplers and "pymc", a
+    `_sample.Trace` (the same `posterior` and `sample_stats` Datasets, built without arviz) from
+    the fast path; `idata` is always the arviz object (the fast path's made on first use).
     """
 
     formula: str
     family: str
     sampler: str
-    idata: object  # arviz.InferenceData; posterior variables named as bambi names them
+    trace: object  # posterior variables named as bambi names them
     fixed_term: str | None
     fixed_levels: list[str]
     group_terms: list[str]
@@ -148,6 +152,13 @@ class GLMMResult:
     fast_model: FastModel | None = None
     rounds: int = 1
     diagnostics: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def idata(self):
+        """The posterior as an arviz.InferenceData (imports arviz on the fast path's first use)."""
+        if isinstance(self.trace, Trace):
+            self.trace = self.trace.to_inference_data()
+        return self.trace
 
 
 def fit_glmm(
@@ -231,15 +242,15 @@ def fit_glmm(
             **kwargs,
         )
 
-    def make_result(idata, n_draws) -> GLMMResult:
+    def make_result(trace, n_draws) -> GLMMResult:
         divergences = 0
-        if hasattr(idata, "sample_stats") and "diverging" in idata.sample_stats:
-            divergences = int(idata.sample_stats["diverging"].sum())
+        if hasattr(trace, "sample_stats") and "diverging" in trace.sample_stats:
+            divergences = int(trace.sample_stats["diverging"].sum())
         return GLMMResult(
             formula=formula,
             family=family,
             sampler=chosen,
-            idata=idata,
+            trace=trace,
             fixed_term=fixed_term,
             fixed_levels=fixed_levels,
             group_terms=group_terms,
@@ -283,7 +294,7 @@ def fit_glmm(
             idata, draws, rounds = sample_fast_until(
                 fast, draws, tune, chains, cores, seed, sampler_kwargs, check
             )
-            result = checked[-1] if checked and checked[-1].idata is idata else make_result(idata, draws)
+            result = checked[-1] if checked and checked[-1].trace is idata else make_result(idata, draws)
         else:
             while True:
                 result = make_result(sample(fast, draws, tune, chains, cores, seed, sampler_kwargs), draws)

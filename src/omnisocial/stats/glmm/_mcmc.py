@@ -1,12 +1,11 @@
 """MCMC summaries of many quantities at once: rank-normalized R-hat, bulk ESS and HDI.
 
 `arviz.summary` builds an xarray Dataset per call and takes seconds for the ~1,000 random
-effects of a GLMM; these functions call arviz-stats' array interface
-(`arviz_stats.base.array_stats`, numpy + scipy only) directly on arrays of shape
-(chain, draw, quantity). They replace a hand-written port of arviz 0.23's diagnostics and
-return the same numbers bit for bit (`tests/test_glmm_rasch.py` checks both against arviz
-and against an independent formula). arviz-stats is imported on first use, so importing
-`omnisocial.stats.glmm` stays as light as before.
+effects of a GLMM; these functions compute arviz-stats' diagnostics and its "nearest" HDI with
+numpy (and scipy.special, scipy.fft) on arrays of shape (chain, draw, quantity), vectorized over
+the quantities, and return the same numbers (`tests/test_glmm_rasch.py` checks them against
+arviz and against an independent formula). Neither arviz-stats nor scipy.stats is imported:
+their imports cost about 1 s of CPU in every `omnisocial glmm` call.
 
 The one thing kept here: a quantity with a non-finite draw (inf as well as NaN) gets NaN
 R-hat and ESS, as before; arviz-stats only screens NaN and would score an inf quantity.
@@ -26,19 +25,39 @@ from __future__ import annotations
 import numpy as np
 
 
-def _array_stats():
-    from arviz_stats.base import array_stats
+def _average_ranks(flat: np.ndarray) -> np.ndarray:
+    """`scipy.stats.rankdata(flat, method="average", axis=0)` of finite values, in numpy.
 
-    return array_stats
+    Ranks 1..n down each column, ties sharing the mean of their ranks. Importing scipy.stats
+    for `rankdata` costs about 0.5 s of CPU in every `omnisocial glmm` call (a fifth of lme4's
+    whole run); a sort and two running extrema give the same ranks.
+    """
+    n = flat.shape[0]
+    order = np.argsort(flat, axis=0)
+    ordered = np.take_along_axis(flat, order, axis=0)
+    position = np.broadcast_to(np.arange(1.0, n + 1.0)[:, None], flat.shape)
+    starts = np.ones(flat.shape, dtype=bool)  # a tie group starts at this sorted position
+    starts[1:] = ordered[1:] != ordered[:-1]
+    if starts.all():  # no ties (the usual case for continuous draws): rank = sorted position
+        ranks = np.empty(flat.shape)
+        np.put_along_axis(ranks, order, position, axis=0)
+        return ranks
+    ends = np.ones(flat.shape, dtype=bool)  # and ends at this one
+    ends[:-1] = starts[1:]
+    first = np.maximum.accumulate(np.where(starts, position, 1.0), axis=0)
+    last = np.minimum.accumulate(np.where(ends, position, float(n))[::-1], axis=0)[::-1]
+    ranks = np.empty(flat.shape)
+    np.put_along_axis(ranks, order, (first + last) / 2.0, axis=0)
+    return ranks
 
 
 def _z_scale(values: np.ndarray) -> np.ndarray:
     """arviz-stats' `_z_scale` of each quantity (last axis) over all its draws at once (the
     normal quantile by `ndtri`, as `norm.ppf` computes it, without its argument checks)."""
-    from scipy import special, stats
+    from scipy import special
 
     flat = values.reshape(-1, values.shape[-1])
-    ranks = stats.rankdata(flat, method="average", axis=0)
+    ranks = _average_ranks(flat)
     return special.ndtri((ranks - 0.375) / (flat.shape[0] + 0.25)).reshape(values.shape)
 
 
@@ -129,5 +148,14 @@ def hdi(draws: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray]:
     """
     draws = np.asarray(draws, dtype=np.float64)
     flat = draws.reshape(-1, draws.shape[-1]) if draws.ndim == 3 else draws.reshape(-1, 1)
-    interval = _array_stats().hdi(flat, prob, axis=0, method="nearest")
-    return interval[:, 0], interval[:, 1]
+    # arviz-stats' `_hdi_linear_nearest_common`, on every column at once (no import of
+    # arviz-stats, whose package import loads scipy.stats: ~0.5 s of CPU in every command call).
+    n = flat.shape[0]
+    ordered = np.sort(flat, axis=0)
+    inside = int(np.floor(prob * n))
+    if n - inside == 0:
+        raise ValueError("Too few elements for interval calculation. ")
+    width = ordered[inside:] - ordered[: n - inside]
+    low = np.argmin(width, axis=0)
+    columns = np.arange(flat.shape[1])
+    return ordered[low, columns], ordered[low + inside, columns]

@@ -12,18 +12,26 @@ first check missed by a little cost 2.3 times the draws it reported.)
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import math
 import os
+import sys
 
 import numpy as np
 
 from omnisocial.stats.glmm._fast import FastModel
 
-# The worst reported quantity (usually the rater SD) reaches a bulk ESS of about 0.5 per draw
-# (FriendBench and 3x sizes), so ~1,000 draws in all would meet ESS >= 400; but the max of R-hat
-# over the ~400-1,100 reported rows (2 chains) stays above 1.01 until ~1,100 draws per chain
-# (1.015 at 600 and 1,000, 1.009 at 1,200 on FriendBench): R-hat binds, not ESS.
-AUTO_TOTAL_DRAWS = 2400
+# The worst reported quantity (usually the rater SD) reaches a bulk ESS of about 0.2-1 per draw
+# (FriendBench and 3x sizes), so 1,000-2,000 draws in all meet ESS >= 400; but the max of R-hat
+# over the ~400-1,100 reported rows (2 chains) binds: it falls about as 1 / draws and scatters
+# around 1.01 at 1,200 draws per chain. Measured on the 16 tables of benchmarks/bench_glmm.py
+# (rater and dyad SD 0.2-1.5, seed 0; the max over the first n draws of one run of 1,800):
+# at 1,200 per chain 1.0081-1.0145, 8 of 16 above 1.01; at 1,400 one above; at 1,500
+# 1.0063-1.0096 (mean 1.0076), none. A missed check costs the extra draws plus a second check
+# and the pause (about 2 s on 2 cores, 0.7x lme4's whole run), 300 more draws per chain about
+# 0.9 s: so the first check comes at 1,500 per chain, where it rarely misses.
+AUTO_TOTAL_DRAWS = 3000
 AUTO_TUNE = 300  # nutpie's default; 500 and 1,000 gave the same R-hat
 ESS_MARGIN = 1.25  # a rerun aims at ESS_MIN * ESS_MARGIN
 MAX_ROUNDS = 3
@@ -123,29 +131,127 @@ def _compiled(fast: FastModel):
     )
 
 
-def _idata(fast: FastModel, theta: np.ndarray, sample_stats):
+def _nutpie_core():
+    """nutpie's Rust core, the module `nutpie._lib`, loaded without running `nutpie/__init__.py`.
+
+    Why: `nutpie/__init__` imports `nutpie.sample`, which imports arviz at its top, and arviz
+    imports matplotlib, its plots (one of which compiles a numba ufunc at import), arviz-stats
+    and scipy.stats: about 1.5-2 s of CPU in every `omnisocial glmm` call, more than half of
+    lme4's whole run, for nothing the fast path uses (it takes nutpie's raw arrow trace). The
+    package's spec is found without executing it, stands in `sys.modules` while the extension
+    module loads as `nutpie._lib`, and is removed again: a later `import nutpie` runs
+    `nutpie/__init__` as usual and finds this same `nutpie._lib` in `sys.modules`.
+    """
+    if "nutpie._lib" in sys.modules:
+        return sys.modules["nutpie._lib"]
+    if "nutpie" in sys.modules:  # nutpie imported already: nothing to save
+        return importlib.import_module("nutpie._lib")
+    spec = importlib.util.find_spec("nutpie")
+    sys.modules["nutpie"] = importlib.util.module_from_spec(spec)  # not executed
+    try:
+        return importlib.import_module("nutpie._lib")
+    finally:
+        del sys.modules["nutpie"]
+
+
+def _start_sampler(fast: FastModel, draws, tune, chains, cores, seed, extra=None):
+    """A running nutpie sampler (nutpie's `_lib.PySampler`) of `fast`, with the arrow store.
+
+    What `nutpie.sample(_compiled(fast), blocking=False, return_raw_trace=True, **settings)`
+    builds (nutpie 0.16.8, pinned: `compiled_pyfunc.from_pyfunc`, `PyFuncModel._make_model`,
+    `sample`'s settings and `_BackgroundSampler`), called on nutpie's core directly so that
+    arviz is not imported (`_nutpie_core`); tests/test_glmm_rasch.py checks that the draws equal
+    `nutpie.sample`'s for a seed.
+    """
+    from omnisocial.stats.glmm._kernel import logp_grad
+
+    lib = _nutpie_core()
+    kernel_args = fast.kernel_args
+    ndim = fast.ndim
+
+    def make_logp_fn():
+        def logp(x):
+            grad = np.empty(ndim)
+            value = logp_grad(x, grad, *kernel_args)
+            return value, grad
+
+        return logp
+
+    def make_expand_fn(_seed1, _seed2, _chain):
+        def expand(x):
+            return {"theta": np.array(x, dtype=np.float64)}
+
+        return expand
+
+    dim_sizes = {}  # new_variables adds the size of theta's dimension; PyModel needs it
+    variables = lib.PyVariable.new_variables(["theta"], ["float64"], [(ndim,)], dim_sizes, {})
+    model = lib.PyModel(
+        make_logp_fn,
+        make_expand_fn,
+        variables,
+        ndim,
+        dim_sizes=dim_sizes,
+        coords={},
+        init_point_func=fast.initial_point,
+        transform_adapter=None,
+    )
+    settings = lib.PyNutsSettings.Diag(seed)
+    settings.num_tune = tune
+    settings.num_draws = draws
+    settings.num_chains = chains
+    for name, value in (extra or {}).items():
+        setattr(settings, name, value)
+    return lib.PySampler.from_pyfunc(settings, cores, model, lib.ProgressType.none(), lib.PyStorage.arrow())
+
+
+class Trace:
+    """The draws of a fast-path fit as an arviz InferenceData holds them: `posterior` and
+    `sample_stats`, xarray Datasets with dims (chain, draw, ...) and bambi's names and coords.
+
+    Built with xarray alone: importing arviz costs about a second of CPU that `omnisocial glmm`
+    does not need. `to_inference_data()` gives the arviz object (`GLMMResult.idata` calls it).
+    """
+
+    def __init__(self, posterior, sample_stats):
+        self.posterior = posterior
+        self.sample_stats = sample_stats
+
+    def to_inference_data(self):
+        import arviz as az
+
+        return az.InferenceData(posterior=self.posterior, sample_stats=self.sample_stats)
+
+
+def _idata(fast: FastModel, theta: np.ndarray, sample_stats: dict) -> Trace:
     """The posterior in bambi's names from nutpie's draws of theta (chain, draw, ndim), with the
-    sample stats (a Dataset, or a dict of (chain, draw) arrays)."""
-    import arviz as az
+    sample stats (a dict of (chain, draw) arrays)."""
+    import xarray as xr
 
-    posterior = fast.expand(theta)
-    dims = {fast.fixed_term: [fast.fixed_dim]}
-    coords = {fast.fixed_dim: fast.fixed_levels}
+    chains, draws = theta.shape[:2]
+    base = {"chain": np.arange(chains), "draw": np.arange(draws)}
+    dims = {fast.fixed_term: fast.fixed_dim}
+    coords = {**base, fast.fixed_dim: list(fast.fixed_levels)}
     for factor in fast.factors:
-        dims[factor.term] = [factor.dim]
-        coords[factor.dim] = factor.levels
-    if isinstance(sample_stats, dict):
-        return az.from_dict(posterior=posterior, sample_stats=sample_stats, coords=coords, dims=dims)
-    idata = az.from_dict(posterior=posterior, coords=coords, dims=dims)
-    idata.add_groups(sample_stats=sample_stats)
-    return idata
+        dims[factor.term] = factor.dim
+        coords[factor.dim] = list(factor.levels)
+    posterior = {
+        name: (("chain", "draw", dims[name]) if name in dims else ("chain", "draw"), values)
+        for name, values in fast.expand(theta).items()
+    }
+    stats = {name: (("chain", "draw"), values) for name, values in sample_stats.items()}
+    return Trace(xr.Dataset(posterior, coords=coords), xr.Dataset(stats, coords=base))
 
 
-def sample_fast_model(fast: FastModel, draws, tune, chains, cores, seed, extra=None):
-    import nutpie
-
-    raw = nutpie.sample(_compiled(fast), **_nutpie_settings(draws, tune, chains, cores, seed, extra))
-    return _idata(fast, raw.posterior["theta"].to_numpy(), raw.sample_stats)
+def sample_fast_model(fast: FastModel, draws, tune, chains, cores, seed, extra=None) -> Trace:
+    """`draws` per chain after `tune` tuning steps (nutpie's NUTS, diagonal mass matrix)."""
+    sampler = _start_sampler(fast, draws, tune, chains, cores, seed, extra)
+    try:
+        sampler.wait(None)
+        batches = sampler.take_results().get_arrow_trace()
+    finally:
+        if not sampler.is_empty(ignore_error=True):
+            sampler.abort()
+    return _raw_idata(fast, batches, draws)
 
 
 POLL_S = 0.1  # the shortest wait between two looks at a running sampler
@@ -221,9 +327,9 @@ def _wait_for(sampler, draws: int) -> object:
 
 
 def _finished(sampler) -> bool:
-    """Whether a background nutpie sampler has stopped (nutpie raises TimeoutError while it runs)."""
+    """Whether a nutpie sampler (`_lib.PySampler`) has stopped (it raises TimeoutError while it runs)."""
     try:
-        return bool(sampler.is_finished)
+        return bool(sampler.is_finished())
     except TimeoutError:
         return False
 
@@ -237,17 +343,14 @@ def sample_fast_until(fast: FastModel, draws, tune, chains, cores, seed, extra, 
     first n draws do not depend on how many it was asked for (tuning depends on `tune` only), so
     the result equals a run of exactly the reported draws: deterministic for a seed, and no
     round repeats the tuning and the draws of the one before. Returns (idata, draws, rounds)."""
-    import nutpie
-
-    settings = _nutpie_settings(MAX_DRAWS, tune, chains, cores, seed, extra)
-    sampler = nutpie.sample(_compiled(fast), blocking=False, return_raw_trace=True, **settings)
+    sampler = _start_sampler(fast, MAX_DRAWS, tune, chains, cores, seed, extra)
     rounds = 1
     try:
         while True:
             batches = _wait_for(sampler, draws)
             sampler.pause()
             if (have := _drawn(batches[1])) < draws:  # the sampler stopped early: wait() raises
-                sampler.wait()
+                sampler.wait(None)
                 raise RuntimeError(f"nutpie stopped after {have} of {draws} draws per chain")
             idata = _raw_idata(fast, batches, draws)
             more = more_draws(idata, draws) if rounds < MAX_ROUNDS else None
@@ -256,7 +359,7 @@ def sample_fast_until(fast: FastModel, draws, tune, chains, cores, seed, extra, 
             draws, rounds = more, rounds + 1
             sampler.resume()
     finally:
-        sampler.cancel()
+        sampler.abort()
 
 
 def _sample_pymc(fast: FastModel, draws, tune, chains, cores, seed, extra=None):

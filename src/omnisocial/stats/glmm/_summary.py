@@ -42,7 +42,7 @@ def _flags(frame: pd.DataFrame, label: str) -> pd.DataFrame:
 
 def _reported_vars(result: GLMMResult, levels: bool) -> list[str]:
     # PyMC names transformed (sampler-space) copies `<name>_log__` etc.: not reported.
-    names = [name for name in result.idata.posterior.data_vars if not str(name).endswith("__")]
+    names = [name for name in result.trace.posterior.data_vars if not str(name).endswith("__")]
     if not levels:
         names = [name for name in names if name not in result.group_terms]
     return names
@@ -105,12 +105,12 @@ def summarize(result: GLMMResult, levels: bool = True) -> pd.DataFrame:
     `1|dyad_id[d007]`); `levels=False` leaves out the group-level effects. r_hat is the
     rank-normalized split R-hat and ess_bulk the bulk ESS, as `arviz.summary` computes them.
     """
-    labels, draws = posterior_matrix(result.idata, _reported_vars(result, levels))
+    labels, draws = posterior_matrix(result.trace, _reported_vars(result, levels))
     return _flags(summary_frame(labels, draws, "term", result.diagnostics), "term")
 
 
 def _contrast_draws(result: GLMMResult) -> tuple[list[str], np.ndarray]:
-    values = result.idata.posterior[result.fixed_term].transpose("chain", "draw", ...).to_numpy()
+    values = result.trace.posterior[result.fixed_term].transpose("chain", "draw", ...).to_numpy()
     pairs = list(itertools.combinations(range(len(result.fixed_levels)), 2))
     term, levels = result.fixed_term, result.fixed_levels
     labels = [f"{term}[{levels[i]}] - {term}[{levels[j]}]" for i, j in pairs]
@@ -141,7 +141,7 @@ def worst_diagnostics(result: GLMMResult) -> tuple[float, float]:
     `contrasts` (NaN when one is undefined); fills `result.diagnostics`."""
     from omnisocial.stats.glmm import _mcmc
 
-    labels, draws = posterior_matrix(result.idata, _reported_vars(result, True))
+    labels, draws = posterior_matrix(result.trace, _reported_vars(result, True))
     if result.fixed_term is not None:
         more, diffs = _contrast_draws(result)
         labels, draws = labels + more, np.concatenate([draws, diffs], axis=2)
@@ -162,10 +162,10 @@ def variance_components(result: GLMMResult) -> pd.DataFrame:
     """
     from omnisocial.stats.glmm import _mcmc
 
-    terms = [term for term in result.group_terms if f"{term}_sigma" in result.idata.posterior]
+    terms = [term for term in result.group_terms if f"{term}_sigma" in result.trace.posterior]
     if not terms:
         raise ValueError("the model has no random intercepts")
-    labels, sigma = posterior_matrix(result.idata, [f"{term}_sigma" for term in terms])
+    labels, sigma = posterior_matrix(result.trace, [f"{term}_sigma" for term in terms])
     stats = summary_frame(labels, sigma, "term", result.diagnostics)
     icc = sigma**2 / ((sigma**2).sum(axis=-1, keepdims=True) + math.pi**2 / 3)
     icc_low, icc_high = _mcmc.hdi(icc, HDI_PROB)
