@@ -31,6 +31,7 @@ result cache keys on media content).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -49,6 +50,7 @@ import ffmpeg
 from omnisocial.io import atomic_path, write_json
 from omnisocial.media.cut import BITEXACT, SUFFIX, cut_audio_track, cut_clip, encode_options
 from omnisocial.media.ffmpeg_run import MediaError, probe_json, run_ffmpeg
+from omnisocial.models import media_io
 from omnisocial.streaming.protocol import StreamItem
 from omnisocial.streaming.schedule import DIGITS
 
@@ -440,6 +442,120 @@ def _track_packets(audio: _Packets, track_start: float, start: float, end: float
         if pts - offset >= length:
             break
         yield pos, size, pts - offset, min(duration, length - (pts - offset))
+
+
+@dataclass(frozen=True)
+class StepMedia:
+    """What a step's joined mp4 holds, known from its segments without opening it: the facts a
+    backend would otherwise probe or decode again at every step (`probe`, `sample_frames`,
+    with the answers of `models.media_io`'s functions of the same names). `segments` are all
+    the item's segments, the step's are `segments[first:last]`."""
+
+    path: Path
+    segments: tuple[Path, ...]
+    first: int
+    last: int
+
+    def probe(self) -> dict:
+        """media_io.probe's answer (duration exact, where ffprobe rounds it to the millisecond)."""
+        parts = self.segments[self.first : self.last]
+        manifest = _counted(list(parts))
+        video = sum((frames_duration(manifest[path.name]) for path in parts), Fraction(0))
+        has_audio = manifest[parts[0].name].get("audio") is not None
+        audio = segment_span(parts[-1])[1] - segment_span(parts[0])[0] if has_audio else 0.0
+        return {"duration_s": max(float(video), audio), "has_audio": has_audio, "has_video": True}
+
+    def sample_frames(
+        self, fps: float = 1.0, max_frames: int = 32, width: int = 768, quality: int = 4
+    ) -> list[bytes]:
+        """media_io.sample_frames(path, ...): the item's frames sampled once (`step_frames`) where
+        they give the same frames, else sampled from the file."""
+        frames = step_frames(self.segments, self.first, self.last, fps, max_frames, width, quality)
+        if frames is None:
+            return media_io.sample_frames(self.path, fps, max_frames, width, quality)
+        if not frames:
+            raise media_io.MediaError(f"{self.path}: ffmpeg produced no frames")
+        return frames
+
+
+def describe_step(segments: list[Path], first: int, last: int, path: Path) -> StepMedia:
+    return StepMedia(Path(path), tuple(Path(segment) for segment in segments), first, last)
+
+
+FRAME_CACHE = ".frames"  # per item folder: the item's sampled frames, one folder per sampling
+_FRAME_LOCKS: dict[Path, threading.Lock] = {}
+
+
+def step_frames(
+    segments: tuple[Path, ...] | list[Path],
+    first: int,
+    last: int,
+    fps: float,
+    max_frames: int,
+    width: int,
+    quality: int,
+) -> list[bytes] | None:
+    """The JPEG frames `media_io.sample_frames` gives the step joined from segments[first:last],
+    taken from the whole item's frames sampled ONCE (`_item_frames`), or None where those are
+    not the step's: sampling the item joined from `segments` at rate R shows frame k at k / R,
+    and a step from the item's start shows the same frames at the same ticks, its first
+    round(D R) of them (D: its video's length; ffmpeg's fps filter ends at its input's end,
+    rounded to the nearest tick). A window starting at offset O shares them only where O R is
+    a whole tick (else None), and a step long enough for sampling to lower its rate (D R
+    above max_frames) has other ticks (None)."""
+    segments = [Path(path) for path in segments]
+    manifest = _counted(segments)
+    lengths = [frames_duration(manifest[path.name]) for path in segments]
+    rate = Fraction(f"{fps:.6f}")  # as ffmpeg reads the filter's rate (media_io._frames_stream)
+    offset, length = sum(lengths[:first], Fraction(0)) * rate, sum(lengths[first:last], Fraction(0))
+    has_audio = manifest[segments[first].name].get("audio") is not None
+    audio = (
+        Fraction(segment_span(segments[last - 1])[1] - segment_span(segments[first])[0]) if has_audio else 0
+    )
+    longest = max(length, audio) + Fraction(1, 1000)  # what probe may say: ms rounding, the audio's end
+    if offset.denominator != 1 or longest * rate > max_frames:
+        return None
+    count = math.floor(length * rate + Fraction(1, 2))
+    files = _item_frames(segments, manifest, rate, width, quality)
+    return [path.read_bytes() for path in files[int(offset) : int(offset) + count]]
+
+
+def _item_frames(
+    segments: list[Path], manifest: dict, rate: Fraction, width: int, quality: int
+) -> list[Path]:
+    """The item joined from `segments` sampled at `rate` (all its frames), cached in its folder
+    under FRAME_CACHE, keyed by the segments (names, frame counts, file versions) and the
+    sampling: written once, atomically (a folder renamed into place), read by every step."""
+    folder = segments[0].parent
+    key = json.dumps(
+        [
+            [
+                (path.name, manifest[path.name], path.stat().st_size, path.stat().st_mtime_ns)
+                for path in segments
+            ],
+            str(rate),
+            width,
+            quality,
+        ],
+        sort_keys=True,
+    )
+    cache = folder / FRAME_CACHE / hashlib.sha256(key.encode()).hexdigest()[:20]
+    with _FRAME_LOCKS.setdefault(cache.resolve(), threading.Lock()):  # one build per process
+        if not cache.is_dir():
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(prefix=".build-", dir=cache.parent) as scratch:
+                joined = assemble(segments, Path(scratch) / "item.mp4")
+                frames = media_io.frames_at(joined, float(rate), 10**9, width, quality)
+                built = Path(scratch) / "frames"
+                built.mkdir()
+                for i, frame in enumerate(frames):
+                    (built / f"{i:06d}.jpg").write_bytes(frame)
+                try:
+                    os.rename(built, cache)
+                except OSError:  # another job built it first: theirs holds the same frames
+                    if not cache.is_dir():
+                        raise
+    return sorted(cache.glob("*.jpg"))
 
 
 def _join_wav(segments: list[Path], destination: Path) -> Path:
