@@ -402,11 +402,24 @@ def _join_mp4(segments: list[Path], manifest: dict, track: Path | None, destinat
         base = video[0].time_base
         for path, packets in zip(segments, video, strict=True):
             raw = path.read_bytes()
-            shift = offset / base
-            scale = packets.time_base / base
-            for pos, size, pts, dts, duration, keyframe in packets.rows:
-                _mux(out, video_out, raw[pos : pos + size], round(pts * scale + shift),
-                     round(dts * scale + shift), round(duration * scale), keyframe, base)  # fmt: skip
+            shift, scale = offset / base, packets.time_base / base
+            if scale == 1 and shift.denominator == 1:  # one encode's segments: whole ticks, no Fractions
+                shift = int(shift)
+                for pos, size, pts, dts, duration, keyframe in packets.rows:
+                    _mux(
+                        out,
+                        video_out,
+                        raw[pos : pos + size],
+                        pts + shift,
+                        dts + shift,
+                        duration,
+                        keyframe,
+                        base,
+                    )
+            else:
+                for pos, size, pts, dts, duration, keyframe in packets.rows:
+                    _mux(out, video_out, raw[pos : pos + size], round(pts * scale + shift),
+                         round(dts * scale + shift), round(duration * scale), keyframe, base)  # fmt: skip
             offset += frames_duration(manifest[path.name])
         if audio is not None:
             start, end = segment_span(segments[0])[0], segment_span(segments[-1])[1]
