@@ -7,8 +7,8 @@ noise as 44.1 kHz stereo AAC, `--duration` s) is streamed at `--step` s from `--
 end, the whole prefix each step (the SocialOmni protocol's context). Measured in the same run,
 per modality (audio_video, audio):
 1. new: the one-time cut (`streaming.media.cut_segments`) and, per step, `assemble` (video
-   segments by the concat demuxer at their frames' durations, audio copied from the item's
-   one AAC track; wav segments joined in Python);
+   segments remuxed in process with PyAV at their frames' durations, audio copied from the
+   item's one AAC track; wav segments joined in Python);
 2. old (audio_video only): what `streaming.media` did before, rebuilt here: each span cut
    with its own audio (`cut_clip(..., "audio_video")`) and the prefix joined by the concat
    demuxer with stream copy, AAC priming and padding at every join;

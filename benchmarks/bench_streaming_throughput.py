@@ -14,8 +14,10 @@ prefix each step (1 s steps to each clip's end, no stop rule: every step is aske
 
 - audio: the audio prefix (wav joined from the segments, an `input_audio` part);
 - audio_video: the mp4 prefix as one `video_url` part (data URL) with its audio in the video
-  (`media.video_audio: in_video`, vLLM's use_audio_in_video: a probe of the prefix per step);
-- frames: JPEG frames sampled from the mp4 prefix at 1 fps (`video_mode: frames`, no audio).
+  (`media.video_audio: in_video`, vLLM's use_audio_in_video; whether it has sound comes from
+  the segments, no probe per step);
+- frames: JPEG frames sampled at 1 fps (`video_mode: frames`, no audio): the item's frames,
+  sampled once, up to t.
 
 Per (entry, c) it prints calls, wall seconds, calls/s, the limit c / latency and the share
 calls/s / limit (target >= 0.9), the same share from the first call to the last reply

@@ -9,18 +9,31 @@ prefix there is joined from 29 segments (28 joins)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import omnisocial
 from omnisocial.media.audio import load_audio, probe
 from omnisocial.media.ffmpeg_run import probe_json
 from omnisocial.media.sync import cross_correlation
+from omnisocial.models import media_io
 from omnisocial.streaming import Schedule, StreamItem, assemble, cut_segments
-from omnisocial.streaming.media import FRAMES, cut_prefix, segment_paths, step_segments
+from omnisocial.streaming.media import (
+    FRAME_CACHE,
+    FRAMES,
+    StepMedia,
+    cut_prefix,
+    describe_step,
+    segment_paths,
+    step_frames,
+    step_segments,
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg not installed")
 
@@ -183,3 +196,78 @@ def test_a_step_without_frame_counts_names_the_missing_file(tmp_path):
         item, None, tmp_path / "seg", "video"
     )
     assert assemble(segments, tmp_path / "step.mp4").is_file()  # a re-cut counts them again
+
+
+# --- in-process joins and frames sampled once per item (issue 38 item 5) -------------------
+
+
+def test_a_step_is_the_same_bytes_in_another_process(prefix_segments, tmp_path):
+    """The result cache keys on the media's sha256, across runs: a resumed job (a new process,
+    its packet indexes read afresh) must join the same bytes."""
+    item, segments = prefix_segments
+    parts = segments[step_segments(item, None, 0.0, 29.4)]
+    here = assemble(parts, tmp_path / "here.mp4")
+    code = (
+        "import sys; from pathlib import Path; from omnisocial.streaming import assemble; "
+        "assemble([Path(p) for p in sys.argv[2:]], Path(sys.argv[1]))"
+    )
+    package = Path(omnisocial.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(package), os.environ.get("PYTHONPATH", "")])}
+    there = tmp_path / "there.mp4"
+    subprocess.run([sys.executable, "-c", code, str(there), *map(str, parts)], check=True, env=env)
+    assert here.read_bytes() == there.read_bytes()
+
+
+def known_step(item, segments, window_s, start, t, folder: Path) -> StepMedia:
+    span = step_segments(item, window_s, start, t)
+    return describe_step(segments, span.start, span.stop, assemble(segments[span], folder / "step.mp4"))
+
+
+@pytest.mark.parametrize("fps", [1.0, 2.0])
+def test_a_prefixs_frames_from_the_item_cache_are_those_sampled_from_the_prefix(
+    prefix_segments, tmp_path, fps
+):
+    """The frames a step sends in `video_mode: frames` come from the item's frames sampled once,
+    and are the very frames (bytes) sampling the step's own media gives, at every t; where
+    sampling would lower the rate (more than max_frames), they are sampled from the step."""
+    item, segments = prefix_segments
+    for t in (1.4, 2.4, 9.4, 16.4, 29.4):
+        known = known_step(item, segments, None, 0.0, t, tmp_path)
+        expected = media_io.sample_frames(known.path, fps, 32, 160, 4)
+        assert known.sample_frames(fps, 32, 160, 4) == expected, t
+        cached = step_frames(segments, known.first, known.last, fps, 32, 160, 4)
+        assert (cached is None) == (t * fps > 32), t  # 29.4 s at 2 fps: 59 frames, the rate lowered
+    assert list((segments[0].parent / FRAME_CACHE).iterdir())  # sampled once, kept beside the segments
+
+
+def test_a_windows_frames_come_from_the_cache_where_its_start_is_on_the_sampling_grid(tmp_path):
+    """25 fps, 1 s steps, 2 s windows: each window starts a whole number of ticks into the item,
+    so its frames are the cache's, shifted; at 30000/1001 fps no window start is (sampled)."""
+    clip = tmp_path / "pal.mp4"
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25", "-t", "8",
+         "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", str(clip)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    item = StreamItem("pal", clip, Schedule(2.0, 7.0, 1.0))
+    segments = cut_segments(item, 2.0, tmp_path / "seg", "video")
+    for t in (2.0, 4.0, 7.0):
+        known = known_step(item, segments, 2.0, max(0.0, t - 2.0), t, tmp_path)
+        assert step_frames(segments, known.first, known.last, 1.0, 32, 160, 4) is not None
+        assert known.sample_frames(1.0, 32, 160, 4) == media_io.sample_frames(known.path, 1.0, 32, 160, 4)
+
+
+def test_a_window_off_the_sampling_grid_is_sampled_from_its_media(window_segments, tmp_path):
+    item, segments = window_segments
+    known = known_step(item, segments, WINDOW_S, 29.4 - WINDOW_S, 29.4, tmp_path)
+    assert step_frames(segments, known.first, known.last, 1.0, 32, 160, 4) is None
+    assert known.sample_frames(1.0, 32, 160, 4) == media_io.sample_frames(known.path, 1.0, 32, 160, 4)
+
+
+def test_what_a_step_is_known_to_hold_is_what_probing_it_says(prefix_segments, tmp_path):
+    item, segments = prefix_segments
+    for t in (1.4, 29.4):
+        known = known_step(item, segments, None, 0.0, t, tmp_path)
+        ours, probed = known.probe(), media_io.probe(known.path)
+        assert ours["has_audio"] and probed["has_audio"] and ours["has_video"] and probed["has_video"]
+        assert ours["duration_s"] == pytest.approx(probed["duration_s"], abs=0.002)

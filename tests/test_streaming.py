@@ -400,3 +400,67 @@ def test_after_kill_9_and_a_rerun_calls_made_and_cached_add_up_to_an_uninterrupt
     assert summary["n_calls"] + summary["n_cached"] == clean["n_calls"] == summary["n_steps"] == 20
     keep = ["item_id", "step", "t", "kind", "reply"]
     assert rerun.steps[keep].equals(fresh.steps[keep])
+
+
+# --- an OpenAI-compatible model's step media, prepared from the segments (issue 38 item 5) ----
+
+
+@pytest.mark.parametrize("mode", ["frames", "in_video"])
+def test_an_openai_models_steps_need_no_probe_and_frames_come_from_the_item(
+    segments, tmp_path, mode, monkeypatch
+):
+    """The driver tells the backend what each step's segments hold (`StepMedia`): no step probes
+    its media (media_io.probe fails here: a step that probed would fail), and in frames mode
+    each step sends the frames sampling its own media gives, taken from the item's frames
+    sampled once."""
+    import base64
+
+    import httpx
+
+    from omnisocial.models import media_io
+    from omnisocial.models.openai_compat import OpenAICompatBackend
+    from omnisocial.streaming.media import FRAME_CACHE, segment_paths
+
+    root, items = segments
+    item = items[0]
+    bodies: dict[float, dict] = {}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        text = next(part["text"] for part in body["messages"][-1]["content"] if part["type"] == "text")
+        bodies[float(T_IN_PROMPT.search(text).group(1))] = body
+        message = {"role": "assistant", "content": "NO"}
+        return httpx.Response(
+            200, json={"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+        )
+
+    media = {"video_mode": "frames", "video_audio": "none", "fps": 1.0, "frame_width": 32}
+    if mode == "in_video":
+        media = {"video_mode": "video_url", "video_audio": "in_video"}
+    entry = {"name": f"loopback-{mode}", "backend": "openai", "model": "loopback", "base_url": "http://loopback/v1",
+             "modalities": ["text", "video"], "max_retries": 0, "concurrency": 2, "media": media}  # fmt: skip
+
+    def no_probe(path):
+        raise media_io.MediaError(f"{path}: probed")
+
+    monkeypatch.setattr(media_io, "probe", no_probe)
+    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+        backend = OpenAICompatBackend(entry, client=client)
+        run = stream(backend, [item], WHEN, modality="audio_video", segments_root=root,
+                     cache_path=tmp_path / "cache.jsonl", progress=False)  # fmt: skip
+    monkeypatch.undo()
+    assert run.summary["n_failed_items"] == 0 and sorted(bodies) == item.schedule.times()
+    if mode == "in_video":
+        assert all(body["mm_processor_kwargs"] == {"use_audio_in_video": True} for body in bodies.values())
+        return
+    paths = segment_paths(root, "audio_video", item, None)
+    for index, t in enumerate(item.schedule.times()):
+        step = assemble(paths[: index + 1], tmp_path / "step.mp4")
+        parts = bodies[t]["messages"][-1]["content"]
+        sent = [
+            base64.b64decode(p["image_url"]["url"].split(",", 1)[1])
+            for p in parts
+            if p["type"] == "image_url"
+        ]
+        assert sent == media_io.sample_frames(step, 1.0, 32, 32, 4), t
+    assert list((paths[0].parent / FRAME_CACHE).iterdir())

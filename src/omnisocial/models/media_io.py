@@ -15,6 +15,7 @@ import mimetypes
 import tempfile
 import wave
 from pathlib import Path
+from typing import Protocol
 
 import ffmpeg
 
@@ -43,6 +44,16 @@ _MIME = {
 
 class MediaError(RuntimeError):
     """A media file could not be read or converted."""
+
+
+class Known(Protocol):
+    """What a caller already knows of one media file: `probe()` and `sample_frames(fps,
+    max_frames, width, quality)` answer as this module's functions would for that file, without
+    opening it (a streamed step's media, from its segments: `streaming.media.StepMedia`)."""
+
+    def probe(self) -> dict: ...
+
+    def sample_frames(self, fps: float, max_frames: int, width: int, quality: int) -> list[bytes]: ...
 
 
 def mime_type(path: str | Path) -> str:
@@ -141,10 +152,17 @@ def sample_frames(
         raise MediaError(f"{path}: no video stream")
     duration = info["duration_s"]
     rate = min(fps, max_frames / duration) if duration and duration > 0 else fps
-    with tempfile.TemporaryDirectory(prefix="omni-frames-") as folder:
-        pattern = str(Path(folder) / "frame_%05d.jpg")
-        _run(_frames_stream(path, pattern, rate, max_frames, width, quality), path)
-        frames = [frame.read_bytes() for frame in sorted(Path(folder).glob("frame_*.jpg"))]
+    frames = frames_at(path, rate, max_frames, width, quality)
     if not frames:
         raise MediaError(f"{path}: ffmpeg produced no frames")
     return frames
+
+
+def frames_at(path: str | Path, rate: float, max_frames: int, width: int, quality: int) -> list[bytes]:
+    """JPEG frames of `path` at exactly `rate` per second (ffmpeg's fps filter: frame k is the one
+    shown at k / rate), at most `max_frames`, `width` px wide; [] when there are none."""
+    path = Path(path)
+    with tempfile.TemporaryDirectory(prefix="omni-frames-") as folder:
+        pattern = str(Path(folder) / "frame_%05d.jpg")
+        _run(_frames_stream(path, pattern, rate, max_frames, width, quality), path)
+        return [frame.read_bytes() for frame in sorted(Path(folder).glob("frame_*.jpg"))]

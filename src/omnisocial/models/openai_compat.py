@@ -49,6 +49,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -207,7 +208,9 @@ class OpenAICompatBackend:
         parts.append({"type": "text", "text": request.prompt})
         return parts, audio_path
 
-    def _media_parts(self, modality: str, path: Path) -> tuple[list[dict], str]:
+    def _media_parts(
+        self, modality: str, path: Path, known: media_io.Known | None = None
+    ) -> tuple[list[dict], str]:
         """(the message parts of one media file, its audio path: '' when it carries no audio)."""
         if modality == "audio":
             return [
@@ -217,20 +220,25 @@ class OpenAICompatBackend:
             url = _data_url(media_io.mime_type(path), path.read_bytes())
             return [{"type": "image_url", "image_url": {"url": url}}], ""
         if modality == "video":
-            return self._video_parts(path)
+            return self._video_parts(path, known)
         raise ValueError(f"unsupported media kind {modality!r}")
 
     # --- media prepared ahead of the call (the streaming driver's prefetch) -------------------
 
-    def prepare_media(self, media: Mapping[str, str | os.PathLike]) -> None:
+    def prepare_media(
+        self, media: Mapping[str, str | os.PathLike], known: Mapping[str, media_io.Known] | None = None
+    ) -> None:
         """Build the message parts of a coming request's media now (frames sampled, audio
         extracted, files base64-encoded), so its call only sends them; kept until that request
         is built or `release_media`. A file that cannot be prepared is left to the call, which
-        records why it failed. Keyed by path, size and mtime: a changed file is built afresh."""
+        records why it failed. Keyed by path, size and mtime: a changed file is built afresh.
+        `known[key]` answers `probe` and `sample_frames` for that file as `media_io` would (a
+        streamed step: from its segments, `streaming.media.StepMedia`), sparing a probe and a
+        decode per step."""
         for modality, path in media.items():
             path = Path(path)
             try:
-                built = self._media_parts(modality, path)
+                built = self._media_parts(modality, path, (known or {}).get(modality))
                 key = _prepared_key(modality, path)
             except (media_io.MediaError, RegistryError, OSError, ValueError):
                 continue
@@ -249,7 +257,7 @@ class OpenAICompatBackend:
         with self._prepared_lock:
             return self._prepared.pop(_prepared_key(modality, path, missing_ok=True), None)
 
-    def _video_parts(self, path: Path) -> tuple[list[dict], str]:
+    def _video_parts(self, path: Path, known: media_io.Known | None = None) -> tuple[list[dict], str]:
         cfg = self.entry["media"]
         choice = cfg["video_audio"]
         if choice is None:  # the entry's modalities leave out video, so validation let it pass
@@ -266,8 +274,8 @@ class OpenAICompatBackend:
                 url = _data_url(media_io.mime_type(path), path.read_bytes())
             parts = [{"type": "video_url", "video_url": {"url": url}}]
         else:
-            frames = media_io.sample_frames(
-                path,
+            sample = known.sample_frames if known is not None else partial(media_io.sample_frames, path)
+            frames = sample(
                 fps=cfg["fps"],
                 max_frames=cfg["max_frames"],
                 width=cfg["frame_width"],
@@ -280,7 +288,8 @@ class OpenAICompatBackend:
         if choice == "none":
             return parts, "none"
         if choice == "in_video":
-            return parts, "in_video" if media_io.probe(path)["has_audio"] else "no_track"
+            info = known.probe() if known is not None else media_io.probe(path)
+            return parts, "in_video" if info["has_audio"] else "no_track"
         track = media_io.video_audio_track(path, cfg["audio_sample_rate"])
         if track is None:
             return parts, "no_track"

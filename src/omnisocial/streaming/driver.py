@@ -16,7 +16,9 @@ Media are prepared ahead, off the request path, by a bounded prefetch (`prepare_
 threads): when step k of an item is sent, step k+1's media are joined, and the first step of
 the next items to open; a backend with `prepare_media` (OpenAI-compatible: frames sampled,
 audio extracted, base64 built) prepares its message parts there too, unless the store already
-answered that item with these media (a resumed run need not prepare what it replays). At most
+answered that item with these media (a resumed run need not prepare what it replays), told
+what the step's segments hold (`streaming.media.StepMedia`: whether it has sound, its frames
+taken from the item's frames sampled once), so no step is probed or decoded again. At most
 about 2 x (in-flight steps + lookahead) steps' media exist at once; each is deleted when its
 step is answered (or its item stopped).
 
@@ -52,7 +54,7 @@ from omnisocial.models.base import Backend, Request
 from omnisocial.models.runner import FailurePolicy, InferenceSession
 from omnisocial.streaming.contracts import STREAM_STEPS, STREAM_SUMMARY
 from omnisocial.streaming.cost import CallPlan, check_budget, plan_calls, price_line
-from omnisocial.streaming.media import assemble, segment_paths, step_segments
+from omnisocial.streaming.media import StepMedia, assemble, describe_step, segment_paths, step_segments
 from omnisocial.streaming.protocol import (
     FAILED,
     SILENCE,
@@ -66,7 +68,7 @@ from omnisocial.streaming.schedule import format_time
 
 log = logging.getLogger(__name__)
 
-# media preparation runs ffmpeg (joins, frame sampling): one process per core, at least 4
+# media preparation (joins in process; frame sampling, an item's once, by ffmpeg): at least 4
 PREPARE_THREADS = max(4, os.cpu_count() or 1)
 
 
@@ -97,15 +99,18 @@ def step_request(
     )
 
 
-def _step_media(item, protocol, root, modality, t, folder: Path) -> Path:
-    """Step t's media joined from the segments into `folder`; a missing segment is returned
-    as the media path, so the runner records the step failed naming it (never a new cut)."""
+def _step_media(item, protocol, root, modality, t, folder: Path) -> tuple[Path, StepMedia | None]:
+    """Step t's media joined from the segments into `folder`, with what is known of them
+    (`StepMedia`, for mp4); a missing segment is returned as the media path, so the runner
+    records the step failed naming it (never a new cut)."""
     paths = segment_paths(root, modality, item, protocol.window_s)
-    parts = paths[step_segments(item, protocol.window_s, protocol.window_start(item, t), t)]
+    span = step_segments(item, protocol.window_s, protocol.window_start(item, t), t)
+    parts = paths[span]
     missing = [path for path in parts if not path.is_file()]
     if missing:
-        return missing[0]
-    return assemble(parts, folder / f"{item.item_id}@{format_time(t)}{paths[0].suffix}")
+        return missing[0], None
+    joined = assemble(parts, folder / f"{item.item_id}@{format_time(t)}{paths[0].suffix}")
+    return joined, (describe_step(paths, span.start, span.stop, joined) if joined.suffix == ".mp4" else None)
 
 
 def stream(
@@ -330,12 +335,14 @@ class _Streams:
 
     def _prepared_media(self, index: int, step: int) -> Path:
         item, t = self.items[index], self.times[index][step]
-        path = _step_media(item, self.protocol, self.segments_root, self.modality, t, self.scratch)
+        path, known = _step_media(item, self.protocol, self.segments_root, self.modality, t, self.scratch)
         if self.prepare is not None and path.is_file():
             media = {self.key: path}
             try:
                 if not self.session.answered_before(f"{item.item_id}@{format_time(t)}", media):
-                    self.prepare(media)
+                    # what the step's segments tell (its audio, its frames sampled once per
+                    # item) spares the backend a probe and a decode of the prefix per step
+                    self.prepare(media, known={self.key: known} if known is not None else None)
             except Exception as exc:  # the call builds it again and records why it fails
                 log.debug(
                     "%s: media of %s at t = %s not prepared ahead: %s", self.model, item.item_id, t, exc

@@ -16,34 +16,41 @@ jobs side by side never see half a file):
   (`media.cut.cut_audio_track`, `audio_<b_0>_<b_last>.m4a`).
 
 A step's media [start, t] (`assemble`) is its run of segments joined with no decoding:
-wav segments in Python (no ffmpeg start-up); mp4 by one ffmpeg run with stream copy, the
-video segments by the concat demuxer, each placed at the sum of the frame durations before
-it (`frames.json`: a segment's own header rounds its length up to its cut, and those
-roundings add up at every join), and the audio as the track's packets from start to t (an
-input seek on the track; the mp4 edit list skips the samples before `start`). So a step's
-audio and video last as long as a direct cut of [start, t] (`cut_prefix`) to within one
-audio frame (1024 samples: the track ends on the packet holding t) at any t, and no join
-adds AAC priming: joining per-span AAC cuts did, 46 ms or more per join, so a streamed model
-heard speech later and later behind the picture. Stream copy is bitexact: the same step
-always gives the same bytes and the same sha256 (the result cache keys on media content).
+wav segments in Python; mp4 remuxed in this process with PyAV (`_join_mp4`: no ffmpeg
+start-up, each file's packet index read once per process), the video segments' packets each
+placed at the sum of the frame durations before it (`frames.json`: a segment's own header
+rounds its length up to its cut, and those roundings add up at every join), and the audio as
+the track's packets from start to t (from a pre-roll packet before `start`, which the mp4
+edit list skips, to the packet holding t, cut to end at t). So a step's audio and video last
+as long as a direct cut of [start, t] (`cut_prefix`) to within one audio frame (1024
+samples) at any t, and no join adds AAC priming: joining per-span AAC cuts did, 46 ms or more
+per join, so a streamed model heard speech later and later behind the picture. Stream copy
+with a bitexact muxer: the same step always gives the same bytes and the same sha256 (the
+result cache keys on media content).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 import tempfile
+import threading
 import wave
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
+import av
 import ffmpeg
 
 from omnisocial.io import atomic_path, write_json
 from omnisocial.media.cut import BITEXACT, SUFFIX, cut_audio_track, cut_clip, encode_options
 from omnisocial.media.ffmpeg_run import MediaError, probe_json, run_ffmpeg
+from omnisocial.models import media_io
 from omnisocial.streaming.protocol import StreamItem
 from omnisocial.streaming.schedule import DIGITS
 
@@ -260,9 +267,8 @@ def _split_wav(item: StreamItem, bounds: list[float], paths: list[Path]) -> list
 
 def assemble(segments: list[Path], destination: str | os.PathLike) -> Path:
     """The segments joined in order into `destination`, bitexact (module doc): wav segments
-    sample for sample; mp4 video segments by the concat demuxer at their frames' durations,
-    with the item's audio track (audio_video) copied from the first segment's start to the
-    last one's end."""
+    sample for sample; mp4 video segments remuxed in process at their frames' durations, with
+    the item's audio track (audio_video) from the first segment's start to the last one's end."""
     destination = Path(destination)
     if not segments:
         raise ValueError(f"{destination}: no segments to join")
@@ -272,6 +278,15 @@ def assemble(segments: list[Path], destination: str | os.PathLike) -> Path:
         raise FileNotFoundError(f"missing segment(s): {', '.join(missing[:3])}")
     if destination.suffix == ".wav":
         return _join_wav(segments, destination)
+    manifest = _counted(segments)
+    track = manifest[segments[0].name].get("audio")
+    with atomic_path(destination) as tmp:
+        _join_mp4(segments, manifest, segments[0].parent / track if track is not None else None, tmp)
+    return destination
+
+
+def _counted(segments: list[Path]) -> dict:
+    """The segments' folder's `frames.json`, checked to count every one of `segments`."""
     manifest = read_manifest(segments[0].parent)
     uncounted = [path.name for path in segments if path.name not in manifest]
     if uncounted:
@@ -279,22 +294,7 @@ def assemble(segments: list[Path], destination: str | os.PathLike) -> Path:
             f"{segments[0].parent / FRAMES} has no frame count for segment(s) {', '.join(uncounted[:3])}: "
             "cut them with streaming.media.cut_segments"
         )
-    listing = "".join(
-        f"file '{path.resolve()}'\nduration {float(frames_duration(manifest[path.name])):.{DIGITS}f}\n"
-        for path in segments
-    )
-    track = manifest[segments[0].name].get("audio")
-    with atomic_path(destination.with_suffix(".txt")) as list_file, atomic_path(destination) as tmp:
-        list_file.write_text(listing, encoding="utf-8")
-        video = ffmpeg.input(str(list_file), f="concat", safe=0, nostdin=None, v="error")["v:0"]
-        streams = [video]
-        if track is not None:
-            streams.append(_track_input(segments[0].parent / track, segments)["a:0"])
-        options = {"c": "copy", "fflags": "+bitexact", "map_metadata": "-1", "format": "mp4"}
-        stream = ffmpeg.output(*streams, str(tmp), **options).overwrite_output()
-        run_ffmpeg(stream, file=segments[0], what="join")
-    destination.with_suffix(".txt").unlink(missing_ok=True)
-    return destination
+    return manifest
 
 
 def frames_duration(entry: dict) -> Fraction:
@@ -303,22 +303,272 @@ def frames_duration(entry: dict) -> Fraction:
     return Fraction(entry["frames"]) * Fraction(int(denominator or 1), int(numerator))
 
 
-def _track_input(track: Path, segments: list[Path]):
-    """The track's packets of [start of the first segment, end of the last]: read from
-    PREROLL_S before `start` (AAC decodes a packet from the one before it too) and shifted
-    back by as much, so the mp4 edit list skips every sample before `start`."""
-    if not track.is_file():
+@dataclass(frozen=True)
+class _Packets:
+    """One file's packets of one stream, as read once (`_packets`): where each lies in the file
+    and its timing, so a step copies them from the file's bytes with no demuxer opened."""
+
+    time_base: Fraction
+    sample_rate: int  # audio; 0 for video
+    rows: tuple[tuple[int, int, int, int, int, bool], ...]  # (pos, size, pts, dts, duration, keyframe)
+
+
+# Opening a file with a demuxer costs milliseconds (its stream probe): a step that joined 29
+# segments by opening each spent most of its time there. So each file's packet index is read
+# once per process and file version, and a few files stay open as the streams' templates.
+_PACKETS: OrderedDict[tuple, _Packets] = OrderedDict()  # (path, kind, size, mtime) -> index, LRU
+_TEMPLATES: OrderedDict[tuple, av.container.InputContainer] = OrderedDict()  # the same key, LRU
+_LOCK = threading.Lock()
+PACKET_INDEXES = 4096  # files whose packet index is kept (tens of bytes a packet)
+TEMPLATES = 32  # files kept open for their stream's codec parameters
+
+
+def _file_key(path: Path, kind: str) -> tuple:
+    stat = path.stat()
+    return (str(path.resolve()), kind, stat.st_size, stat.st_mtime_ns)
+
+
+def _remember(cache: OrderedDict, key: tuple, value, limit: int):
+    with _LOCK:
+        value = cache.setdefault(key, value)
+        cache.move_to_end(key)
+        while len(cache) > limit:
+            cache.popitem(last=False)  # an evicted container closes once no join holds it
+    return value
+
+
+def _recalled(cache: OrderedDict, key: tuple):
+    with _LOCK:
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
+    return None
+
+
+def _template(path: Path, kind: str):
+    """`path`'s first `kind` stream, from a file kept open (`add_stream_from_template` reads
+    its codec parameters)."""
+    key = _file_key(path, kind)
+    container = _recalled(_TEMPLATES, key)
+    if container is None:
+        container = _remember(_TEMPLATES, key, av.open(str(path)), TEMPLATES)
+    return getattr(container.streams, kind)[0]
+
+
+def _packets(path: Path, kind: str) -> _Packets:
+    """`path`'s packets of its first `kind` stream (read once per file version, module LRU)."""
+    key = _file_key(path, kind)
+    known = _recalled(_PACKETS, key)
+    if known is not None:
+        return known
+    raw = path.read_bytes()
+    with av.open(str(path)) as container:
+        stream = getattr(container.streams, kind)[0]
+        rows = []
+        for packet in container.demux(stream):
+            if packet.size == 0:  # the demuxer's flush packet
+                continue
+            pos = packet.pos
+            if pos is None or pos < 0 or raw[pos : pos + packet.size] != bytes(packet):
+                raise MediaError(
+                    f"{path}: the packet at pts {packet.pts} is not stored whole at its position"
+                )
+            rows.append((pos, packet.size, packet.pts, packet.dts, packet.duration, packet.is_keyframe))
+        rate = stream.codec_context.sample_rate if kind == "audio" else 0
+        time_base = Fraction(stream.time_base)
+    if not rows:
+        raise MediaError(f"{path}: no {kind} packets")
+    return _remember(_PACKETS, key, _Packets(time_base, rate, tuple(rows)), PACKET_INDEXES)
+
+
+def _join_mp4(segments: list[Path], manifest: dict, track: Path | None, destination: Path) -> None:
+    """The video segments and the audio track's packets of their span remuxed into one mp4 in
+    this process (PyAV; no ffmpeg start-up, nothing decoded): segment i's packets shifted to
+    the sum of the frame durations before it (`frames.json`: a segment's own header rounds its
+    length up to its cut, and those roundings would add up at every join), the track's
+    packets from `_track_packets`. The same segments give the same bytes (bitexact muxer)."""
+    if track is not None and not track.is_file():
         raise FileNotFoundError(f"missing audio track {track}: cut it with streaming.media.cut_segments")
-    track_start, _ = segment_span(track)
-    start, end = segment_span(segments[0])[0], segment_span(segments[-1])[1]
-    offset = round(start - track_start, DIGITS)
-    preroll = min(PREROLL_S, offset)
-    options = {"nostdin": None, "v": "error", "t": f"{end - start:.{DIGITS}f}"}  # counted after the shift
-    if offset > 0:
-        options["ss"] = f"{offset - preroll:.{DIGITS}f}"
-    if preroll > 0:
-        options["itsoffset"] = f"{-preroll:.{DIGITS}f}"
-    return ffmpeg.input(str(track), **options)
+    video = [_packets(path, "video") for path in segments]
+    audio = _packets(track, "audio") if track is not None else None
+    with av.open(str(destination), "w", format="mp4", options={"fflags": "+bitexact"}) as out:
+        video_out = out.add_stream_from_template(_template(segments[0], "video"))
+        video_out.time_base = video[0].time_base
+        audio_out = None
+        if audio is not None:
+            audio_out = out.add_stream_from_template(_template(track, "audio"))
+            audio_out.time_base = audio.time_base
+        offset = Fraction(0)  # segment i's start in the step, in seconds
+        base = video[0].time_base
+        for path, packets in zip(segments, video, strict=True):
+            raw = path.read_bytes()
+            shift, scale = offset / base, packets.time_base / base
+            if scale == 1 and shift.denominator == 1:  # one encode's segments: whole ticks, no Fractions
+                shift = int(shift)
+                for pos, size, pts, dts, duration, keyframe in packets.rows:
+                    _mux(
+                        out,
+                        video_out,
+                        raw[pos : pos + size],
+                        pts + shift,
+                        dts + shift,
+                        duration,
+                        keyframe,
+                        base,
+                    )
+            else:
+                for pos, size, pts, dts, duration, keyframe in packets.rows:
+                    _mux(out, video_out, raw[pos : pos + size], round(pts * scale + shift),
+                         round(dts * scale + shift), round(duration * scale), keyframe, base)  # fmt: skip
+            offset += frames_duration(manifest[path.name])
+        if audio is not None:
+            start, end = segment_span(segments[0])[0], segment_span(segments[-1])[1]
+            raw = track.read_bytes()
+            for pos, size, pts, duration in _track_packets(audio, segment_span(track)[0], start, end):
+                _mux(out, audio_out, raw[pos : pos + size], pts, pts, duration, True, audio.time_base)
+
+
+def _mux(out, stream, data: bytes, pts: int, dts: int, duration: int, keyframe: bool, time_base) -> None:
+    packet = av.Packet(data)
+    packet.pts, packet.dts, packet.duration = pts, dts, duration
+    packet.is_keyframe = keyframe
+    packet.time_base = time_base
+    packet.stream = stream
+    out.mux(packet)
+
+
+def _track_packets(audio: _Packets, track_start: float, start: float, end: float):
+    """(pos, size, pts, duration) of the track's packets for [start, end], pts counted from
+    `start` (in 1 / sample rate): from the packet holding PREROLL_S before `start` (AAC decodes
+    a packet from the one before it too; at the track's start, from its first packet, the
+    encoder's priming) to the packet holding `end`, whose duration is cut to end there. A
+    negative pts puts the samples before `start` in the mp4 edit list (not played)."""
+    if audio.time_base != Fraction(1, audio.sample_rate):
+        raise MediaError(f"audio track with time base {audio.time_base}, not 1/{audio.sample_rate}")
+    rate = audio.sample_rate
+    offset = round((start - track_start) * rate)
+    first = offset - min(round(PREROLL_S * rate), offset)
+    length = round((end - start) * rate)
+    for pos, size, pts, _, duration, _ in audio.rows:
+        if offset > 0 and pts + duration <= first:
+            continue
+        if pts - offset >= length:
+            break
+        yield pos, size, pts - offset, min(duration, length - (pts - offset))
+
+
+@dataclass(frozen=True)
+class StepMedia:
+    """What a step's joined mp4 holds, known from its segments without opening it: the facts a
+    backend would otherwise probe or decode again at every step (`probe`, `sample_frames`,
+    with the answers of `models.media_io`'s functions of the same names). `segments` are all
+    the item's segments, the step's are `segments[first:last]`."""
+
+    path: Path
+    segments: tuple[Path, ...]
+    first: int
+    last: int
+
+    def probe(self) -> dict:
+        """media_io.probe's answer (duration exact, where ffprobe rounds it to the millisecond)."""
+        parts = self.segments[self.first : self.last]
+        manifest = _counted(list(parts))
+        video = sum((frames_duration(manifest[path.name]) for path in parts), Fraction(0))
+        has_audio = manifest[parts[0].name].get("audio") is not None
+        audio = segment_span(parts[-1])[1] - segment_span(parts[0])[0] if has_audio else 0.0
+        return {"duration_s": max(float(video), audio), "has_audio": has_audio, "has_video": True}
+
+    def sample_frames(
+        self, fps: float = 1.0, max_frames: int = 32, width: int = 768, quality: int = 4
+    ) -> list[bytes]:
+        """media_io.sample_frames(path, ...): the item's frames sampled once (`step_frames`) where
+        they give the same frames, else sampled from the file."""
+        frames = step_frames(self.segments, self.first, self.last, fps, max_frames, width, quality)
+        if frames is None:
+            return media_io.sample_frames(self.path, fps, max_frames, width, quality)
+        if not frames:
+            raise media_io.MediaError(f"{self.path}: ffmpeg produced no frames")
+        return frames
+
+
+def describe_step(segments: list[Path], first: int, last: int, path: Path) -> StepMedia:
+    return StepMedia(Path(path), tuple(Path(segment) for segment in segments), first, last)
+
+
+FRAME_CACHE = ".frames"  # per item folder: the item's sampled frames, one folder per sampling
+_FRAME_LOCKS: dict[Path, threading.Lock] = {}
+
+
+def step_frames(
+    segments: tuple[Path, ...] | list[Path],
+    first: int,
+    last: int,
+    fps: float,
+    max_frames: int,
+    width: int,
+    quality: int,
+) -> list[bytes] | None:
+    """The JPEG frames `media_io.sample_frames` gives the step joined from segments[first:last],
+    taken from the whole item's frames sampled ONCE (`_item_frames`), or None where those are
+    not the step's: sampling the item joined from `segments` at rate R shows frame k at k / R,
+    and a step from the item's start shows the same frames at the same ticks, its first
+    round(D R) of them (D: its video's length; ffmpeg's fps filter ends at its input's end,
+    rounded to the nearest tick). A window starting at offset O shares them only where O R is
+    a whole tick (else None), and a step long enough for sampling to lower its rate (D R
+    above max_frames) has other ticks (None)."""
+    segments = [Path(path) for path in segments]
+    manifest = _counted(segments)
+    lengths = [frames_duration(manifest[path.name]) for path in segments]
+    rate = Fraction(f"{fps:.6f}")  # as ffmpeg reads the filter's rate (media_io._frames_stream)
+    offset, length = sum(lengths[:first], Fraction(0)) * rate, sum(lengths[first:last], Fraction(0))
+    has_audio = manifest[segments[first].name].get("audio") is not None
+    audio = (
+        Fraction(segment_span(segments[last - 1])[1] - segment_span(segments[first])[0]) if has_audio else 0
+    )
+    longest = max(length, audio) + Fraction(1, 1000)  # what probe may say: ms rounding, the audio's end
+    if offset.denominator != 1 or longest * rate > max_frames:
+        return None
+    count = math.floor(length * rate + Fraction(1, 2))
+    files = _item_frames(segments, manifest, rate, width, quality)
+    return [path.read_bytes() for path in files[int(offset) : int(offset) + count]]
+
+
+def _item_frames(
+    segments: list[Path], manifest: dict, rate: Fraction, width: int, quality: int
+) -> list[Path]:
+    """The item joined from `segments` sampled at `rate` (all its frames), cached in its folder
+    under FRAME_CACHE, keyed by the segments (names, frame counts, file versions) and the
+    sampling: written once, atomically (a folder renamed into place), read by every step."""
+    folder = segments[0].parent
+    key = json.dumps(
+        [
+            [
+                (path.name, manifest[path.name], path.stat().st_size, path.stat().st_mtime_ns)
+                for path in segments
+            ],
+            str(rate),
+            width,
+            quality,
+        ],
+        sort_keys=True,
+    )
+    cache = folder / FRAME_CACHE / hashlib.sha256(key.encode()).hexdigest()[:20]
+    with _FRAME_LOCKS.setdefault(cache.resolve(), threading.Lock()):  # one build per process
+        if not cache.is_dir():
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(prefix=".build-", dir=cache.parent) as scratch:
+                joined = assemble(segments, Path(scratch) / "item.mp4")
+                frames = media_io.frames_at(joined, float(rate), 10**9, width, quality)
+                built = Path(scratch) / "frames"
+                built.mkdir()
+                for i, frame in enumerate(frames):
+                    (built / f"{i:06d}.jpg").write_bytes(frame)
+                try:
+                    os.rename(built, cache)
+                except OSError:  # another job built it first: theirs holds the same frames
+                    if not cache.is_dir():
+                        raise
+    return sorted(cache.glob("*.jpg"))
 
 
 def _join_wav(segments: list[Path], destination: Path) -> Path:
