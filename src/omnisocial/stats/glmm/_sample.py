@@ -122,10 +122,9 @@ def _hold_thread_state() -> None:
         _WORKER.holds = True
 
 
-def _compiled(fast: FastModel):
-    """nutpie's model of `fast`: the numba kernel called through Python (`from_pyfunc`)."""
-    from nutpie.compiled_pyfunc import from_pyfunc
-
+def _callbacks(fast: FastModel):
+    """(make_logp_fn, make_expand_fn) of `fast` as nutpie's Python models take them: the numba
+    kernel's log density and gradient, and the draw as `theta`."""
     from omnisocial.stats.glmm._kernel import logp_grad
 
     kernel_args = fast.kernel_args
@@ -146,12 +145,20 @@ def _compiled(fast: FastModel):
 
         return expand
 
+    return make_logp_fn, make_expand_fn
+
+
+def _compiled(fast: FastModel):
+    """nutpie's model of `fast`: the numba kernel called through Python (`from_pyfunc`)."""
+    from nutpie.compiled_pyfunc import from_pyfunc
+
+    make_logp_fn, make_expand_fn = _callbacks(fast)
     return from_pyfunc(
-        ndim=ndim,
+        ndim=fast.ndim,
         make_logp_fn=make_logp_fn,
         make_expand_fn=make_expand_fn,
         expanded_dtypes=[np.dtype("float64")],
-        expanded_shapes=[(ndim,)],
+        expanded_shapes=[(fast.ndim,)],
         expanded_names=["theta"],
         make_initial_point_fn=fast.initial_point,
     )
@@ -189,27 +196,9 @@ def _start_sampler(fast: FastModel, draws, tune, chains, cores, seed, extra=None
     arviz is not imported (`_nutpie_core`); tests/test_glmm_rasch.py checks that the draws equal
     `nutpie.sample`'s for a seed.
     """
-    from omnisocial.stats.glmm._kernel import logp_grad
-
     lib = _nutpie_core()
-    kernel_args = fast.kernel_args
     ndim = fast.ndim
-
-    def make_logp_fn():
-        def logp(x):
-            _hold_thread_state()
-            grad = np.empty(ndim)
-            value = logp_grad(x, grad, *kernel_args)
-            return value, grad
-
-        return logp
-
-    def make_expand_fn(_seed1, _seed2, _chain):
-        def expand(x):
-            return {"theta": np.array(x, dtype=np.float64)}
-
-        return expand
-
+    make_logp_fn, make_expand_fn = _callbacks(fast)
     dim_sizes = {}  # new_variables adds the size of theta's dimension; PyModel needs it
     variables = lib.PyVariable.new_variables(["theta"], ["float64"], [(ndim,)], dim_sizes, {})
     model = lib.PyModel(
