@@ -79,6 +79,7 @@ from omnisocial.duplexeval.description import judge_window
 from omnisocial.duplexeval.reminders import EPS, REMINDER_WINDOW_S
 from omnisocial.importing import ImportErrorWithItem, nan_to_none
 from omnisocial.io import read_csv_strings
+from omnisocial.judges.replies import KIND
 
 PARSERS = ("released", "strict")
 KINDS = ("temporal", "content", "reminder")
@@ -707,14 +708,11 @@ def score_judge_runs(
             if mine.empty and model in speaking and serves is None:
                 continue  # a run that does not cover this model (no task list to say otherwise)
             replies, failed = _run_replies(mine), _failed_calls(mine)
-            if (
-                mine["kind"].isin(("temporal", "content")).any()
-                if serves is None
-                else bool({"rtd_temporal", "rtd_content"} & set(serves))
-            ):
+            kinds = set(mine["kind"]) if serves is None else {KIND[task] for task in serves}
+            if kinds & {"temporal", "content"}:
                 rtd = score_rtd_replies(responses, items, replies, parser, [model], failed)
                 rtd_parts.append(rtd.assign(judge=judge))
-            if mine["kind"].eq("reminder").any() if serves is None else "pr" in serves:
+            if "reminder" in kinds:
                 pr = score_pr_replies(responses, items, replies, parser, window_s, [model], failed)
                 pr_parts.append(pr.assign(judge=judge))
     rtd_columns = ["judge", *RTD_REPLY_ITEMS.names]

@@ -246,9 +246,9 @@ FLOOR_PERCENTILE = 5.0  # a microphone's noise floor: the level it is above 95% 
 
 def _voiced(power: np.ndarray, kept: np.ndarray, below_level_db: float, above_floor_db: float) -> np.ndarray:
     """Hops whose power is within `below_level_db` of the speech level and `above_floor_db` over the floor."""
-    level_db = 10.0 * np.log10(np.maximum(power, 1e-12))
     if not kept.any():
         return np.zeros(power.size, dtype=bool)
+    level_db = 10.0 * np.log10(np.maximum(power, 1e-12))
     speech_level = float(np.median(level_db[kept]))
     floor = float(np.percentile(level_db, FLOOR_PERCENTILE))
     return level_db >= max(speech_level - below_level_db, floor + above_floor_db)
