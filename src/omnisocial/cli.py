@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "socialomni": "omnisocial.socialomni.cli",  # who|when|how from replies made elsewhere
     "duplexeval": "omnisocial.duplexeval.cli",  # rtd|pr from judge replies made elsewhere
     "rating-server": "omnisocial.familiarity.ratings.collect",  # the rating experiment's server
+    "explore": "omnisocial.explorer.serve",  # a run's results explorer on localhost
 }
 
 

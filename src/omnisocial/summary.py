@@ -525,8 +525,14 @@ def build_summary(
     return {name: table for name, table in sections.items() if table is not None}  # raters: given or not
 
 
-def summary_markdown(sections: Mapping[str, pd.DataFrame]) -> str:
+EXPLORER_LINE = "Every item beside its stimulus, the truth and every answer: the results explorer"
+
+
+def summary_markdown(sections: Mapping[str, pd.DataFrame], explorer: str = "") -> str:
+    """The page as markdown; `explorer`: the explorer's index.html relative to the page (a link)."""
     lines = ["# omnisocial: run summary", ""]
+    if explorer:
+        lines += [f"{EXPLORER_LINE} ([{explorer}]({explorer})).", ""]
     inputs = sections.get("inputs")
     if inputs is not None and inputs["status"].astype(str).str.startswith("simulated").any():
         lines += ["**SIMULATED DATA**: some inputs are the demo's simulated stand-ins (see Inputs).", ""]
@@ -541,7 +547,7 @@ def summary_markdown(sections: Mapping[str, pd.DataFrame]) -> str:
     return "\n".join(lines)
 
 
-def summary_html(sections: Mapping[str, pd.DataFrame]) -> str:
+def summary_html(sections: Mapping[str, pd.DataFrame], explorer: str = "") -> str:
     parts = []
     for name, table in sections.items():
         body = (
@@ -560,6 +566,9 @@ def summary_html(sections: Mapping[str, pd.DataFrame]) -> str:
     if convergence is not None and len(convergence) and not convergence["converged"].all():
         notes.append("Some Bayesian fits did not converge or were not fitted (see Convergence).")
     notes_html = "".join(f'<p class="note">{html.escape(n)}</p>' for n in notes)
+    if explorer:
+        link = html.escape(explorer)
+        notes_html += f"<p id='explorer'>{EXPLORER_LINE}: <a href='{link}'>{link}</a></p>"
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>omnisocial summary</title>"
         f"<style>{HTML_STYLE}</style></head><body><h2 id='summary'>omnisocial: run summary</h2>"
@@ -567,12 +576,16 @@ def summary_html(sections: Mapping[str, pd.DataFrame]) -> str:
     )
 
 
-def write_summary(sections: Mapping[str, pd.DataFrame], folder) -> list[Path]:
-    """Write summary.md, summary.html and summary_<section>.csv under `folder`."""
+def write_summary(sections: Mapping[str, pd.DataFrame], folder, explorer: str = "") -> list[Path]:
+    """Write summary.md, summary.html and summary_<section>.csv under `folder`; `explorer`: the
+    results explorer's page relative to `folder`, linked from both pages."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
-    for name, text in (("summary.md", summary_markdown(sections)), ("summary.html", summary_html(sections))):
+    for name, text in (
+        ("summary.md", summary_markdown(sections, explorer)),
+        ("summary.html", summary_html(sections, explorer)),
+    ):
         with atomic_path(folder / name) as tmp:
             Path(tmp).write_text(text, encoding="utf-8")
         paths.append(folder / name)

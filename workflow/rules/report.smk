@@ -57,5 +57,38 @@ rule report_summary:
             if key in config
         },
         variant=config["inference"]["prompt_variants"][0],
+        # a link only: the summary does not wait for the explorer (rule explorer, in `all`)
+        explorer="../explorer/index.html",  # out("explorer") beside out("summary")
     script:
         "../scripts/report_summary.py"
+
+
+rule explorer:
+    """The results explorer (docs/explorer.md): one static page, its items and the stimuli they
+    link, every item of every benchmark beside the truth and every answer."""
+    input:
+        unpack(explorer_inputs),
+        unpack(explorer_media),
+    output:
+        folder=report(
+            directory(out("explorer")),
+            htmlindex="index.html",
+            caption="../report/explorer.rst",
+            category=SUMMARY_CATEGORY,
+            labels={"page": "explorer"},
+        ),
+    log:
+        out("logs", "explorer.log"),
+    benchmark:
+        out("benchmarks", "explorer.tsv")
+    conda:
+        "../../envs/stats.yaml"
+    params:
+        title=f"omnisocial explorer: {config['results']}",
+        familiarity=list(explorer_familiarity_inputs()),
+        socialomni=list(explorer_socialomni_inputs()),
+        duplexeval=list(explorer_duplexeval_inputs()),
+        socialomni_root=social_roots()[0] if SOCIAL["enabled"] else "",
+        duplexeval_root=social_roots()[1] if SOCIAL["enabled"] else "",
+    script:
+        "../scripts/explorer.py"

@@ -242,5 +242,96 @@ def report_outputs():
     return [
         out("summary", "summary.html"),
         out("summary", "summary.md"),
+        out("explorer"),
         *rendered_tables(),
     ]
+
+
+# --- the results explorer (rule explorer) -------------------------------------------------
+
+
+def explorer_familiarity_inputs():
+    inputs = {
+        **filter_report_input(),
+        "design": out("design", "design.csv"),
+        "manifest": out("stimuli", "manifest.csv"),
+        "trials": out("ratings", "trials.csv"),
+        "majority_votes": out("analysis", "majority_votes.csv"),
+        "predictions": fam_predictions(),
+        "responses": [out("responses", f"{name}.csv") for name in FAM_MODELS],
+        "rasch_difficulty": out("analysis", "rasch_difficulty.csv"),
+    }
+    if (
+        config["study"]["design_source"] == "pipeline"
+    ):  # a released design has no signals
+        inputs["speech"] = out("signals", "speech.csv")
+    return inputs
+
+
+def explorer_socialomni_inputs():
+    if not SOCIAL["enabled"]:
+        return {}
+    replies = list(
+        dict.fromkeys(
+            social_replies("who") + social_replies("when") + social_replies("how")
+        )
+    )
+    return {
+        "who_items": sout("items", "who_items.csv"),
+        "when_items": sout("items", "when_items.csv"),
+        "when_stream_items": sout("items", "when_stream_items.csv"),
+        "turns": sout("items", "turns.csv"),
+        "who_scores": sout("scores", "who_scores.csv"),
+        "when_single_scores": sout("scores", "when_single_scores.csv"),
+        "when_stream_scores": sout("scores", "when_stream_scores.csv"),
+        "replies": replies,
+        "how_judgements": sout("scores", "how_judgements.csv"),
+    }
+
+
+def explorer_duplexeval_inputs():
+    if not SOCIAL["enabled"]:
+        return {}
+    return {
+        "stream_items": sout("items", "stream_items.csv"),
+        "stream_events": sout("items", "stream_events.csv"),
+        "responses": [
+            sout("baselines", "stream_baseline_responses.csv"),
+            sout("items", "stream_responses_imported.csv"),
+            *duplex_streamed("responses"),
+        ],
+        "rtd_sentences": sout("scores", "rtd_sentences.csv"),
+        "rtd_scores": sout("scores", "rtd_scores.csv"),
+        "pr_event_scores": sout("scores", "pr_event_scores.csv"),
+        "pr_scores": sout("scores", "pr_scores.csv"),
+        "rtd_judge_scores": sout("scores", "rtd_judge_scores.csv"),
+        "pr_judge_scores": sout("scores", "pr_judge_scores.csv"),
+    }
+
+
+def explorer_inputs(wildcards=None):
+    """Every table the explorer reads, named by benchmark prefix (fam_, so_, de_): the script
+    hands each benchmark its own (params)."""
+    named = {}
+    for prefix, inputs in (
+        ("fam_", explorer_familiarity_inputs()),
+        ("so_", explorer_socialomni_inputs()),
+        ("de_", explorer_duplexeval_inputs()),
+    ):
+        named.update({prefix + name: path for name, path in inputs.items()})
+    return named
+
+
+def explorer_media(wildcards=None):
+    """The folders of the media the explorer links: the stimuli a pipeline design renders (a
+    released design's manifest points into its release) and the social benchmarks' data (the
+    demo's folder, or the released roots). Their tables above say which files."""
+    folders = {}
+    if config["study"]["design_source"] == "pipeline":
+        folders["fam_media"] = out("stimuli", "media")
+    if SOCIAL["enabled"]:
+        if SOCIAL["source"] == "demo":
+            folders["social_data"] = SOCIAL["demo_root"]
+        else:
+            folders["socialomni_root"], folders["duplexeval_root"] = social_roots()
+    return folders

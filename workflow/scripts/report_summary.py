@@ -15,5 +15,5 @@ tables = {name: read_optional(path) for name, path in snakemake.input.items()}
 # the benchmark's own section, built here: the summary layer knows no benchmark package
 tables["raters"] = raters_section(config.get("ratings") or {}, tables.get("trials"))
 sections = build_summary(config, tables, variant=snakemake.params.variant)
-paths = write_summary(sections, Path(snakemake.output.md).parent)
+paths = write_summary(sections, Path(snakemake.output.md).parent, explorer=snakemake.params.explorer)
 log.info("wrote %s", ", ".join(map(str, paths)))

@@ -1,0 +1,171 @@
+"""The results explorer: one static page per run where every item of every benchmark stands
+beside its stimulus, with the truth and every answer given to it (docs/explorer.md).
+
+This shared layer knows no benchmark: each benchmark package builds its own items
+(`familiarity.explorer`, `socialomni.explorer`, `duplexeval.explorer`) as plain dicts of the
+shape below, and `write_explorer` writes the folder:
+
+- `index.html`, `explorer.js`, `explorer.css`: the page (plain JavaScript, nothing loaded from
+  another site, so it opens from the file system and through `omnisocial explore`);
+- `items.js`: the data, one `window.EXPLORER_DATA = JSON.parse("...")` assignment (a `<script>`
+  loads it, which a browser allows from file:// where fetching a JSON file is refused);
+- `media/`: every stimulus an item links to, hard-linked (copied across file systems) under a
+  name made of its sha256 prefix, so the folder is self-contained and a clip shared by several
+  items is stored once. The page sets a player's `src` only when its item is shown.
+
+An item: `id` (unique, the URL hash), `benchmark`, `title`, `truth`, `modalities`,
+`media` [{kind: video|audio|text, label, src (a path on this machine, rewritten to the copy),
+start, end}], optional `transcript`, `question`, `options`, `answers` [{rater, type:
+human|crowd|model|judge, modality, answer, correct, status, reason, confidence, text, score}],
+`timeline` {start, end, tracks: [{label, spans: [[start, end, text]], points: [[t, text, kind]]}],
+marks: [[t, label]]}, `facts` [[name, value]], `difficulty` (or null) and `flags` {name: bool}.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+from omnisocial.io import atomic_path, sha256_file, write_text
+
+ASSETS = Path(__file__).resolve().parent / "assets"
+PAGE_FILES = ("index.html", "explorer.js", "explorer.css")
+DATA_FILE = "items.js"
+MEDIA_DIR = "media"
+# the flags every item carries (false where a benchmark has no such pair), the page's filters
+FLAGS = {
+    "models_vs_humans": "the best model and the human crowd disagree",
+    "models_disagree": "models disagree with each other",
+    "judges_disagree": "judges disagree with each other",
+}
+
+
+def clean(value):
+    """JSON-safe: NaN and infinities become null (JSON has no NaN), numpy scalars plain numbers."""
+    if isinstance(value, dict):
+        return {str(k): clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        value = value.item()  # numpy scalar
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _link(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # another file system, or links not allowed
+        shutil.copy2(source, target)
+
+
+class MediaStore:
+    """Stimuli copied once each into `folder/media` (hard links where possible)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.by_source: dict[Path, str] = {}
+        self.missing: list[str] = []
+
+    def add(self, source: str | os.PathLike) -> str | None:
+        """The page-relative path of `source`'s copy; None (counted in `missing`) when absent."""
+        path = Path(source).resolve()
+        if path in self.by_source:
+            return self.by_source[path]
+        if not path.is_file():
+            self.missing.append(str(source))
+            return None
+        name = f"{sha256_file(path)[:16]}{path.suffix.lower()}"
+        target = self.folder / MEDIA_DIR / name
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _link(path, target)
+        self.by_source[path] = f"{MEDIA_DIR}/{name}"
+        return self.by_source[path]
+
+
+def _with_media(items: list[dict], store: MediaStore) -> list[dict]:
+    for item in items:
+        kept = []
+        for media in item.get("media", []):
+            src = store.add(media["src"])
+            if src is None:
+                item.setdefault("notes", []).append(f"stimulus missing: {media['src']}")
+                continue
+            kept.append({**media, "src": src})
+        item["media"] = kept
+    return items
+
+
+def summarise(items: list[dict]) -> dict:
+    """What the page's filters offer: benchmarks, models, modalities, statuses, truths."""
+    sets: dict[str, set] = {
+        "benchmark": set(),
+        "model": set(),
+        "modality": set(),
+        "status": set(),
+        "truth": set(),
+    }
+    for item in items:
+        sets["benchmark"].add(item["benchmark"])
+        sets["truth"].add(str(item.get("truth", "")))
+        sets["modality"].update(item.get("modalities", []))
+        for answer in item.get("answers", []):
+            if answer.get("type") == "model":
+                sets["model"].add(answer["rater"])
+            if answer.get("status"):
+                sets["status"].add(answer["status"])
+    return {name: sorted(values) for name, values in sets.items()}
+
+
+def write_explorer(
+    items: Iterable[dict], folder: str | os.PathLike, *, title: str, notes: Iterable[str] = ()
+) -> dict:
+    """Write the explorer of `items` into `folder`; returns counts (items per benchmark, media,
+    missing stimuli). Item ids must be unique: a duplicate is a builder's bug, raised."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    items = list(items)
+    seen: set[str] = set()
+    for item in items:
+        if item["id"] in seen:
+            raise ValueError(f"explorer: item id {item['id']!r} given twice")
+        seen.add(item["id"])
+        item.setdefault("flags", {})
+        for flag in FLAGS:
+            item["flags"].setdefault(flag, False)
+    store = MediaStore(folder)
+    items = _with_media(items, store)
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item["benchmark"]] = counts.get(item["benchmark"], 0) + 1
+    notes = list(notes)
+    if store.missing:
+        notes.append(f"{len(store.missing)} stimulus file(s) missing, left out of their items")
+    data = {
+        "title": title,
+        "flags": FLAGS,
+        "filters": summarise(items),
+        "counts": counts,
+        "notes": notes,
+        "items": items,
+    }
+    text = json.dumps(clean(data), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    # a JSON string handed to JSON.parse: V8 parses that much faster than the same object literal
+    write_text(
+        folder / DATA_FILE, f"window.EXPLORER_DATA = JSON.parse({json.dumps(text, ensure_ascii=False)});\n"
+    )
+    for name in PAGE_FILES:
+        with atomic_path(folder / name) as tmp:
+            shutil.copyfile(ASSETS / name, tmp)
+    return {
+        "items": len(items),
+        "per_benchmark": counts,
+        "media": len(store.by_source),
+        "missing": store.missing,
+    }

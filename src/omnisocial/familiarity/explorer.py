@@ -1,0 +1,214 @@
+"""The familiarity benchmark's items in the results explorer (omnisocial.explorer): one item per
+dyad, with its stimuli (transcript, audio, video: the clips raters and models were given), the
+truth, the human raters per modality (share answering familiar, the crowd's majority and its
+tie), every model's label, confidence, reasoning and status (with why it gave no label), the
+dyad's Rasch difficulty per modality and rater type, and its interaction's filter decisions:
+F1-F5 values and a speech timeline per participant over the clip.
+
+Flags: `models_vs_humans` when, in some modality, the best model of that modality (chosen as the
+McNemar comparison chooses it: `analysis.rater_tests.best_models`) answers otherwise than the
+crowd's majority; `models_disagree` when two models' labels differ in some modality.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from omnisocial.familiarity.contracts import (
+    FILTER_REPORT,
+    MAJORITY_VOTES,
+    RASCH_DIFFICULTY,
+    RESPONSES,
+    SPEECH,
+    STIMULI_MANIFEST,
+)
+from omnisocial.tables import DESIGN, PREDICTIONS, TRIALS
+
+MODALITY_ORDER = ("text", "audio", "video")
+FILTER_STEPS = (
+    ("F1 prompt", "f1_prompt"),
+    ("F2 turns", "f2_turns"),
+    ("F3 speech", "f3_speech"),
+    ("F4 tracks", "f4_tracks"),
+    ("F5 amount", "f5_amount"),
+    ("audit", "audit"),
+)
+
+
+def _read_all(contract, paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
+    frames = [contract.read(p) for p in paths]
+    return pd.concat(frames, ignore_index=True) if frames else contract.empty()
+
+
+def _optional(contract, path) -> pd.DataFrame:
+    return contract.read(path) if path else contract.empty()
+
+
+def _num(value):
+    return None if value is None or pd.isna(value) else float(value)
+
+
+def _reason(row) -> str:
+    """Why a model call gave no label (RESPONSES: the call's error, else the parse error)."""
+    if row is None:
+        return ""
+    return str(row.get("error") or row.get("parse_error") or "")
+
+
+def explorer_items(inputs: Mapping[str, object]) -> list[dict]:
+    """Items of the familiarity benchmark from its tables. `inputs`: design, manifest, trials,
+    majority_votes, predictions (list), responses (list), rasch_difficulty; optional
+    filter_report and speech (a released design has neither)."""
+    from omnisocial.familiarity.analysis.rater_tests import best_models  # pulls in the statistics
+
+    design = DESIGN.read(inputs["design"])
+    manifest_path = Path(inputs["manifest"])
+    manifest = STIMULI_MANIFEST.read(manifest_path)
+    trials = TRIALS.read(inputs["trials"])
+    votes = MAJORITY_VOTES.read(inputs["majority_votes"])
+    predictions = _read_all(PREDICTIONS, inputs.get("predictions", []))
+    responses = _read_all(RESPONSES, inputs.get("responses", []))
+    rasch = _optional(RASCH_DIFFICULTY, inputs.get("rasch_difficulty"))
+    report = _optional(FILTER_REPORT, inputs.get("filter_report"))
+    speech = _optional(SPEECH, inputs.get("speech"))
+
+    best = best_models(predictions)
+    response_of = {(r["model"], r["modality"], r["item_id"]): r for r in responses.to_dict("records")}
+    preds_of = {d: g for d, g in predictions.groupby("item_id", sort=False)}
+    trials_of = {d: g for d, g in trials.groupby("dyad_id", sort=False)}
+    votes_of = {(r["item_id"], r["modality"]): r for r in votes.to_dict("records")}
+    rasch_of = {d: g for d, g in rasch.groupby("dyad_id", sort=False)}
+    media_of = {d: g for d, g in manifest.groupby("dyad_id", sort=False)}
+    report_of = {r["interaction_id"]: r for r in report.to_dict("records")}
+    speech_of = {i: g for i, g in speech.groupby("interaction_id", sort=False)}
+
+    items = []
+    for dyad in design.to_dict("records"):
+        dyad_id = dyad["dyad_id"]
+        start, end = _num(dyad["clip_start"]), _num(dyad["clip_end"])
+        media, transcript, modalities = [], "", []
+        for row in media_of.get(dyad_id, manifest.iloc[0:0]).to_dict("records"):
+            path = manifest_path.parent / row["path"]
+            modalities.append(row["modality"])
+            if row["modality"] == "text":
+                transcript = path.read_text(encoding="utf-8") if path.is_file() else ""
+            # a stimulus is its clip already: it plays whole, from 0 to its duration
+            media.append(
+                {
+                    "kind": row["modality"],
+                    "label": f"{row['modality']} ({row['variant']})",
+                    "src": str(path),
+                    "start": 0.0,
+                    "end": _num(row["duration_s"]),
+                }
+            )
+        answers, flags = [], {"models_vs_humans": False, "models_disagree": False}
+        facts = [
+            ("interaction", dyad["interaction_id"]),
+            ("cell", dyad["cell"]),
+            ("clip", f"{start} - {end} s ({dyad['position'] or 'position not given'})"),
+        ]
+        rated = trials_of.get(dyad_id, trials.iloc[0:0])
+        for modality in MODALITY_ORDER:
+            group = rated[rated["modality"] == modality]
+            vote = votes_of.get((dyad_id, modality))
+            if len(group) or vote:
+                share = (group["response"] == "familiar").mean() if len(group) else None
+                n = len(group)
+                answers.append(
+                    {
+                        "rater": "humans",
+                        "type": "crowd",
+                        "modality": modality,
+                        "answer": vote["label"] if vote else "",
+                        "correct": bool(vote["label"] == dyad["relationship"]) if vote else None,
+                        "status": "answered" if vote else "",
+                        "reason": "tie, broken by a seeded coin" if vote and vote["tie"] else "",
+                        "confidence": None,
+                        "score": _num(share),
+                        "text": f"{int((group['response'] == 'familiar').sum())} of {n} raters"
+                        " answered familiar" + (f" (share {share:.2f})" if share is not None else ""),
+                    }
+                )
+            labels = set()
+            for pred in preds_of.get(dyad_id, predictions.iloc[0:0]).to_dict("records"):
+                if pred["modality"] != modality:
+                    continue
+                response = response_of.get((pred["model"], modality, dyad_id))
+                status = response["status"] if response else ("answered" if pred["label"] else "unparsed")
+                if pred["label"]:
+                    labels.add(pred["label"])
+                reasoning = response["rationale"] if response else ""
+                raw = response["raw_reply"] if response else ""
+                answers.append(
+                    {
+                        "rater": pred["model"],
+                        "type": "model",
+                        "modality": modality,
+                        "answer": pred["label"],
+                        "correct": bool(pred["label"] == pred["truth"]) if pred["label"] else None,
+                        "status": status,
+                        "reason": _reason(response),
+                        "confidence": _num(pred["confidence"]),
+                        "score": None,
+                        "text": reasoning + (f"\n[raw reply] {raw}" if raw and raw != reasoning else ""),
+                    }
+                )
+                if vote and pred["model"] == best.get(modality) and pred["label"] != vote["label"]:
+                    flags["models_vs_humans"] = True
+            if len(labels) > 1:
+                flags["models_disagree"] = True
+        difficulty = None
+        for row in rasch_of.get(dyad_id, rasch.iloc[0:0]).to_dict("records"):
+            facts.append(
+                (
+                    f"Rasch difficulty, {row['modality']}, {row['rater_type']}",
+                    f"{row['difficulty']:.2f} (sd {row['sd']:.2f}, {row['n_responses']} responses)",
+                )
+            )
+            if row["rater_type"] == "human":
+                difficulty = (
+                    max(difficulty, row["difficulty"]) if difficulty is not None else row["difficulty"]
+                )
+        if difficulty is not None:
+            facts.append(("difficulty (hardest modality, humans)", f"{difficulty:.2f}"))
+        filtered = report_of.get(dyad["interaction_id"])
+        if filtered:
+            for name, prefix in FILTER_STEPS:
+                value = filtered[f"{prefix}_value"]
+                verdict = "pass" if filtered[f"{prefix}_pass"] else "fail"
+                facts.append((f"filter {name}", f"{verdict}: {'' if pd.isna(value) else value}"))
+        timeline = None
+        spoken = speech_of.get(dyad["interaction_id"])
+        if spoken is not None and start is not None and end is not None:
+            tracks = []
+            for (speaker, source), group in spoken.groupby(["speaker", "source"], sort=True):
+                inside = group[(group["end"] > start) & (group["start"] < end)]
+                participant = dyad["participant_a"] if speaker == "a" else dyad["participant_b"]
+                spans = [
+                    [max(s, start) - start, min(e, end) - start, "speech", "speech"]
+                    for s, e in zip(inside["start"], inside["end"], strict=True)
+                ]
+                tracks.append({"label": f"{speaker}: {participant} ({source})", "spans": spans})
+            timeline = {"start": 0.0, "end": end - start, "tracks": tracks, "marks": []}
+        items.append(
+            {
+                "id": f"familiarity:{dyad_id}",
+                "benchmark": "familiarity",
+                "title": f"{dyad_id}: {dyad['relationship']} dyad, {dyad['gender_mix']}, {dyad['site']}",
+                "truth": dyad["relationship"],
+                "modalities": sorted(set(modalities), key=MODALITY_ORDER.index),
+                "media": media,
+                "transcript": transcript,
+                "answers": answers,
+                "timeline": timeline,
+                "facts": facts,
+                "difficulty": difficulty,
+                "flags": flags,
+            }
+        )
+    return items
