@@ -155,7 +155,8 @@ def explorer_items(inputs: Mapping[str, object]) -> list[dict]:
                         "reason": _reason(response),
                         "confidence": _num(pred["confidence"]),
                         "score": None,
-                        "text": reasoning + (f"\n[raw reply] {raw}" if raw and raw != reasoning else ""),
+                        # the reasoning of a parsed answer; the raw reply where no label was read from it
+                        "text": reasoning if status == "answered" else raw,
                     }
                 )
                 if vote and pred["model"] == best.get(modality) and pred["label"] != vote["label"]:

@@ -247,6 +247,7 @@
   window.addEventListener("hashchange", fromHash);
   apply();
   fromHash();
-  window.EXPLORER_READY_MS = performance.now() - t0;
+  window.EXPLORER_READY_MS = performance.now() - t0; // the script alone
+  window.EXPLORER_READY_AT = performance.now(); // since the navigation started: the page's load
   document.body.setAttribute("data-ready", "1");
 })();
