@@ -166,6 +166,6 @@ def write_explorer(
     return {
         "items": len(items),
         "per_benchmark": counts,
-        "media": len(store.by_source),
+        "media": len(set(store.by_source.values())),
         "missing": store.missing,
     }

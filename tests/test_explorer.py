@@ -1,0 +1,106 @@
+"""The results explorer's writer and its server (omnisocial.explorer; the page in a browser:
+test_explorer_browser): the folder it writes, the stimuli copied once each, nothing silently
+dropped, and `omnisocial explore` serving it on localhost with byte ranges."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from omnisocial.explorer import DATA_FILE, FLAGS, PAGE_FILES, write_explorer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def read_data(folder: Path) -> dict:
+    text = (folder / DATA_FILE).read_text(encoding="utf-8")
+    match = re.fullmatch(r"window\.EXPLORER_DATA = JSON\.parse\((.*)\);\n", text, re.S)
+    assert match, text[:200]
+    return json.loads(json.loads(match.group(1)))
+
+
+def item(item_id: str, media: list[dict], **extra) -> dict:
+    return {"id": item_id, "benchmark": "who", "truth": "A", "modalities": ["video"], "media": media,
+            "answers": [{"rater": "m1", "type": "model", "answer": "B", "status": "answered",
+                         "confidence": float("nan")}], **extra}  # fmt: skip
+
+
+def test_the_folder_holds_the_page_its_data_and_each_stimulus_once(tmp_path):
+    clip = tmp_path / "in" / "clip.mp4"
+    clip.parent.mkdir()
+    clip.write_bytes(b"\x00video bytes")
+    same = tmp_path / "in" / "copy.MP4"
+    same.write_bytes(b"\x00video bytes")
+    media = [{"kind": "video", "label": "clip", "src": str(clip), "start": 0.0, "end": 2.5}]
+    items = [
+        item("who:1", media),
+        item("who:2", [{**media[0], "src": str(same)}], difficulty=1.5),
+        item("who:3", [{**media[0], "src": str(tmp_path / "gone.mp4")}]),
+    ]
+    counts = write_explorer(items, tmp_path / "out", title="t <run>")
+    out = tmp_path / "out"
+    assert all((out / name).is_file() for name in PAGE_FILES)
+    data = read_data(out)
+    assert counts["items"] == 3 and counts["media"] == 1  # the same bytes are stored once
+    assert counts["missing"] == [str(tmp_path / "gone.mp4")]
+    by_id = {i["id"]: i for i in data["items"]}
+    assert by_id["who:1"]["media"][0]["src"] == by_id["who:2"]["media"][0]["src"]
+    assert (out / by_id["who:1"]["media"][0]["src"]).read_bytes() == clip.read_bytes()
+    assert by_id["who:3"]["media"] == [] and by_id["who:3"]["notes"] == [
+        f"stimulus missing: {tmp_path / 'gone.mp4'}"
+    ]
+    assert any("1 stimulus file(s) missing" in note for note in data["notes"])
+    assert by_id["who:1"]["answers"][0]["confidence"] is None  # NaN: JSON null, never a bare NaN
+    assert set(by_id["who:1"]["flags"]) == set(FLAGS)
+    assert data["filters"]["model"] == ["m1"] and data["title"] == "t <run>"
+    # every path the page links is relative to it: nothing from another site
+    page = (
+        (out / "index.html").read_text()
+        + (out / "explorer.js").read_text()
+        + (out / "explorer.css").read_text()
+    )
+    assert (
+        not re.search(r"(src|href)=\"(https?:)?//", page) and "http://" not in page and "https://" not in page
+    )
+
+
+def test_an_item_id_given_twice_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="who:1"):
+        write_explorer([item("who:1", []), item("who:1", [])], tmp_path, title="t")
+
+
+def test_omnisocial_explore_serves_the_folder_with_byte_ranges(tmp_path):
+    clip = tmp_path / "clip.wav"
+    clip.write_bytes(bytes(range(256)) * 4)
+    write_explorer(
+        [item("who:1", [{"kind": "audio", "label": "a", "src": str(clip)}])], tmp_path / "x", title="t"
+    )
+    command = [sys.executable, "-m", "omnisocial.cli", "explore", str(tmp_path / "x"), "--port", "0"]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+    try:
+        line = server.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line).group(0)
+        with urllib.request.urlopen(url) as reply:
+            assert reply.status == 200 and b"items.js" in reply.read()
+        src = read_data(tmp_path / "x")["items"][0]["media"][0]["src"]
+        request = urllib.request.Request(url + src, headers={"Range": "bytes=1000-"})
+        with urllib.request.urlopen(request) as reply:
+            assert reply.status == 206 and reply.headers["Content-Range"] == "bytes 1000-1023/1024"
+            assert reply.read() == clip.read_bytes()[1000:]
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_explore_without_an_explorer_names_the_folder(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "omnisocial.cli", "explore", str(tmp_path), "--port", "0"],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2 and f"{tmp_path}: no explorer here" in result.stderr
