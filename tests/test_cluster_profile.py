@@ -98,6 +98,8 @@ CLUSTER = {
 # issue 18: registry models streamed (segments cut once, one streaming job per model)
 CLUSTER |= {"socialomni_stream_segments", "socialomni_stream_when"}
 CLUSTER |= {"duplexeval_stream_segments", "duplexeval_stream_model"}
+# issue 50: the results explorer reads every table and hashes and links every stimulus
+CLUSTER |= {"explorer"}
 
 # The parsed workflow's rules and localrules, through Snakemake's API (a dry run runs every job
 # locally, so its plan does not say which would stay on the login node; workflow.is_local says
