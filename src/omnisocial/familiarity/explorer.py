@@ -52,6 +52,14 @@ def _num(value):
     return None if value is None or pd.isna(value) else float(value)
 
 
+def _grouped(frame: pd.DataFrame, *keys: str) -> dict[tuple, list[dict]]:
+    """`frame`'s rows as records, by the values of `keys` (in the frame's order)."""
+    out: dict[tuple, list[dict]] = {}
+    for record in frame.to_dict("records"):
+        out.setdefault(tuple(record[k] for k in keys), []).append(record)
+    return out
+
+
 def _reason(row) -> str:
     """Why a model call gave no label (RESPONSES: the call's error, else the parse error)."""
     if row is None:
@@ -78,20 +86,26 @@ def explorer_items(inputs: Mapping[str, object]) -> list[dict]:
 
     best = best_models(predictions)
     response_of = {(r["model"], r["modality"], r["item_id"]): r for r in responses.to_dict("records")}
-    preds_of = {d: g for d, g in predictions.groupby("item_id", sort=False)}
-    trials_of = {d: g for d, g in trials.groupby("dyad_id", sort=False)}
+    # every table grouped once, as plain records: a pandas selection per dyad costs minutes at
+    # a real study's size (benchmarks/bench_explorer.py)
+    preds_of = _grouped(predictions, "item_id", "modality")
+    rated = trials.assign(familiar=trials["response"] == "familiar").groupby(["dyad_id", "modality"])
+    counts_of = {
+        key: (int(n), int(k))
+        for key, n, k in zip(rated.size().index, rated.size(), rated["familiar"].sum(), strict=True)
+    }
     votes_of = {(r["item_id"], r["modality"]): r for r in votes.to_dict("records")}
-    rasch_of = {d: g for d, g in rasch.groupby("dyad_id", sort=False)}
-    media_of = {d: g for d, g in manifest.groupby("dyad_id", sort=False)}
+    rasch_of = _grouped(rasch, "dyad_id")
+    media_of = _grouped(manifest, "dyad_id")
     report_of = {r["interaction_id"]: r for r in report.to_dict("records")}
-    speech_of = {i: g for i, g in speech.groupby("interaction_id", sort=False)}
+    speech_of = _grouped(speech, "interaction_id")
 
     items = []
     for dyad in design.to_dict("records"):
         dyad_id = dyad["dyad_id"]
         start, end = _num(dyad["clip_start"]), _num(dyad["clip_end"])
         media, transcript, modalities = [], "", []
-        for row in media_of.get(dyad_id, manifest.iloc[0:0]).to_dict("records"):
+        for row in media_of.get((dyad_id,), []):
             path = manifest_path.parent / row["path"]
             modalities.append(row["modality"])
             if row["modality"] == "text":
@@ -110,15 +124,18 @@ def explorer_items(inputs: Mapping[str, object]) -> list[dict]:
         facts = [
             ("interaction", dyad["interaction_id"]),
             ("cell", dyad["cell"]),
-            ("clip", f"{start} - {end} s ({dyad['position'] or 'position not given'})"),
+            (
+                "clip",
+                f"{start} - {end} s ({dyad['position'] or 'position not given'})"
+                if start is not None and end is not None
+                else "not given (a released design)",
+            ),
         ]
-        rated = trials_of.get(dyad_id, trials.iloc[0:0])
         for modality in MODALITY_ORDER:
-            group = rated[rated["modality"] == modality]
+            n, n_familiar = counts_of.get((dyad_id, modality), (0, 0))
             vote = votes_of.get((dyad_id, modality))
-            if len(group) or vote:
-                share = (group["response"] == "familiar").mean() if len(group) else None
-                n = len(group)
+            if n or vote:
+                share = n_familiar / n if n else None
                 answers.append(
                     {
                         "rater": "humans",
@@ -130,14 +147,12 @@ def explorer_items(inputs: Mapping[str, object]) -> list[dict]:
                         "reason": "tie, broken by a seeded coin" if vote and vote["tie"] else "",
                         "confidence": None,
                         "score": _num(share),
-                        "text": f"{int((group['response'] == 'familiar').sum())} of {n} raters"
+                        "text": f"{n_familiar} of {n} raters"
                         " answered familiar" + (f" (share {share:.2f})" if share is not None else ""),
                     }
                 )
             labels = set()
-            for pred in preds_of.get(dyad_id, predictions.iloc[0:0]).to_dict("records"):
-                if pred["modality"] != modality:
-                    continue
+            for pred in preds_of.get((dyad_id, modality), []):
                 response = response_of.get((pred["model"], modality, dyad_id))
                 status = response["status"] if response else ("answered" if pred["label"] else "unparsed")
                 if pred["label"]:
@@ -164,7 +179,7 @@ def explorer_items(inputs: Mapping[str, object]) -> list[dict]:
             if len(labels) > 1:
                 flags["models_disagree"] = True
         difficulty = None
-        for row in rasch_of.get(dyad_id, rasch.iloc[0:0]).to_dict("records"):
+        for row in rasch_of.get((dyad_id,), []):
             facts.append(
                 (
                     f"Rasch difficulty, {row['modality']}, {row['rater_type']}",
@@ -184,15 +199,18 @@ def explorer_items(inputs: Mapping[str, object]) -> list[dict]:
                 verdict = "pass" if filtered[f"{prefix}_pass"] else "fail"
                 facts.append((f"filter {name}", f"{verdict}: {'' if pd.isna(value) else value}"))
         timeline = None
-        spoken = speech_of.get(dyad["interaction_id"])
-        if spoken is not None and start is not None and end is not None:
+        spoken = speech_of.get((dyad["interaction_id"],))
+        if spoken and start is not None and end is not None:
             tracks = []
-            for (speaker, source), group in spoken.groupby(["speaker", "source"], sort=True):
-                inside = group[(group["end"] > start) & (group["start"] < end)]
+            for speaker, source in sorted({(r["speaker"], r["source"]) for r in spoken}):
                 participant = dyad["participant_a"] if speaker == "a" else dyad["participant_b"]
                 spans = [
-                    [max(s, start) - start, min(e, end) - start, "speech", "speech"]
-                    for s, e in zip(inside["start"], inside["end"], strict=True)
+                    [max(r["start"], start) - start, min(r["end"], end) - start, "speech", "speech"]
+                    for r in spoken
+                    if r["speaker"] == speaker
+                    and r["source"] == source
+                    and r["end"] > start
+                    and r["start"] < end
                 ]
                 tracks.append({"label": f"{speaker}: {participant} ({source})", "spans": spans})
             timeline = {"start": 0.0, "end": end - start, "tracks": tracks, "marks": []}
