@@ -11,6 +11,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from omnisocial.explorer import DATA_FILE, FLAGS, PAGE_FILES, write_explorer
@@ -104,3 +105,74 @@ def test_explore_without_an_explorer_names_the_folder(tmp_path):
         capture_output=True, text=True, cwd=ROOT, timeout=60,
     )  # fmt: skip
     assert result.returncode == 2 and f"{tmp_path}: no explorer here" in result.stderr
+
+
+def test_familiarity_items_of_a_released_design(tmp_path):
+    """Real-shaped tables of two dyads, as a released design gives them (no clip times, no filter
+    report, no speech): the crowd's share and majority, each model's label, confidence, status
+    and reason, and the flags. Model m2 is the best (it ties m1 counting its non-answer wrong and
+    is right on everything it answered), agrees with the crowd where it answered and gave no
+    answer on D2: no item has the best model against the crowd; m1 and m2 differ on D1."""
+    from omnisocial.familiarity.contracts import MAJORITY_VOTES, RESPONSES, STIMULI_MANIFEST
+    from omnisocial.familiarity.explorer import explorer_items
+    from omnisocial.tables import DESIGN, PREDICTIONS, TRIALS
+
+    (tmp_path / "media").mkdir()
+    (tmp_path / "media" / "D1.txt").write_text("A: hi\nB: hello again")
+    design = pd.DataFrame(
+        {"dyad_id": ["D1", "D2"], "interaction_id": ["I1", "I2"], "cell": ["s|familiar|ff", "s|stranger|mm"],
+         "site": "s", "relationship": ["familiar", "stranger"], "gender_mix": ["ff", "mm"], "position": "",
+         "clip_start": None, "clip_end": None, "n_turns": None, "participant_a": "a", "participant_b": "b"}
+    )  # fmt: skip
+    manifest = pd.DataFrame(
+        [("D1", "text", "transcript", "media/D1.txt", None, "0", None, None)], columns=STIMULI_MANIFEST.names
+    )
+    trials = pd.DataFrame(
+        {"rater_id": ["r1", "r2", "r3", "r1", "r2"], "dyad_id": ["D1", "D1", "D1", "D2", "D2"],
+         "modality": "text", "response": ["familiar", "familiar", "stranger", "stranger", "stranger"]}
+    )  # fmt: skip
+    trials["correct"] = trials["response"] == trials["dyad_id"].map({"D1": "familiar", "D2": "stranger"})
+    votes = pd.DataFrame(
+        {"modality": "text", "item_id": ["D1", "D2"], "truth": ["familiar", "stranger"], "n_raters": [3, 2],
+         "n_familiar": [2, 0], "n_stranger": [1, 2], "tie": False, "label": ["familiar", "stranger"],
+         "vote_share": [2 / 3, 1.0], "source": ""}
+    )  # fmt: skip
+    predictions = pd.DataFrame(
+        {"model": ["m1@v1", "m1@v1", "m2@v1", "m2@v1"], "modality": "text",
+         "item_id": ["D1", "D2", "D1", "D2"], "truth": ["familiar", "stranger"] * 2,
+         "label": ["stranger", "stranger", "familiar", ""], "confidence": [0.8, 0.7, 0.6, None]}
+    )  # fmt: skip
+    response = {name: "" for name in RESPONSES.names} | {
+        "model": "m2@v1", "name": "m2", "modality": "text", "prompt_variant": "v1", "item_id": "D2",
+        "truth": "stranger", "status": "failed", "error": "HTTP 429 after 3 retries", "attempts": 3,
+    }  # fmt: skip
+    paths = {name: tmp_path / f"{name}.csv" for name in ("design", "trials", "votes", "preds", "responses")}
+    DESIGN.write(paths["design"], design)
+    STIMULI_MANIFEST.write(tmp_path / "manifest.csv", manifest)
+    TRIALS.write(paths["trials"], trials)
+    MAJORITY_VOTES.write(paths["votes"], votes)
+    PREDICTIONS.write(paths["preds"], predictions)
+    RESPONSES.write(paths["responses"], pd.DataFrame([response]))
+    items = explorer_items(
+        {"design": paths["design"], "manifest": tmp_path / "manifest.csv", "trials": paths["trials"],
+         "majority_votes": paths["votes"], "predictions": [paths["preds"]], "responses": [paths["responses"]]}
+    )  # fmt: skip
+    d1, d2 = items
+    assert d1["transcript"] == "A: hi\nB: hello again" and d1["timeline"] is None and d2["media"] == []
+    crowd = next(a for a in d1["answers"] if a["type"] == "crowd")
+    assert (crowd["answer"], crowd["score"], crowd["correct"]) == ("familiar", 2 / 3, True)
+    assert crowd["text"] == "2 of 3 raters answered familiar (share 0.67)"
+    failed = next(a for a in d2["answers"] if a["rater"] == "m2@v1")
+    assert (failed["answer"], failed["status"], failed["reason"], failed["correct"]) == (
+        "", "failed", "HTTP 429 after 3 retries", None
+    )  # fmt: skip
+    m1 = next(a for a in d1["answers"] if a["rater"] == "m1@v1")
+    assert (m1["answer"], m1["confidence"], m1["correct"], m1["status"]) == (
+        "stranger",
+        0.8,
+        False,
+        "answered",
+    )
+    assert d1["flags"] == {"models_vs_humans": False, "models_disagree": True}
+    assert d2["flags"] == {"models_vs_humans": False, "models_disagree": False}
+    assert ("clip", "not given (a released design)") in d1["facts"] and d1["difficulty"] is None

@@ -7,7 +7,8 @@ F1-F5 values and a speech timeline per participant over the clip.
 
 Flags: `models_vs_humans` when, in some modality, the best model of that modality (chosen as the
 McNemar comparison chooses it: `analysis.rater_tests.best_models`) answers otherwise than the
-crowd's majority; `models_disagree` when two models' labels differ in some modality.
+crowd's majority (a non-answer is left out, as in the paired tests); `models_disagree` when two
+models' labels differ in some modality.
 """
 
 from __future__ import annotations
@@ -174,7 +175,9 @@ def explorer_items(inputs: Mapping[str, object]) -> list[dict]:
                         "text": reasoning if status == "answered" else raw,
                     }
                 )
-                if vote and pred["model"] == best.get(modality) and pred["label"] != vote["label"]:
+                # a non-answer is no disagreement: the paired tests leave it out of the pair too
+                best_answer = pred["model"] == best.get(modality) and pred["label"]
+                if vote and best_answer and pred["label"] != vote["label"]:
                     flags["models_vs_humans"] = True
             if len(labels) > 1:
                 flags["models_disagree"] = True
