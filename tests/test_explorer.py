@@ -23,7 +23,10 @@ def read_data(folder: Path) -> dict:
     text = (folder / DATA_FILE).read_text(encoding="utf-8")
     match = re.fullmatch(r"window\.EXPLORER_DATA = JSON\.parse\((.*)\);\n", text, re.S)
     assert match, text[:200]
-    return json.loads(json.loads(match.group(1)))
+    data = json.loads(json.loads(match.group(1)))
+    # each item's detail is a JSON string the page parses when the item is shown
+    data["items"] = [{**i, **json.loads(i["detail"])} for i in data["items"]]
+    return data
 
 
 def item(item_id: str, media: list[dict], **extra) -> dict:
@@ -57,7 +60,9 @@ def test_the_folder_holds_the_page_its_data_and_each_stimulus_once(tmp_path):
         f"stimulus missing: {tmp_path / 'gone.mp4'}"
     ]
     assert any("1 stimulus file(s) missing" in note for note in data["notes"])
-    assert by_id["who:1"]["answers"][0]["confidence"] is None  # NaN: JSON null, never a bare NaN
+    assert "confidence" not in by_id["who:1"]["answers"][0]  # NaN: left out, never a bare NaN in JSON
+    assert by_id["who:2"]["difficulty"] == 1.5 and by_id["who:1"]["models"] == ["m1"]
+    assert by_id["who:1"]["status"] == {"m1": ["answered"]} and by_id["who:1"]["wrong"] == 0
     assert set(by_id["who:1"]["flags"]) == set(FLAGS)
     assert data["filters"]["model"] == ["m1"] and data["title"] == "t <run>"
     # every path the page links is relative to it: nothing from another site

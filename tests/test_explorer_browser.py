@@ -207,6 +207,10 @@ def test_the_explorer_is_linked_and_served(browser, study):
     summary = (study / "summary" / "summary.html").read_text()
     assert "href='../explorer/index.html'" in summary
     assert (study / "summary" / "summary.md").read_text().count("../explorer/index.html") == 2
+    # the Snakemake report's entry (an HTML report holds files, not the explorer's folder)
+    link = (study / "summary" / "explorer.html").read_text()
+    total = len(pd.read_csv(study / "design" / "design.csv"))
+    assert f"familiarity: {total} items" in link and "href='../explorer/index.html'" in link
     server = make_server(study / "explorer", port=0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -70,9 +70,10 @@ rule explorer:
         unpack(explorer_inputs),
         unpack(explorer_media),
     output:
-        folder=report(
-            directory(out("explorer")),
-            htmlindex="index.html",
+        folder=directory(out("explorer")),
+        # the report's entry: a page that links the explorer (an HTML report cannot hold a folder)
+        link=report(
+            out("summary", "explorer.html"),
             caption="../report/explorer.rst",
             category=SUMMARY_CATEGORY,
             labels={"page": "explorer"},

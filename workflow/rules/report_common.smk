@@ -243,6 +243,7 @@ def report_outputs():
         out("summary", "summary.html"),
         out("summary", "summary.md"),
         out("explorer"),
+        out("summary", "explorer.html"),
         *rendered_tables(),
     ]
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))
 
-from omnisocial.explorer import write_explorer
+from omnisocial.explorer import write_explorer, write_link_page
 from omnisocial.workflow import start
 
 log = start(snakemake)
@@ -33,6 +33,7 @@ if params.duplexeval:
 
     items += duplexeval.explorer_items(own("de_", params.duplexeval), params.duplexeval_root)
 counts = write_explorer(items, snakemake.output.folder, title=params.title)
+write_link_page(snakemake.output.link, snakemake.output.folder, counts)
 log.info("explorer: %s", counts)
 for missing in counts["missing"]:
     log.warning("stimulus missing, left out of its item: %s", missing)

@@ -23,6 +23,7 @@ marks: [[t, label]]}, `facts` [[name, value]], `difficulty` (or null) and `flags
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import os
@@ -102,6 +103,40 @@ def _with_media(items: list[dict], store: MediaStore) -> list[dict]:
     return items
 
 
+INDEX_FIELDS = ("id", "benchmark", "title", "truth", "modalities", "difficulty", "flags")
+
+
+def _compact(answer: dict) -> dict:
+    """An answer without its empty fields (the page reads a missing one as empty)."""
+    return {k: v for k, v in clean(answer).items() if v is not None and v != ""}
+
+
+def indexed(item: dict) -> dict:
+    """What the list and the filters read of an item, and the rest as one JSON string (`detail`)
+    that the page parses only when the item is shown: at 2,000 items x 12 models, building every
+    answer's object at load was most of the page's load time (benchmarks/bench_explorer.py)."""
+    answers = item.get("answers", [])
+    models = sorted({a["rater"] for a in answers if a.get("type") == "model"})
+    status: dict[str, list[str]] = {}
+    for a in answers:
+        if a.get("type") == "model" and a.get("status"):
+            status.setdefault(a["rater"], [])
+            if a["status"] not in status[a["rater"]]:
+                status[a["rater"]].append(a["status"])
+    words = [item.get("question") or "", *(f"{k} {v}" for k, v in item.get("facts", []))]
+    detail = {k: v for k, v in item.items() if k not in INDEX_FIELDS}
+    detail["answers"] = [_compact(a) for a in answers]
+    return {
+        **{k: item.get(k) for k in INDEX_FIELDS},
+        "models": models,
+        "status": status,
+        "statuses": sorted({a["status"] for a in answers if a.get("status")}),
+        "wrong": sum(a.get("correct") is False for a in answers),
+        "search": " ".join(w for w in words if w),
+        "detail": json.dumps(clean(detail), separators=(",", ":"), ensure_ascii=False, allow_nan=False),
+    }
+
+
 def summarise(items: list[dict]) -> dict:
     """What the page's filters offer: benchmarks, models, modalities, statuses, truths."""
     sets: dict[str, set] = {
@@ -153,7 +188,7 @@ def write_explorer(
         "filters": summarise(items),
         "counts": counts,
         "notes": notes,
-        "items": items,
+        "items": [indexed(item) for item in items],
     }
     text = json.dumps(clean(data), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     # a JSON string handed to JSON.parse: V8 parses that much faster than the same object literal
@@ -169,3 +204,26 @@ def write_explorer(
         "media": len(set(store.by_source.values())),
         "missing": store.missing,
     }
+
+
+def write_link_page(path: str | os.PathLike, folder: str | os.PathLike, counts: dict) -> None:
+    """A one-page pointer to the explorer in `folder` (the Snakemake report's entry: an HTML report
+    holds single files, not a folder): its items per benchmark, a link relative to `path`, the
+    absolute file address on this machine and the command that serves it."""
+    folder = Path(folder).resolve()
+    relative = os.path.relpath(folder / "index.html", Path(path).resolve().parent)
+    rows = "".join(
+        f"<li>{html.escape(name)}: {n} items</li>" for name, n in sorted(counts["per_benchmark"].items())
+    )
+    missing = len(counts["missing"])
+    text = (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>results explorer</title></head><body>"
+        "<h3>The results explorer</h3><p>Every item of every benchmark beside its stimulus, the truth "
+        f"and every answer.</p><ul>{rows}</ul>"
+        + (f"<p><b>{missing} stimulus file(s) missing</b>, left out of their items.</p>" if missing else "")
+        + f"<p>Open <a href='{html.escape(relative)}' target='_blank'>{html.escape(relative)}</a> (beside "
+        f"this page), or <a href='{html.escape((folder / 'index.html').as_uri())}' target='_blank'>"
+        f"{html.escape(str(folder / 'index.html'))}</a> on the machine that ran the workflow, or serve it: "
+        f"<code>omnisocial explore {html.escape(str(folder))}</code></p></body></html>\n"
+    )
+    write_text(path, text)

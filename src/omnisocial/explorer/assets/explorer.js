@@ -30,20 +30,20 @@
 
   // --- index every item once: what the filters test ------------------------------------------
   function prepare(item) {
-    var models = new Set(), statuses = new Set(), modelStatus = {}, wrong = 0, words = [item.id, item.title || ""];
-    (item.answers || []).forEach(function (a) {
-      if (a.type === "model") {
-        models.add(a.rater);
-        if (a.status) (modelStatus[a.rater] = modelStatus[a.rater] || new Set()).add(a.status);
-      }
-      if (a.status) statuses.add(a.status);
-      if (a.correct === false) wrong += 1;
-    });
-    words.push(item.question || "", (item.facts || []).map(function (f) { return f.join(" "); }).join(" "));
-    item._models = models; item._statuses = statuses; item._modelStatus = modelStatus; item._wrong = wrong;
-    item._search = words.join(" ").toLowerCase();
+    // the writer indexed each item (omnisocial.explorer.indexed): its answers stay a JSON string
+    // until the item is shown (full())
+    item._models = new Set(item.models); item._statuses = new Set(item.statuses); item._wrong = item.wrong;
+    item._modelStatus = {};
+    Object.keys(item.status).forEach(function (m) { item._modelStatus[m] = new Set(item.status[m]); });
+    item._search = (item.id + " " + (item.title || "") + " " + item.search).toLowerCase();
     item._modalities = new Set(item.modalities || []);
     byId.set(item.id, item);
+  }
+
+  var fullCache = new Map();
+  function full(item) {
+    if (!fullCache.has(item.id)) fullCache.set(item.id, Object.assign({}, item, JSON.parse(item.detail)));
+    return fullCache.get(item.id);
   }
 
   function fill(select, values, labels) {
@@ -192,7 +192,7 @@
   }
 
   function show(id) {
-    var item = byId.get(id);
+    var item = byId.has(id) ? full(byId.get(id)) : undefined;
     stopMedia();
     var detail = $("detail");
     detail.textContent = "";
