@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from omnisocial.explorer import DATA_FILE, FLAGS, PAGE_FILES, write_explorer
+from omnisocial.explorer import DATA_FILE, DETAIL_DIR, FLAGS, PAGE_FILES, write_explorer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,8 +24,16 @@ def read_data(folder: Path) -> dict:
     match = re.fullmatch(r"window\.EXPLORER_DATA = JSON\.parse\((.*)\);\n", text, re.S)
     assert match, text[:200]
     data = json.loads(json.loads(match.group(1)))
-    # each item's detail is a JSON string the page parses when the item is shown
-    data["items"] = [{**i, **json.loads(i["detail"])} for i in data["items"]]
+    # each item's detail is in its chunk's file, which the page loads when the item is shown
+    details = {}
+    for path in sorted((folder / DETAIL_DIR).glob("*.js")):
+        chunk, body = re.fullmatch(
+            r"EXPLORER_DETAIL\((\d+), (.*)\);\n", path.read_text(encoding="utf-8"), re.S
+        ).groups()
+        assert path.name == f"{int(chunk):04d}.js"
+        details.update({i: {**d, "chunk": int(chunk)} for i, d in json.loads(body).items()})
+    assert [i["chunk"] for i in data["items"]] == [details[i["id"]]["chunk"] for i in data["items"]]
+    data["items"] = [{**i, **details[i["id"]]} for i in data["items"]]
     return data
 
 

@@ -104,6 +104,7 @@ ALLOWED: dict[str, set[str]] = {
     "omnisocial.streaming": set(),
     "omnisocial.streaming.media": set(),
     "omnisocial.summary": set(),
+    "omnisocial.explorer": set(),  # the results explorer (rule explorer): json and the io layer
     "omnisocial.tables": set(),
     "omnisocial.workflow": set(),
 }

@@ -91,7 +91,7 @@ def shared_layers(root: Path = PACKAGE) -> set[str]:
 def test_the_shared_layers_are_the_modules_below_the_benchmarks():
     expected = {"stats", "media", "models", "judges", "figures", "tables", "io", "importing"}
     expected |= {"config", "workflow", "summary", "demo_kit", "prompt_templates", "errors", "slurm"}
-    expected |= {"streaming", "processes", "item_reasons", "docs_reference"}
+    expected |= {"streaming", "processes", "item_reasons", "docs_reference", "explorer"}
     assert shared_layers() == expected
     assert not (PACKAGE / "corpus").exists()  # the empty left-over package (familiarity/corpus is the one)
 

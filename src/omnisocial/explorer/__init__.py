@@ -7,8 +7,10 @@ shape below, and `write_explorer` writes the folder:
 
 - `index.html`, `explorer.js`, `explorer.css`: the page (plain JavaScript, nothing loaded from
   another site, so it opens from the file system and through `omnisocial explore`);
-- `items.js`: the data, one `window.EXPLORER_DATA = JSON.parse("...")` assignment (a `<script>`
-  loads it, which a browser allows from file:// where fetching a JSON file is refused);
+- `items.js`: the items' index, what the list and the filters read (one
+  `window.EXPLORER_DATA = JSON.parse("...")` assignment: a `<script>` loads it, which a browser
+  allows from file:// where fetching a JSON file is refused), and `details/NNNN.js`: the
+  answers, timelines and facts of 25 items each, loaded by a `<script>` when one of them is shown;
 - `media/`: every stimulus an item links to, hard-linked (copied across file systems) under a
   name made of its sha256 prefix, so the folder is self-contained and a clip shared by several
   items is stored once. The page sets a player's `src` only when its item is shown.
@@ -36,6 +38,8 @@ from omnisocial.io import atomic_path, sha256_file, write_text
 ASSETS = Path(__file__).resolve().parent / "assets"
 PAGE_FILES = ("index.html", "explorer.js", "explorer.css")
 DATA_FILE = "items.js"
+DETAIL_DIR = "details"
+CHUNK = 25  # items a detail file holds
 MEDIA_DIR = "media"
 # the flags every item carries (false where a benchmark has no such pair), the page's filters
 FLAGS = {
@@ -111,10 +115,10 @@ def _compact(answer: dict) -> dict:
     return {k: v for k, v in clean(answer).items() if v is not None and v != ""}
 
 
-def indexed(item: dict) -> dict:
-    """What the list and the filters read of an item, and the rest as one JSON string (`detail`)
-    that the page parses only when the item is shown: at 2,000 items x 12 models, building every
-    answer's object at load was most of the page's load time (benchmarks/bench_explorer.py)."""
+def indexed(item: dict) -> tuple[dict, dict]:
+    """(what the list and the filters read of an item, the rest: its `detail`). The page loads an
+    item's detail file only when the item is shown: at 2,000 items x 12 models, reading every
+    answer at load took most of the 2 s budget (benchmarks/bench_explorer.py)."""
     answers = item.get("answers", [])
     models = sorted({a["rater"] for a in answers if a.get("type") == "model"})
     status: dict[str, list[str]] = {}
@@ -126,15 +130,19 @@ def indexed(item: dict) -> dict:
     words = [item.get("question") or "", *(f"{k} {v}" for k, v in item.get("facts", []))]
     detail = {k: v for k, v in item.items() if k not in INDEX_FIELDS}
     detail["answers"] = [_compact(a) for a in answers]
-    return {
+    index = {
         **{k: item.get(k) for k in INDEX_FIELDS},
         "models": models,
         "status": status,
         "statuses": sorted({a["status"] for a in answers if a.get("status")}),
         "wrong": sum(a.get("correct") is False for a in answers),
         "search": " ".join(w for w in words if w),
-        "detail": json.dumps(clean(detail), separators=(",", ":"), ensure_ascii=False, allow_nan=False),
     }
+    return index, detail
+
+
+def _js(value) -> str:
+    return json.dumps(clean(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def summarise(items: list[dict]) -> dict:
@@ -188,9 +196,18 @@ def write_explorer(
         "filters": summarise(items),
         "counts": counts,
         "notes": notes,
-        "items": [indexed(item) for item in items],
+        "items": [],
     }
-    text = json.dumps(clean(data), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    # the details in files of CHUNK items each: `details/0003.js` calls EXPLORER_DETAIL(3, {id: detail})
+    shutil.rmtree(folder / DETAIL_DIR, ignore_errors=True)
+    (folder / DETAIL_DIR).mkdir()
+    for first in range(0, len(items), CHUNK):
+        chunk, details = first // CHUNK, {}
+        for item in items[first : first + CHUNK]:
+            index, details[item["id"]] = indexed(item)
+            data["items"].append({**index, "chunk": chunk})
+        write_text(folder / DETAIL_DIR / f"{chunk:04d}.js", f"EXPLORER_DETAIL({chunk}, {_js(details)});\n")
+    text = _js(data)
     # a JSON string handed to JSON.parse: V8 parses that much faster than the same object literal
     write_text(
         folder / DATA_FILE, f"window.EXPLORER_DATA = JSON.parse({json.dumps(text, ensure_ascii=False)});\n"

@@ -40,10 +40,23 @@
     byId.set(item.id, item);
   }
 
-  var fullCache = new Map();
-  function full(item) {
-    if (!fullCache.has(item.id)) fullCache.set(item.id, Object.assign({}, item, JSON.parse(item.detail)));
-    return fullCache.get(item.id);
+  // an item's detail (answers, timeline, facts) comes in its chunk's file, loaded by a <script>
+  // (allowed from file://) the first time one of the chunk's items is shown
+  var details = new Map(), waiting = {};
+  window.EXPLORER_DETAIL = function (chunk, map) {
+    Object.keys(map).forEach(function (id) { details.set(id, Object.assign({}, byId.get(id), map[id])); });
+    (waiting[chunk] || []).forEach(function (done) { done(); });
+    waiting[chunk] = null;
+  };
+  function withDetail(item, done) {
+    if (details.has(item.id)) return done(details.get(item.id));
+    var chunk = item.chunk, again = function () { done(details.get(item.id)); };
+    if (waiting[chunk]) { waiting[chunk].push(again); return; }
+    waiting[chunk] = [again];
+    var script = document.createElement("script");
+    script.src = "details/" + String(chunk).padStart(4, "0") + ".js";
+    script.onerror = function () { waiting[chunk] = null; done(null, script.src); };
+    document.head.appendChild(script);
   }
 
   function fill(select, values, labels) {
@@ -192,13 +205,24 @@
   }
 
   function show(id) {
-    var item = byId.has(id) ? full(byId.get(id)) : undefined;
+    if (!byId.has(id)) return draw(null, id);
+    withDetail(byId.get(id), function (item, failed) {
+      // drawn unless another item was asked for meanwhile
+      if (decodeURIComponent(location.hash.replace(/^#/, "")) === id) draw(item, id, failed);
+    });
+  }
+
+  function draw(item, id, failed) {
     stopMedia();
     var detail = $("detail");
     detail.textContent = "";
     current = item || null;
     drawRows();
-    if (!item) { detail.appendChild(el("p", { class: "hint", text: id ? "No item " + id + " in this run." : "Pick an item on the left." })); return; }
+    if (!item) {
+      var hint = failed ? "Could not load " + failed + "." : id ? "No item " + id + " in this run." : "Pick an item on the left.";
+      detail.appendChild(el("p", { class: "hint", text: hint }));
+      return;
+    }
     detail.setAttribute("data-item", item.id);
     detail.appendChild(el("h2", { text: item.title || item.id }));
     var facts = [["item", item.id], ["benchmark", item.benchmark], ["truth", fmt(item.truth)]];
