@@ -151,6 +151,11 @@ def test_familiarity_items_where_the_best_model_and_the_crowd_disagree(browser, 
     open_page(browser, (study / "explorer" / "index.html").as_uri())
     total = len(pd.read_csv(study / "design" / "design.csv"))
     assert browser.find_element(By.ID, "count").text == f"{total} of {total} items"
+    # media load only for the item shown: no player, no detail file before one is opened
+    assert browser.execute_script("return document.querySelectorAll('video, audio').length") == 0
+    assert not browser.execute_script(
+        "return [...document.scripts].filter(s => s.src.includes('/details/')).length"
+    )
     Select(browser.find_element(By.ID, "f-flag")).select_by_value("models_vs_humans")
     assert browser.find_element(By.ID, "count").text == f"{len(disagreeing)} of {total} items"
     listed = [r.get_attribute("data-id") for r in browser.find_elements(By.CSS_SELECTOR, "#list .row")]
@@ -159,6 +164,10 @@ def test_familiarity_items_where_the_best_model_and_the_crowd_disagree(browser, 
     item = disagreeing[0]
     WebDriverWait(browser, 10).until(lambda d: d.current_url.endswith(f"#familiarity%3A{item}"))
     shot(browser, "familiarity")
+    players = browser.find_elements(By.CSS_SELECTOR, "#detail .player")
+    assert (
+        len(players) == len(browser.find_elements(By.CSS_SELECTOR, "video, audio")) == 3
+    )  # mix, stereo, video
     assert play(browser) > 0.3
 
     shown = rows(browser)
