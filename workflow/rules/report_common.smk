@@ -287,6 +287,7 @@ def explorer_socialomni_inputs():
         "when_stream_scores": sout("scores", "when_stream_scores.csv"),
         "replies": replies,
         "how_judgements": sout("scores", "how_judgements.csv"),
+        "stream_steps": social_stream_files("steps"),
     }
 
 

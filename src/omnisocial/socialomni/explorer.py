@@ -37,6 +37,7 @@ from omnisocial.socialomni.contracts import (
     WHO_ITEMS,
     WHO_SCORES,
 )
+from omnisocial.streaming.contracts import STREAM_STEPS
 
 JUDGE_SPREAD = 25.0  # points: more than one step of the how scale apart
 
@@ -78,7 +79,8 @@ def _status(reply) -> tuple[str, str]:
 def explorer_items(inputs: Mapping[str, object], socialomni_root: str | os.PathLike) -> list[dict]:
     """Items from the benchmark's tables. `inputs`: who_items, when_items, when_stream_items,
     turns, who_scores, when_single_scores, when_stream_scores, replies (list of REPLIES tables),
-    how_judgements (optional); videos are found under `socialomni_root`."""
+    how_judgements and stream_steps (each streamed registry model's steps table; both optional);
+    videos are found under `socialomni_root`."""
     root = Path(socialomni_root)
     who = WHO_ITEMS.read(inputs["who_items"])
     when = WHEN_ITEMS.read(inputs["when_items"])
@@ -87,6 +89,10 @@ def explorer_items(inputs: Mapping[str, object], socialomni_root: str | os.PathL
     who_scores = WHO_SCORES.read(inputs["who_scores"])
     when_scores = WHEN_SCORES.read(inputs["when_single_scores"])
     stream_scores = WHEN_STREAM_SCORES.read(inputs["when_stream_scores"])
+    steps = pd.concat(
+        [STREAM_STEPS.read(p) for p in inputs.get("stream_steps", [])] or [STREAM_STEPS.empty()]
+    )
+    steps_of = {key: g.sort_values("step") for key, g in steps.groupby(["model", "item_id"], sort=False)}
     replies = pd.concat(
         [REPLIES.read(p) for p in inputs.get("replies", [])] or [REPLIES.empty()], ignore_index=True
     )
@@ -286,7 +292,11 @@ def explorer_items(inputs: Mapping[str, object], socialomni_root: str | os.PathL
                 "timeline": {
                     "start": item["stream_start"],
                     "end": item["stream_end"],
-                    "tracks": [*tracks, {"label": "speak-now decisions", "points": points}],
+                    "tracks": [
+                        *tracks,
+                        {"label": "speak-now decisions", "points": points},
+                        *_step_tracks(steps_of, item["item_id"]),
+                    ],
                     "marks": [
                         [item["turn_end"], "turn end (gold)"],
                         [item["next_start"], "next turn starts"],
@@ -302,6 +312,30 @@ def explorer_items(inputs: Mapping[str, object], socialomni_root: str | os.PathL
             }
         )
     return items
+
+
+STEP_KINDS = {"utterance": "event", "silence": "silence", "unparsed": "wrong", "failed": "wrong"}
+
+
+def _step_tracks(steps_of: dict, item_id: str) -> list[dict]:
+    """A registry model's every streamed step on the timeline (silence, utterance, unparsed,
+    failed), from its steps table (streaming.STREAM_STEPS)."""
+    tracks = []
+    for (model, item), group in steps_of.items():
+        if item != item_id:
+            continue
+        points = [
+            [
+                t,
+                f"step {n}: {kind}" + (f": {text}" if text else "") + (f" ({error})" if error else ""),
+                STEP_KINDS[kind],
+            ]
+            for n, t, kind, text, error in zip(
+                group["step"], group["t"], group["kind"], group["text"], group["error"], strict=True
+            )
+        ]
+        tracks.append({"label": f"{model}: steps", "points": points})
+    return tracks
 
 
 def _how_item(item, clip, root, transcript, reply_of, replies, judged) -> dict:
