@@ -43,7 +43,6 @@ from omnisocial.socialomni import explorer as socialomni
 from omnisocial.socialomni.contracts import (
     REPLIES,
     WHEN_SCORES,
-    WHEN_STREAM_ITEMS,
     WHEN_STREAM_SCORES,
     WHO_SCORES,
 )
@@ -263,24 +262,6 @@ def reply_tables(r: Path) -> list[Path]:
     return sorted(r.glob("replies/*.csv")) + sorted(r.glob("replies/models/*.csv"))
 
 
-def stream_steps(r: Path) -> pd.DataFrame:
-    """A streamed registry model's steps table (the run streams none): a query every second over
-    each streamed span, silent until a step after the turn's end, then speaking; the second step
-    a failed call."""
-    rows = []
-    for item in WHEN_STREAM_ITEMS.read(r / "items" / "when_stream_items.csv").to_dict("records"):
-        t, step = item["stream_start"] + 1.0, 0
-        while t <= item["stream_end"]:
-            kind = "failed" if step == 1 else ("utterance" if t > item["turn_end"] + 0.5 else "silence")
-            rows.append(
-                ("stream-model", item["item_id"], step, round(t, 3), round(t - 1.0, 3), kind,
-                 "Yes, six is fine." if kind == "utterance" else "", "" if kind == "failed" else "{}",
-                 "HTTP 503" if kind == "failed" else "", False, 0.4)
-            )  # fmt: skip
-            t, step = t + 1.0, step + 1
-    return pd.DataFrame(rows, columns=STREAM_STEPS.names)
-
-
 @pytest.fixture(scope="module")
 def social(tmp_path_factory) -> tuple[Path, Path]:
     """(the run's results/social, an explorer of its items written in a temporary folder)."""
@@ -289,20 +270,19 @@ def social(tmp_path_factory) -> tuple[Path, Path]:
     r, data = run / "results" / "social", run / "data" / "demo" / "social"
     items_of = {name: r / "items" / f"{name}.csv" for name in SO_ITEMS}
     scores_of = {name: r / "scores" / f"{name}.csv" for name in SO_SCORES + DE_SCORES}
-    steps = tmp_path_factory.mktemp("steps") / "stream-model_steps.csv"
-    STREAM_STEPS.write(steps, stream_steps(r))
     items = socialomni.explorer_items(
         {
             **items_of,
             **{n: scores_of[n] for n in SO_SCORES},
             "replies": reply_tables(r),
-            "stream_steps": [steps],
+            "stream_steps": sorted(r.glob("stream/when/*_steps.csv")),  # the streamed registry models
         },
         data / "socialomni",
     )
     responses = [
         r / "baselines" / "stream_baseline_responses.csv",
         r / "items" / "stream_responses_imported.csv",
+        *sorted(r.glob("stream/duplexeval/*_responses.csv")),
     ]
     stream = {name: r / "items" / f"{name}.csv" for name in ("stream_items", "stream_events")}
     items += duplexeval.explorer_items(
@@ -360,13 +340,17 @@ def test_a_who_item_and_a_when_item(browser, social):
     decisions = "#detail .track[data-track='speak-now decisions'] .point"
     points = [float(p.get_attribute("data-t")) for p in browser.find_elements(By.CSS_SELECTOR, decisions)]
     assert sorted(points) == sorted(expected["response_time"].dropna())
-    # a streamed registry model's every step on the timeline, a failed call marked
-    steps = stream_steps(r)
-    steps = steps[steps["item_id"] == item]
-    track = "#detail .track[data-track='stream-model: steps'] .point"
-    shown = browser.find_elements(By.CSS_SELECTOR, track)
-    assert [float(p.get_attribute("data-t")) for p in shown] == list(steps["t"])
-    assert [p.get_attribute("class") for p in shown].count("point kind-wrong") == 1
+    # each streamed registry model's every step on the timeline, unparsed and failed ones marked
+    paths = sorted(r.glob("stream/when/*_steps.csv"))
+    assert paths, "the shared run streams registry models on when"
+    for path in paths:
+        steps = STREAM_STEPS.read(path)
+        steps = steps[steps["item_id"] == item].sort_values("step")
+        track = f"#detail .track[data-track='{steps['model'].iloc[0]}: steps'] .point"
+        shown = browser.find_elements(By.CSS_SELECTOR, track)
+        assert [float(p.get_attribute("data-t")) for p in shown] == list(steps["t"])
+        wrong = [p.get_attribute("class") == "point kind-wrong" for p in shown]
+        assert wrong == list(steps["kind"].isin(["unparsed", "failed"]))
 
 
 def test_a_streamed_item(browser, social):

@@ -324,16 +324,11 @@ def _step_tracks(steps_of: dict, item_id: str) -> list[dict]:
     for (model, item), group in steps_of.items():
         if item != item_id:
             continue
-        points = [
-            [
-                t,
-                f"step {n}: {kind}" + (f": {text}" if text else "") + (f" ({error})" if error else ""),
-                STEP_KINDS[kind],
-            ]
-            for n, t, kind, text, error in zip(
-                group["step"], group["t"], group["kind"], group["text"], group["error"], strict=True
-            )
-        ]
+        points = []
+        columns = ("step", "t", "kind", "text", "reply", "error")
+        for n, t, kind, text, reply, error in zip(*(group[c] for c in columns), strict=True):
+            said = text or error or (reply if kind == "unparsed" else "")  # what the step was
+            points.append([t, f"step {n}: {kind}" + (f": {said}" if said else ""), STEP_KINDS[kind]])
         tracks.append({"label": f"{model}: steps", "points": points})
     return tracks
 
