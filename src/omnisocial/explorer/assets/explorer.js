@@ -170,10 +170,13 @@
     axis.appendChild(lane); box.appendChild(axis);
     (tl.tracks || []).forEach(function (track) {
       var l = el("div", { class: "lane" });
-      (track.spans || []).forEach(function (s) {
+      (track.spans || []).forEach(function (span) {
+        if (span[1] < a || span[0] > b) return; // outside the window shown: clipped to it below
+        var s = [Math.max(span[0], a), Math.min(span[1], b), span[2], span[3]];
         l.appendChild(el("div", { class: "span kind-" + (s[3] || "speech"), title: fmt(s[0], 2) + "–" + fmt(s[1], 2) + " s " + (s[2] || ""), style: "left:" + pos(s[0]) + ";width:" + (100 * Math.max(0.002, (s[1] - s[0]) / w)) + "%" }));
       });
       (track.points || []).forEach(function (p) {
+        if (p[0] < a || p[0] > b) return;
         l.appendChild(el("div", { class: "point kind-" + (p[2] || "event"), "data-t": p[0], title: fmt(p[0], 2) + " s " + (p[1] || ""), style: "left:" + pos(p[0]) }));
       });
       box.appendChild(el("div", { class: "track", "data-track": track.label }, [el("div", { class: "label", title: track.label, text: track.label }), l]));
