@@ -200,7 +200,7 @@
       }, [
         el("td", { text: a.rater }), el("td", { text: a.type }), el("td", { text: a.modality || "" }),
         el("td", { class: "answer", text: fmt(a.answer) }), el("td", { text: fmt(a.correct) }),
-        el("td", { text: (a.status || "") + (a.reason ? ": " + a.reason : "") }), el("td", { text: fmt(a.confidence, 2) }),
+        el("td", { text: [a.status, a.reason].filter(Boolean).join(": ") }), el("td", { text: fmt(a.confidence, 2) }),
         el("td", { text: fmt(a.score, 2) }), el("td", { class: "text", text: a.text || "" })
       ]);
     });
