@@ -32,6 +32,11 @@
     return String(text).split("{code}").join(encodeURIComponent(code));
   }
 
+  function completionHtml(completion) {
+    // no completion code configured: a screen that says so, never "Your completion code is ."
+    return completion.code ? fillCode(completion.html, completion.code) : completion.no_code_html;
+  }
+
   async function main() {
     const query = new URLSearchParams(window.location.search);
     const study = await (await fetch("study.json", { cache: "no-store" })).json();
@@ -59,6 +64,7 @@
         token: token,
         session_id: session.session_id,
         PROLIFIC_PID: participant.PROLIFIC_PID,
+        // a record carries the time it was given (the click); retries resend it unchanged
         record: Object.assign({ client_time: new Date().toISOString() }, record),
       }).catch((error) => {
         if (error.permanent) {
@@ -70,8 +76,9 @@
       type: jsPsychCallFunction,
       async: true,
       func: (finish) => {
+        const given = Object.assign({ client_time: new Date().toISOString() }, record());
         const attempt = () =>
-          save(record()).then(finish, (error) => {
+          save(given).then(finish, (error) => {
             if (!error.permanent) setTimeout(attempt, 2000);
           });
         attempt();
@@ -95,6 +102,7 @@
       choices: study.choices,
       max_replays: study.max_replays,
       play_label: study.labels.play,
+      start_label: study.labels.start,
       replay_label: study.labels.replay,
       playing_label: study.labels.playing,
       saving_label: study.labels.saving,
@@ -104,7 +112,7 @@
     });
 
     if (done.complete) {
-      message(fillCode(study.completion.html, study.completion.code));
+      message(completionHtml(study.completion));
       return;
     }
     if (!done.consent) {
@@ -217,7 +225,7 @@
     timeline.push(saveStep(() => ({ kind: "complete" })));
     timeline.push({
       type: jsPsychHtmlButtonResponse,
-      stimulus: fillCode(study.completion.html, study.completion.code),
+      stimulus: completionHtml(study.completion),
       choices: [],
       on_load: () => {
         if (study.completion.redirect_url) {
