@@ -14,10 +14,12 @@ Set RATING_SCREENSHOTS=<folder> to save a PNG of each screen (docs/img/rating/ h
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -71,7 +73,8 @@ def study(tmp_path_factory):
         completion={"code": "C0DE42"},
         max_replays=1,
     )
-    return build_study(folder / "study", settings=settings) | {"folder": folder}
+    # six lists a modality: the scripted participants take two, the tests after them the rest
+    return build_study(folder / "study", raters=6, settings=settings) | {"folder": folder}
 
 
 @pytest.fixture(scope="module")
@@ -308,3 +311,174 @@ def test_scripted_participant(modality, study, server, browser):
     report.to_csv(folder / "import_report.csv", index=False)
     print(f"\n{modality} import report:\n{report[['reason', 'n', 'lost']].to_string(index=False)}")
     time.sleep(0)  # the server keeps running for the next modality
+
+
+# --------------------------------------------------------------------------------------------
+# Consent, resumed media, playback rate (the same study, server and browser as above)
+# --------------------------------------------------------------------------------------------
+
+
+def _post(base: str, path: str, body: dict) -> tuple[int, dict]:
+    request = urllib.request.Request(
+        f"{base}{path}", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def _prepared_session(base: str, modality: str, pid: str, study_json: dict, ratings: int) -> dict:
+    """A session started, consented, its practice and first `ratings` trials answered over HTTP:
+    a participant who comes back to it later (the page skips consent and instructions)."""
+    ids = {"PROLIFIC_PID": pid, "STUDY_ID": "STUDY1", "SESSION_ID": f"S-{pid}"}
+    status, session = _post(base, f"/{modality}/api/start", {"token": TOKEN, "participant": ids})
+    assert status == 200, session
+    body = {"token": TOKEN, "session_id": session["session_id"], "PROLIFIC_PID": pid}
+    records = [{"kind": "consent", "agreed": True}]
+    records += [
+        {"kind": "practice", "practice_id": p["id"], "response": "familiar", "rt_ms": 700}
+        for p in study_json["practice"]
+    ]
+    records += [
+        {"kind": "rating", "order": t["order"], "dyad_id": t["dyad_id"], "response": "stranger", "rt_ms": 700}
+        for t in session["trials"][:ratings]
+    ]
+    for record in records:
+        assert _post(base, f"/{modality}/api/record", body | {"record": record})[0] == 200
+    return session
+
+
+def _link(base: str, modality: str, pid: str) -> str:
+    return f"{base}/{modality}/?token={TOKEN}&PROLIFIC_PID={pid}&STUDY_ID=STUDY1&SESSION_ID=S-{pid}"
+
+
+def _in_new_tab(browser, url: str) -> str:
+    """Open `url` in a fresh tab (no click on the page: Chromium's default autoplay policy applies)."""
+    first = browser.current_window_handle
+    browser.switch_to.new_window("tab")
+    browser.get(url)
+    return first
+
+
+def test_a_declined_session_stores_nothing(study, server, browser):
+    base, store = server
+    you = Participant(browser, "text")
+    first = _in_new_tab(browser, _link(base, "text", "PDECLINES"))
+    you.click_button("I do not agree")
+    you.until(EC.text_to_be_present_in_element((By.TAG_NAME, "body"), "You chose not to take part"))
+    session_id = store.experiments["text"].by_participant["PDECLINES"]
+    trial = store.experiments["text"].lists[session_id.split("-")[0]]["trials"][0]
+    # the page's own origin sends a rating for the declined session, as a tampered page would
+    record = {"kind": "rating", "order": 1, "dyad_id": trial["dyad_id"], "response": "familiar", "rt_ms": 500}
+    body = {"token": TOKEN, "session_id": session_id, "PROLIFIC_PID": "PDECLINES", "record": record}
+    answer = browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch('api/record', {method: 'POST', headers: {'Content-Type': 'application/json'},"
+        " body: JSON.stringify(arguments[0])})"
+        ".then(r => r.json().then(j => done({status: r.status, body: j})));",
+        body,
+    )
+    browser.close()
+    browser.switch_to.window(first)
+    assert answer == {
+        "status": 409,
+        "body": {"error": "consent was declined: no rating record is stored for this session"},
+    }
+    lines = [
+        json.loads(line)
+        for line in store.experiments["text"].sessions[session_id].path.read_text().splitlines()
+    ]
+    assert [line["kind"] for line in lines] == ["session", "consent"] and lines[1]["agreed"] is False
+    _, _, sessions = collected_exports(store.data_dir, study["experiments"] / "text")
+    row = sessions.set_index("rater_id").loc["PDECLINES"]
+    assert (row["status"], row["n_answered"], row["records_without_consent"]) == ("declined", 0, 0)
+
+
+def test_a_resumed_audio_trial_waits_for_play(study, server, browser):
+    """A participant comes back (a new tab, no click yet): Chromium's default policy blocks the
+    clip's autoplay; the page shows the start prompt and Play, not "Playing...", until it plays."""
+    base, store = server
+    study_json = store.experiments["audio"].study
+    session = _prepared_session(base, "audio", "PRESUME", study_json, ratings=1)
+    you = Participant(browser, "audio")
+    first = _in_new_tab(browser, _link(base, "audio", "PRESUME"))
+    you.until(EC.visibility_of_element_located((By.ID, "os-start")))
+    state = browser.execute_script(
+        "const m = document.getElementById('os-media');"
+        "return {paused: m.paused, time: m.currentTime,"
+        " prompt: document.getElementById('os-start').innerText,"
+        " playing: !document.getElementById('os-playing').hidden,"
+        " play: !document.getElementById('os-play').hidden,"
+        " progress: document.querySelector('.os-progress').innerText,"
+        " enabled: !document.getElementById('os-choice-0').disabled};"
+    )
+    you.shot("10_resumed_start_prompt")
+    assert state == {
+        "paused": True,
+        "time": 0,
+        "prompt": "Press Play to start the recording.",
+        "playing": False,
+        "play": True,
+        "progress": "2 / 4",
+        "enabled": False,
+    }
+    browser.find_element(By.ID, "os-play").click()
+    you.until(EC.visibility_of_element_located((By.ID, "os-playing")))
+    assert not browser.find_element(By.ID, "os-start").is_displayed()
+    you.trial()  # to its end
+    you.answer("familiar")
+    browser.close()
+    browser.switch_to.window(first)
+    stored = store.experiments["audio"].sessions[session["session_id"]]
+    record = [json.loads(line) for line in stored.path.read_text().splitlines()][-1]
+    assert (record["kind"], record["order"], record["response"], record["media_ended"]) == (
+        "rating",
+        2,
+        "familiar",
+        True,
+    )
+    assert record["playback_rate"] == 1 and record["seeked"] is False
+    assert record["media_played_s"] == pytest.approx(record["media_duration_s"], abs=0.1)
+    assert record["played_s"] >= 0.9 * record["media_played_s"] - 0.15  # real time
+    exports, _, _ = collected_exports(store.data_dir, study["experiments"] / "audio")
+    row = exports[(exports["rater_id"] == "PRESUME") & (exports["order"].astype(str) == "2")].iloc[0]
+    assert (row["playback_flag"], row["excluded"]) == ("", "")
+
+
+def test_a_clip_played_at_16x_is_flagged(study, server, browser):
+    base, store = server
+    study_json = store.experiments["video"].study
+    session = _prepared_session(base, "video", "PFAST", study_json, ratings=0)
+    you = Participant(browser, "video")
+    first = _in_new_tab(browser, _link(base, "video", "PFAST"))
+    for _ in range(3):
+        you.click_button("Next")  # the instructions: the participant's clicks allow autoplay
+    you.until(EC.presence_of_element_located((By.ID, "os-media")))
+    browser.execute_script("document.getElementById('os-media').playbackRate = 16;")  # devtools
+    you.until(lambda d: d.find_element(By.CSS_SELECTOR, ".os-trial").get_attribute("data-ended"))
+    you.answer("familiar")
+    browser.close()
+    browser.switch_to.window(first)
+    stored = store.experiments["video"].sessions[session["session_id"]]
+    record = [json.loads(line) for line in stored.path.read_text().splitlines()][-1]
+    assert (record["order"], record["playback_rate"], record["media_ended"]) == (1, 16, True)
+    assert record["played_s"] < 0.5 * record["media_played_s"], record
+    exports, _, _ = collected_exports(store.data_dir, study["experiments"] / "video")
+    folder = study["folder"] / "import_fast"
+    write_csv(folder / "export.csv", exports)
+    trials, report = import_ratings(
+        folder / "export.csv", experiment_mapping(study_json), "video", study["design"]
+    )
+    mine = exports[exports["rater_id"] == "PFAST"]
+    answered = mine[(mine["answered"].astype(str) == "True") & (mine["kind"] == "rating")]
+    assert answered["playback_flag"].tolist() == ["fast"] and answered["excluded"].tolist() == [
+        "playback_flagged"
+    ]
+    counts = dict(zip(report["reason"], report["n"], strict=True))
+    assert counts["playback_flagged"] == 1 and report.loc[report["lost"], "n"].sum() == 0
+    assert "PFAST" not in set(trials["rater_id"])
+    print(
+        f"\nvideo import report with the 16x trial:\n{report[['reason', 'n', 'lost']].to_string(index=False)}"
+    )

@@ -27,8 +27,9 @@ pytestmark = [
 ]
 
 
-def _collect(experiments, data_dir, questionnaires) -> dict:
-    """Three participants per modality: two finish, one stops after the first trial."""
+def _collect(experiments, data_dir, questionnaires, finish_later: bool = False) -> dict:
+    """Three participants per modality: two finish, one stops after the first trial
+    (`finish_later`: that one comes back and finishes)."""
     store = CollectionStore(experiments, data_dir, TOKEN)
     server = make_server(store, "127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -36,16 +37,18 @@ def _collect(experiments, data_dir, questionnaires) -> dict:
     answered = {}
     try:
         for modality in ("text", "audio", "video"):
-            for k in range(3):
+            for k in range(2, 3) if finish_later else range(3):
                 pid = f"W{modality[0].upper()}{k}"
                 status, session = client.start(modality, pid)
                 assert status == 200, session
                 trials = session["trials"] if k < 2 else session["trials"][:1]
+                if finish_later:
+                    trials = session["trials"][1:]
                 for trial in trials:
                     response = "familiar" if k % 2 else "stranger"
                     assert client.rate(modality, session, pid, trial, response)[0] == 200
                     answered[(pid, trial["dyad_id"])] = response
-                if k == 2:
+                if k == 2 and not finish_later:
                     continue
                 body = {"token": TOKEN, "session_id": session["session_id"], "PROLIFIC_PID": pid}
                 for questionnaire in questionnaires:
@@ -94,3 +97,20 @@ def test_survey_materials_build_the_experiment_and_collected_data_import(tmp_pat
     assert covariates["sip"].dropna().round(6).unique().tolist() == [round(23 / 7, 6)]
     sessions = pd.read_csv(ratings / "collected" / "sessions.csv")
     assert sorted(sessions["status"].value_counts().to_dict().items()) == [("complete", 6), ("incomplete", 3)]
+    log = (tmp_path / "results" / "familiarity" / "logs" / "collect_ratings.log").read_text()
+    # 2 x (consent, 2 ratings, 2 questionnaires, complete) + (consent, 1 rating)
+    assert "text: read 3 session(s), 14 record(s)" in log, log
+
+    # the third participants come back and finish after the import: a plain rerun imports them
+    # (collect_ratings reads the server's manifest.json, rewritten on every stored record)
+    answered |= _collect(experiments, tmp_path / "collected", questionnaires, finish_later=True)
+    run = snakemake(tmp_path, "--cores", "2", "results/familiarity/ratings/trials.csv")
+    assert "collect_ratings text: read 3 session(s), 18 record(s)" in run.stdout, run.stdout[-3000:]
+    trials = pd.read_csv(ratings / "trials.csv", keep_default_na=False)
+    got = dict(zip(zip(trials["rater_id"], trials["dyad_id"], strict=True), trials["response"], strict=True))
+    assert got == answered and {"WT2", "WA2", "WV2"} <= set(trials["rater_id"])
+    report = pd.read_csv(ratings / "import_report.csv", keep_default_na=False)
+    assert report.loc[report["reason"] == "unanswered", "n"].sum() == 0
+    assert set(report["source"]) == {"rating experiment"}
+    shown = report[["modality", "reason", "n", "lost"]].to_string(index=False)
+    print(f"\nimport report after the rerun:\n{shown}")
