@@ -482,3 +482,107 @@ def test_a_clip_played_at_16x_is_flagged(study, server, browser):
     print(
         f"\nvideo import report with the 16x trial:\n{report[['reason', 'n', 'lost']].to_string(index=False)}"
     )
+
+
+# --------------------------------------------------------------------------------------------
+# The JATOS study: the archive the workflow builds, run in Chromium on a JATOS stand-in
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_jatos_study_runs_and_its_results_import(study, browser, tmp_path):
+    """The audio study's .jzip (build_jatos_study, as rule rating_jatos writes it) imported into a
+    stand-in of JATOS (tests/jatos_server.py: no JATOS server runs here) that serves its page with
+    a jatos.js implementing the documented calls the page uses. One participant completes it
+    (with a reload mid-way) and is redirected to the completion link, one declines; both JATOS
+    result exports (the results ZIP and the plain text) import with nothing lost."""
+    from jatos_server import JatosStandIn
+
+    from omnisocial.familiarity.ratings.collect import allocate_list
+    from omnisocial.familiarity.ratings.jatos import build_jatos_study, jatos_exports
+
+    experiment = study["experiments"] / "audio"
+    jas = build_jatos_study(experiment, tmp_path / "audio.jzip")
+    assert jas["version"] == "3" and jas["data"]["componentList"][0]["reloadable"] is True
+    jatos = JatosStandIn(tmp_path / "audio.jzip", tmp_path / "jatos_assets")
+    base = jatos.serve()
+    try:
+        # the researcher's completion link (ratings.experiment.completion.redirect_url)
+        study_json = json.loads((jatos.assets / "study.json").read_text())
+        study_json["completion"] |= {
+            "redirect_url": f"{base}/prolific/complete?cc={{code}}",
+            "redirect_delay_ms": 300,
+        }
+        (jatos.assets / "study.json").write_text(json.dumps(study_json))
+        lists = json.loads((experiment / "lists.json").read_text())
+
+        you = Participant(browser, "audio")
+        first = _in_new_tab(browser, jatos.link(base, "PROLIFIC_PID=JP1&STUDY_ID=STUDYJ&SESSION_ID=SJ1"))
+        you.click_button("I agree")
+        for _ in range(3):
+            you.click_button("Next")
+        you.trial()
+        you.answer("familiar")  # the practice clip
+        you.click_button("Next")
+        answers = {1: "familiar", 2: "stranger", 3: "stranger", 4: "familiar"}
+        for order in (1, 2):
+            assert you.trial()["progress"].startswith(f"{order} /")
+            you.answer(answers[order])
+        you.trial()  # the attention check
+        you.answer("stranger")
+        browser.refresh()  # JATOS reloads the component: the study session data resume it at trial 3
+        for order in (3, 4):
+            assert you.trial()["progress"].startswith(f"{order} /")
+            you.answer(answers[order])
+        you.questionnaire(5)
+        you.questionnaire(4)
+        you.until(lambda d: "/prolific/complete?cc=C0DE42" in d.current_url)  # jatos.endStudyAndRedirect
+
+        browser.get(jatos.link(base, "PROLIFIC_PID=JP2&STUDY_ID=STUDYJ&SESSION_ID=SJ2"))
+        you.click_button("I do not agree")
+        you.until(EC.text_to_be_present_in_element((By.TAG_NAME, "body"), "You chose not to take part"))
+        you.until(lambda d: [s["state"] for s in jatos.study_results.values()] == ["FINISHED", "FINISHED"])
+        browser.close()
+        browser.switch_to.window(first)
+    finally:
+        jatos.close()
+
+    runs = list(jatos.study_results.values())
+    assert [r["message"] for r in runs] == ["complete", "consent declined"]
+    states = [jatos.component_results[c]["state"] for c in runs[0]["components"]]
+    assert states == ["RELOADED", "FINISHED"]  # the reload started a second component result
+    # the lists as the server gives them: JP1 the first choice, JP2 the next; JP2's decline freed it
+    jp1 = allocate_list(lists, dict.fromkeys(lists, 0), 1)
+    jp2 = allocate_list(lists, dict.fromkeys(lists, 0) | {jp1: 1}, 1)
+    assert jatos.batch_session["data"]["os_taken"] == {jp1: 1, jp2: 0}
+
+    mapping = experiment_mapping(json.loads((experiment / "study.json").read_text()))
+    reports = {}
+    for kind, export in (
+        ("results ZIP", jatos.export_zip(tmp_path / "jatos_results.zip")),
+        ("plain-text export", jatos.export_text(tmp_path / "jatos_results.txt")),
+    ):
+        exports, answers_table, sessions = jatos_exports(export, experiment)
+        write_csv(tmp_path / "export.csv", exports)
+        trials, report = import_ratings(tmp_path / "export.csv", mapping, "audio", study["design"])
+        counts = dict(zip(report["reason"], report["n"], strict=True))
+        assert report.loc[report["lost"], "n"].sum() == 0
+        assert (counts["imported"], counts["practice"], counts["unanswered"], counts["no_consent"]) == (
+            4,
+            1,
+            0,
+            0,
+        )
+        assert dict(zip(sessions["rater_id"], sessions["status"], strict=True)) == {
+            "JP1": "complete",
+            "JP2": "declined",
+        }
+        assert sessions.set_index("rater_id").loc["JP1", "list_id"] == jp1
+        dyads = {t["order"]: t["dyad_id"] for t in lists[jp1]["trials"]}
+        assert trials.set_index("dyad_id")["response"].to_dict() == {dyads[o]: r for o, r in answers.items()}
+        assert answers_table.set_index("rater_id").loc["JP1", "SIP_1"] == 5
+        reports[kind] = report
+    assert reports["results ZIP"].equals(reports["plain-text export"])
+    for kind, report in reports.items():
+        print(
+            f"\nJATOS {kind}, audio import report:\n{report[['reason', 'n', 'lost']].to_string(index=False)}"
+        )

@@ -105,6 +105,7 @@ def survey_outputs():
         out("ratings", "assignments.csv"),
         out("ratings", "surveys"),
         *experiment_outputs(),
+        *jatos_outputs(),
     ]
 
 
@@ -118,6 +119,14 @@ def experiment_outputs():
         out("ratings", "experiment", m)
         for m in ("text", "audio", "video")
         if m in planned
+    ]
+
+
+def jatos_outputs():
+    """The JATOS study archive of each built experiment (rule rating_jatos)."""
+    return [
+        out("ratings", "jatos", f"{Path(folder).name}.jzip")
+        for folder in experiment_outputs()
     ]
 
 
@@ -144,9 +153,14 @@ def collected_export(modality):
 
 def collected_inputs(wildcards=None):
     """What rule collect_ratings reads: the collection server's manifest (rewritten on every
-    stored record, so new sessions make the import run again) and JATOS result exports."""
+    stored record, so new sessions make the import run again) and JATOS result exports.
+    """
     experiment = RATINGS["experiment"]
-    jatos = {m: p for m, p in experiment["jatos_results"].items() if p and m in RATED_MODALITIES}
+    jatos = {
+        m: p
+        for m, p in experiment["jatos_results"].items()
+        if p and m in RATED_MODALITIES
+    }
     inputs = {f"jatos_{m}": path for m, path in jatos.items()}
     if set(RATED_MODALITIES) - set(jatos):
         if not experiment["collected"]:

@@ -151,3 +151,25 @@ rule rating_experiment:
 
 localrules:
     rating_experiment,
+
+
+rule rating_jatos:
+    """The experiment as a JATOS study archive (.jzip, imported through JATOS's GUI; docs/rating-experiment.md)."""
+    input:
+        out("ratings", "experiment", "{modality}"),
+    output:
+        out("ratings", "jatos", "{modality}.jzip"),
+    log:
+        out("logs", "rating_jatos_{modality}.log"),
+    wildcard_constraints:
+        modality="text|audio|video",
+    conda:
+        "../../../envs/stats.yaml"
+    resources:
+        runtime=minutes(10),
+    script:
+        "../../scripts/familiarity/rating_jatos.py"
+
+
+localrules:
+    rating_jatos,
