@@ -8,7 +8,9 @@ incomplete session's unanswered trials, and the questionnaires become covariates
 
 from __future__ import annotations
 
+import json
 import threading
+import zipfile
 
 import pandas as pd
 import pytest
@@ -72,6 +74,13 @@ def test_survey_materials_build_the_experiment_and_collected_data_import(tmp_pat
     ratings = tmp_path / "results" / "familiarity" / "ratings"
     experiments = ratings / "experiment"
     assert sorted(p.name for p in experiments.iterdir()) == ["audio", "text", "video"]
+    jzips = sorted((ratings / "jatos").glob("*.jzip"))  # rule rating_jatos: one JATOS study per modality
+    assert [p.name for p in jzips] == ["audio.jzip", "text.jzip", "video.jzip"]
+    with zipfile.ZipFile(jzips[1]) as archive:
+        names = archive.namelist()
+        jas = json.loads(archive.read("omnisocial_rating_text.jas"))
+    assert jas["data"]["dirName"] == "omnisocial_rating_text" and "omnisocial_rating_text/index.html" in names
+    assert "omnisocial_rating_text/app/jatos-backend.js" in names
 
     from omnisocial.config import validate_config
 
@@ -114,3 +123,19 @@ def test_survey_materials_build_the_experiment_and_collected_data_import(tmp_pat
     assert set(report["source"]) == {"rating experiment"}
     shown = report[["modality", "reason", "n", "lost"]].to_string(index=False)
     print(f"\nimport report after the rerun:\n{shown}")
+
+    # the text study run on JATOS instead: its plain-text result export (each session's records as
+    # the JATOS page appends them) through ratings.experiment.jatos_results
+    export = tmp_path / "jatos_text_results.txt"
+    export.write_text(
+        "".join(
+            p.read_text() + "\n"
+            for p in sorted((tmp_path / "collected" / "text" / "sessions").glob("*.jsonl"))
+        )
+    )
+    config["ratings"]["experiment"]["jatos_results"] = {"text": str(export)}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    run = snakemake(tmp_path, "--cores", "2", "results/familiarity/ratings/trials.csv")
+    assert f"collect_ratings text: read 3 session(s), 18 record(s) from JATOS results {export}" in run.stdout
+    again = pd.read_csv(ratings / "trials.csv", keep_default_na=False)
+    pd.testing.assert_frame_equal(again, trials)
