@@ -152,7 +152,7 @@ def collected_export(modality):
 
 
 def collected_inputs(wildcards=None):
-    """What rule collect_ratings reads: the collection server's manifest (rewritten on every
+    """The inputs of collect_ratings. The collection server's manifest (rewritten on every
     stored record, so new sessions make the import run again) and JATOS result exports.
     """
     experiment = RATINGS["experiment"]
