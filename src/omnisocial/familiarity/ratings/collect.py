@@ -22,15 +22,24 @@ never rewritten. A record is checked against `web/record.schema.json` and agains
 (the rating of trial N must name the dyad the list has at N; questionnaire answers must be the
 configured items, within the scale), and refused with a 4xx naming the reason otherwise; so is a
 record of a session the server did not start, a request without the study token, a body over
-`max_body_bytes` and a path that leaves the experiment folder. One server process per data
-folder (it holds a lock on `{data}/.server.lock`); its state is rebuilt from the session files
-at start.
+`max_body_bytes` and a path that leaves the experiment folder. No record but the consent is
+stored before consent is given or after it was declined (409, naming which). One server
+process per data folder (it holds a lock on `{data}/.server.lock`; a second one exits with one
+line); its state is rebuilt from the session files at start. `{data}/manifest.json` (sessions
+and records per modality, `write_manifest`) is rewritten atomically on every change: rule
+collect_ratings takes it as input, so new sessions make the next run import again.
+
+The token protects the API (`api/start`, `api/record`); the static files of an experiment
+folder (page, scripts, study.json, stimuli) are served without it, `lists.json` and
+`build.json` never.
 
 Import. `collected_exports` turns the session files into the tables `import_ratings` reads
 with `experiment_mapping` (no mapping to write): one row per rating or practice record in the
 order received, plus one unanswered row per trial an incomplete session never reached (the
 import report's `unanswered`); a repeated answer (a retried request) is the importer's
-`duplicate` / `conflict` under its `keep` rule. Questionnaires become the covariates export
+`duplicate` / `conflict` under its `keep` rule; a record stored without consent (by an older
+server) is `no_consent` and a clip played faster than real time or seeked `playback_flagged`
+(`playback_flag`, the export's `excluded` column). Questionnaires become the covariates export
 (`experiment_covariate_mapping` scores them) and every session a row of the sessions table.
 """
 
