@@ -20,6 +20,7 @@ import shutil
 import threading
 import time
 import urllib.request
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -440,6 +441,10 @@ def test_a_resumed_audio_trial_waits_for_play(study, server, browser):
         True,
     )
     assert record["playback_rate"] == 1 and record["seeked"] is False
+    clicked, received = (
+        datetime.fromisoformat(record[k].replace("Z", "+00:00")) for k in ("client_time", "received_at")
+    )
+    assert timedelta(0) <= received - clicked < timedelta(seconds=10)  # the click's time, then stored
     assert record["media_played_s"] == pytest.approx(record["media_duration_s"], abs=0.1)
     assert record["played_s"] >= 0.9 * record["media_played_s"] - 0.15  # real time
     exports, _, _ = collected_exports(store.data_dir, study["experiments"] / "audio")

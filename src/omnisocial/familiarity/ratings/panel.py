@@ -245,6 +245,12 @@ def raters_section(ratings: Mapping, trials: pd.DataFrame | None) -> pd.DataFram
 
 
 def experiment_exports(ratings: Mapping) -> dict:
-    """{modality: collection folder} of ratings.source experiment (export_plan's `exports`)."""
-    collected = (ratings.get("experiment") or {}).get("collected") or ""
-    return {modality: collected for modality in (ratings.get("raters_per_modality") or {})}
+    """{modality: collection folder, or its JATOS result export} of ratings.source experiment
+    (export_plan's `exports`)."""
+    experiment = ratings.get("experiment") or {}
+    collected = experiment.get("collected") or ""
+    jatos = experiment.get("jatos_results") or {}
+    return {
+        modality: f"JATOS results {jatos[modality]}" if jatos.get(modality) else collected
+        for modality in (ratings.get("raters_per_modality") or {})
+    }
