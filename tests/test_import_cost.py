@@ -72,6 +72,7 @@ ALLOWED: dict[str, set[str]] = {
     "omnisocial.familiarity.ratings": set(),
     "omnisocial.familiarity.ratings.collect": set(),
     "omnisocial.familiarity.ratings.experiment": set(),
+    "omnisocial.familiarity.ratings.jatos": set(),
     "omnisocial.familiarity.ratings.panel": set(),
     "omnisocial.familiarity.release": set(),
     "omnisocial.familiarity.sampling": set(),

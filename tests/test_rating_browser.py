@@ -14,10 +14,13 @@ Set RATING_SCREENSHOTS=<folder> to save a PNG of each screen (docs/img/rating/ h
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import threading
 import time
+import urllib.request
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -71,7 +74,8 @@ def study(tmp_path_factory):
         completion={"code": "C0DE42"},
         max_replays=1,
     )
-    return build_study(folder / "study", settings=settings) | {"folder": folder}
+    # six lists a modality: the scripted participants take two, the tests after them the rest
+    return build_study(folder / "study", raters=6, settings=settings) | {"folder": folder}
 
 
 @pytest.fixture(scope="module")
@@ -308,3 +312,282 @@ def test_scripted_participant(modality, study, server, browser):
     report.to_csv(folder / "import_report.csv", index=False)
     print(f"\n{modality} import report:\n{report[['reason', 'n', 'lost']].to_string(index=False)}")
     time.sleep(0)  # the server keeps running for the next modality
+
+
+# --------------------------------------------------------------------------------------------
+# Consent, resumed media, playback rate (the same study, server and browser as above)
+# --------------------------------------------------------------------------------------------
+
+
+def _post(base: str, path: str, body: dict) -> tuple[int, dict]:
+    request = urllib.request.Request(
+        f"{base}{path}", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def _prepared_session(base: str, modality: str, pid: str, study_json: dict, ratings: int) -> dict:
+    """A session started, consented, its practice and first `ratings` trials answered over HTTP:
+    a participant who comes back to it later (the page skips consent and instructions)."""
+    ids = {"PROLIFIC_PID": pid, "STUDY_ID": "STUDY1", "SESSION_ID": f"S-{pid}"}
+    status, session = _post(base, f"/{modality}/api/start", {"token": TOKEN, "participant": ids})
+    assert status == 200, session
+    body = {"token": TOKEN, "session_id": session["session_id"], "PROLIFIC_PID": pid}
+    records = [{"kind": "consent", "agreed": True}]
+    records += [
+        {"kind": "practice", "practice_id": p["id"], "response": "familiar", "rt_ms": 700}
+        for p in study_json["practice"]
+    ]
+    records += [
+        {"kind": "rating", "order": t["order"], "dyad_id": t["dyad_id"], "response": "stranger", "rt_ms": 700}
+        for t in session["trials"][:ratings]
+    ]
+    for record in records:
+        assert _post(base, f"/{modality}/api/record", body | {"record": record})[0] == 200
+    return session
+
+
+def _link(base: str, modality: str, pid: str) -> str:
+    return f"{base}/{modality}/?token={TOKEN}&PROLIFIC_PID={pid}&STUDY_ID=STUDY1&SESSION_ID=S-{pid}"
+
+
+def _in_new_tab(browser, url: str) -> str:
+    """Open `url` in a fresh tab (no click on the page: Chromium's default autoplay policy applies)."""
+    first = browser.current_window_handle
+    browser.switch_to.new_window("tab")
+    browser.get(url)
+    return first
+
+
+def test_a_declined_session_stores_nothing(study, server, browser):
+    base, store = server
+    you = Participant(browser, "text")
+    first = _in_new_tab(browser, _link(base, "text", "PDECLINES"))
+    you.click_button("I do not agree")
+    you.until(EC.text_to_be_present_in_element((By.TAG_NAME, "body"), "You chose not to take part"))
+    session_id = store.experiments["text"].by_participant["PDECLINES"]
+    trial = store.experiments["text"].lists[session_id.split("-")[0]]["trials"][0]
+    # the page's own origin sends a rating for the declined session, as a tampered page would
+    record = {"kind": "rating", "order": 1, "dyad_id": trial["dyad_id"], "response": "familiar", "rt_ms": 500}
+    body = {"token": TOKEN, "session_id": session_id, "PROLIFIC_PID": "PDECLINES", "record": record}
+    answer = browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch('api/record', {method: 'POST', headers: {'Content-Type': 'application/json'},"
+        " body: JSON.stringify(arguments[0])})"
+        ".then(r => r.json().then(j => done({status: r.status, body: j})));",
+        body,
+    )
+    browser.close()
+    browser.switch_to.window(first)
+    assert answer == {
+        "status": 409,
+        "body": {"error": "consent was declined: no rating record is stored for this session"},
+    }
+    lines = [
+        json.loads(line)
+        for line in store.experiments["text"].sessions[session_id].path.read_text().splitlines()
+    ]
+    assert [line["kind"] for line in lines] == ["session", "consent"] and lines[1]["agreed"] is False
+    _, _, sessions = collected_exports(store.data_dir, study["experiments"] / "text")
+    row = sessions.set_index("rater_id").loc["PDECLINES"]
+    assert (row["status"], row["n_answered"], row["records_without_consent"]) == ("declined", 0, 0)
+
+
+def test_a_resumed_audio_trial_waits_for_play(study, server, browser):
+    """A participant comes back (a new tab, no click yet): Chromium's default policy blocks the
+    clip's autoplay; the page shows the start prompt and Play, not "Playing...", until it plays."""
+    base, store = server
+    study_json = store.experiments["audio"].study
+    session = _prepared_session(base, "audio", "PRESUME", study_json, ratings=1)
+    you = Participant(browser, "audio")
+    first = _in_new_tab(browser, _link(base, "audio", "PRESUME"))
+    you.until(EC.visibility_of_element_located((By.ID, "os-start")))
+    state = browser.execute_script(
+        "const m = document.getElementById('os-media');"
+        "return {paused: m.paused, time: m.currentTime,"
+        " prompt: document.getElementById('os-start').innerText,"
+        " playing: !document.getElementById('os-playing').hidden,"
+        " play: !document.getElementById('os-play').hidden,"
+        " progress: document.querySelector('.os-progress').innerText,"
+        " enabled: !document.getElementById('os-choice-0').disabled};"
+    )
+    you.shot("10_resumed_start_prompt")
+    assert state == {
+        "paused": True,
+        "time": 0,
+        "prompt": "Press Play to start the recording.",
+        "playing": False,
+        "play": True,
+        "progress": "2 / 4",
+        "enabled": False,
+    }
+    browser.find_element(By.ID, "os-play").click()
+    you.until(EC.visibility_of_element_located((By.ID, "os-playing")))
+    assert not browser.find_element(By.ID, "os-start").is_displayed()
+    you.trial()  # to its end
+    you.answer("familiar")
+    browser.close()
+    browser.switch_to.window(first)
+    stored = store.experiments["audio"].sessions[session["session_id"]]
+    record = [json.loads(line) for line in stored.path.read_text().splitlines()][-1]
+    assert (record["kind"], record["order"], record["response"], record["media_ended"]) == (
+        "rating",
+        2,
+        "familiar",
+        True,
+    )
+    assert record["playback_rate"] == 1 and record["seeked"] is False
+    clicked, received = (
+        datetime.fromisoformat(record[k].replace("Z", "+00:00")) for k in ("client_time", "received_at")
+    )
+    assert timedelta(0) <= received - clicked < timedelta(seconds=10)  # the click's time, then stored
+    assert record["media_played_s"] == pytest.approx(record["media_duration_s"], abs=0.1)
+    assert record["played_s"] >= 0.9 * record["media_played_s"] - 0.15  # real time
+    exports, _, _ = collected_exports(store.data_dir, study["experiments"] / "audio")
+    row = exports[(exports["rater_id"] == "PRESUME") & (exports["order"].astype(str) == "2")].iloc[0]
+    assert (row["playback_flag"], row["excluded"]) == ("", "")
+
+
+def test_a_clip_played_at_16x_is_flagged(study, server, browser):
+    base, store = server
+    study_json = store.experiments["video"].study
+    session = _prepared_session(base, "video", "PFAST", study_json, ratings=0)
+    you = Participant(browser, "video")
+    first = _in_new_tab(browser, _link(base, "video", "PFAST"))
+    for _ in range(3):
+        you.click_button("Next")  # the instructions: the participant's clicks allow autoplay
+    you.until(EC.presence_of_element_located((By.ID, "os-media")))
+    browser.execute_script("document.getElementById('os-media').playbackRate = 16;")  # devtools
+    you.until(lambda d: d.find_element(By.CSS_SELECTOR, ".os-trial").get_attribute("data-ended"))
+    you.answer("familiar")
+    browser.close()
+    browser.switch_to.window(first)
+    stored = store.experiments["video"].sessions[session["session_id"]]
+    record = [json.loads(line) for line in stored.path.read_text().splitlines()][-1]
+    assert (record["order"], record["playback_rate"], record["media_ended"]) == (1, 16, True)
+    assert record["played_s"] < 0.5 * record["media_played_s"], record
+    exports, _, _ = collected_exports(store.data_dir, study["experiments"] / "video")
+    folder = study["folder"] / "import_fast"
+    write_csv(folder / "export.csv", exports)
+    trials, report = import_ratings(
+        folder / "export.csv", experiment_mapping(study_json), "video", study["design"]
+    )
+    mine = exports[exports["rater_id"] == "PFAST"]
+    answered = mine[(mine["answered"].astype(str) == "True") & (mine["kind"] == "rating")]
+    assert answered["playback_flag"].tolist() == ["fast"] and answered["excluded"].tolist() == [
+        "playback_flagged"
+    ]
+    counts = dict(zip(report["reason"], report["n"], strict=True))
+    assert counts["playback_flagged"] == 1 and report.loc[report["lost"], "n"].sum() == 0
+    assert "PFAST" not in set(trials["rater_id"])
+    print(
+        f"\nvideo import report with the 16x trial:\n{report[['reason', 'n', 'lost']].to_string(index=False)}"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The JATOS study: the archive the workflow builds, run in Chromium on a JATOS stand-in
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_jatos_study_runs_and_its_results_import(study, browser, tmp_path):
+    """The audio study's .jzip (build_jatos_study, as rule rating_jatos writes it) imported into a
+    stand-in of JATOS (tests/jatos_server.py: no JATOS server runs here) that serves its page with
+    a jatos.js implementing the documented calls the page uses. One participant completes it
+    (with a reload mid-way) and is redirected to the completion link, one declines; both JATOS
+    result exports (the results ZIP and the plain text) import with nothing lost."""
+    from jatos_server import JatosStandIn
+
+    from omnisocial.familiarity.ratings.collect import allocate_list
+    from omnisocial.familiarity.ratings.jatos import build_jatos_study, jatos_exports
+
+    experiment = study["experiments"] / "audio"
+    jas = build_jatos_study(experiment, tmp_path / "audio.jzip")
+    assert jas["version"] == "3" and jas["data"]["componentList"][0]["reloadable"] is True
+    jatos = JatosStandIn(tmp_path / "audio.jzip", tmp_path / "jatos_assets")
+    base = jatos.serve()
+    try:
+        # the researcher's completion link (ratings.experiment.completion.redirect_url)
+        study_json = json.loads((jatos.assets / "study.json").read_text())
+        study_json["completion"] |= {
+            "redirect_url": f"{base}/prolific/complete?cc={{code}}",
+            "redirect_delay_ms": 300,
+        }
+        (jatos.assets / "study.json").write_text(json.dumps(study_json))
+        lists = json.loads((experiment / "lists.json").read_text())
+
+        you = Participant(browser, "audio")
+        first = _in_new_tab(browser, jatos.link(base, "PROLIFIC_PID=JP1&STUDY_ID=STUDYJ&SESSION_ID=SJ1"))
+        you.click_button("I agree")
+        for _ in range(3):
+            you.click_button("Next")
+        you.trial()
+        you.answer("familiar")  # the practice clip
+        you.click_button("Next")
+        answers = {1: "familiar", 2: "stranger", 3: "stranger", 4: "familiar"}
+        for order in (1, 2):
+            assert you.trial()["progress"].startswith(f"{order} /")
+            you.answer(answers[order])
+        you.trial()  # the attention check
+        you.answer("stranger")
+        browser.refresh()  # JATOS reloads the component: the study session data resume it at trial 3
+        for order in (3, 4):
+            assert you.trial()["progress"].startswith(f"{order} /")
+            you.answer(answers[order])
+        you.questionnaire(5)
+        you.questionnaire(4)
+        you.until(lambda d: "/prolific/complete?cc=C0DE42" in d.current_url)  # jatos.endStudyAndRedirect
+
+        browser.get(jatos.link(base, "PROLIFIC_PID=JP2&STUDY_ID=STUDYJ&SESSION_ID=SJ2"))
+        you.click_button("I do not agree")
+        you.until(EC.text_to_be_present_in_element((By.TAG_NAME, "body"), "You chose not to take part"))
+        you.until(lambda d: [s["state"] for s in jatos.study_results.values()] == ["FINISHED", "FINISHED"])
+        browser.close()
+        browser.switch_to.window(first)
+    finally:
+        jatos.close()
+
+    runs = list(jatos.study_results.values())
+    assert [r["message"] for r in runs] == ["complete", "consent declined"]
+    states = [jatos.component_results[c]["state"] for c in runs[0]["components"]]
+    assert states == ["RELOADED", "FINISHED"]  # the reload started a second component result
+    # the lists as the server gives them: JP1 the first choice, JP2 the next; JP2's decline freed it
+    jp1 = allocate_list(lists, dict.fromkeys(lists, 0), 1)
+    jp2 = allocate_list(lists, dict.fromkeys(lists, 0) | {jp1: 1}, 1)
+    assert jatos.batch_session["data"]["os_taken"] == {jp1: 1, jp2: 0}
+
+    mapping = experiment_mapping(json.loads((experiment / "study.json").read_text()))
+    reports = {}
+    for kind, export in (
+        ("results ZIP", jatos.export_zip(tmp_path / "jatos_results.zip")),
+        ("plain-text export", jatos.export_text(tmp_path / "jatos_results.txt")),
+    ):
+        exports, answers_table, sessions = jatos_exports(export, experiment)
+        write_csv(tmp_path / "export.csv", exports)
+        trials, report = import_ratings(tmp_path / "export.csv", mapping, "audio", study["design"])
+        counts = dict(zip(report["reason"], report["n"], strict=True))
+        assert report.loc[report["lost"], "n"].sum() == 0
+        assert (counts["imported"], counts["practice"], counts["unanswered"], counts["no_consent"]) == (
+            4,
+            1,
+            0,
+            0,
+        )
+        assert dict(zip(sessions["rater_id"], sessions["status"], strict=True)) == {
+            "JP1": "complete",
+            "JP2": "declined",
+        }
+        assert sessions.set_index("rater_id").loc["JP1", "list_id"] == jp1
+        dyads = {t["order"]: t["dyad_id"] for t in lists[jp1]["trials"]}
+        assert trials.set_index("dyad_id")["response"].to_dict() == {dyads[o]: r for o, r in answers.items()}
+        assert answers_table.set_index("rater_id").loc["JP1", "SIP_1"] == 5
+        reports[kind] = report
+    assert reports["results ZIP"].equals(reports["plain-text export"])
+    for kind, report in reports.items():
+        print(
+            f"\nJATOS {kind}, audio import report:\n{report[['reason', 'n', 'lost']].to_string(index=False)}"
+        )

@@ -62,9 +62,21 @@ class Client:
         status, payload = self.request("POST", path, body)
         return status, json.loads(payload)
 
-    def start(self, modality: str, pid: str, list_id: str = "", token: str = TOKEN):
+    def start(
+        self, modality: str, pid: str, list_id: str = "", token: str = TOKEN, consent: bool | None = True
+    ):
+        """Start (or resume) a session; `consent` True / False answers the consent screen."""
         ids = {"PROLIFIC_PID": pid, "STUDY_ID": "STUDY1", "SESSION_ID": f"S-{pid}"}
-        return self.post(f"/{modality}/api/start", {"token": token, "participant": ids, "list": list_id})
+        status, session = self.post(
+            f"/{modality}/api/start", {"token": token, "participant": ids, "list": list_id}
+        )
+        if status == 200 and consent is not None and not session["done"]["consent"]:
+            self.consent(modality, session, pid, consent)
+        return status, session
+
+    def consent(self, modality: str, session: dict, pid: str, agreed: bool):
+        body = {"token": TOKEN, "session_id": session["session_id"], "PROLIFIC_PID": pid}
+        return self.post(f"/{modality}/api/record", body | {"record": {"kind": "consent", "agreed": agreed}})
 
     def rate(self, modality: str, session: dict, pid: str, trial: dict, response: str = "familiar"):
         record = {"kind": "rating", "order": trial["order"], "dyad_id": trial["dyad_id"]}
@@ -118,8 +130,9 @@ def test_refusals_name_their_reason(served):
     assert status == 200 and b"jspsych/jspsych.js" in page and b"unpkg" not in page
     status, part = client.request("GET", f"/audio/{trial['stimulus']}", headers={"Range": "bytes=0-3"})
     assert (status, part) == (206, b"RIFF")
-    # nothing refused was stored: the session file holds its header only
-    assert len(read_session(store.experiments["audio"].sessions[session["session_id"]].path)) == 1
+    # nothing refused was stored: the session file holds its header and the consent only
+    lines = read_session(store.experiments["audio"].sessions[session["session_id"]].path)
+    assert [line["kind"] for line in lines] == ["session", "consent"]
 
 
 def test_reload_resumes_and_answers_are_on_disk(served):
@@ -131,7 +144,7 @@ def test_reload_resumes_and_answers_are_on_disk(served):
     status, again = client.start("video", "PV1")  # the page reloaded
     assert again["session_id"] == session["session_id"] and again["done"]["ratings"] == [1, 2]
     lines = read_session(Path(store.experiments["video"].sessions[session["session_id"]].path))
-    assert [line["kind"] for line in lines] == ["session", "rating", "rating"]
+    assert [line["kind"] for line in lines] == ["session", "consent", "rating", "rating"]
     assert lines[0]["PROLIFIC_PID"] == "PV1" and lines[0]["STUDY_ID"] == "STUDY1"
     assert lines[0]["SESSION_ID"] == "S-PV1"
     # a server restarted on the same folder knows the session
@@ -215,13 +228,68 @@ def test_thirty_participants_at_once(served, study, tmp_path):
 
 def test_declined_consent_frees_the_list(served):
     client, store = served
-    status, session = client.start("text", "PDECLINE", list_id="T003")
+    status, session = client.start("text", "PDECLINE", list_id="T003", consent=False)
     assert status == 200
-    body = {"token": TOKEN, "session_id": session["session_id"], "PROLIFIC_PID": "PDECLINE"}
-    assert client.post("/text/api/record", body | {"record": {"kind": "consent", "agreed": False}})[0] == 200
     status, taken = client.start("text", "PNEXT", list_id="T003")  # nothing of T003 was rated
     assert status == 200 and taken["list_id"] == "T003"
     assert client.start("text", "PTHIRD", list_id="T003")[0] == 409
+
+
+def test_no_record_without_consent(served, study, tmp_path):
+    """Before consent and after a declined one: every kind of record refused (409, the reason), and
+    a session file written by an older server (a rating after a decline) is never imported."""
+    client, store = served
+    body = {"token": TOKEN, "PROLIFIC_PID": "PWAIT"}
+    status, waiting = client.start("text", "PWAIT", consent=None)
+    trial = waiting["trials"][0]
+    records = [
+        {"kind": "rating", "order": 1, "dyad_id": trial["dyad_id"], "response": "familiar", "rt_ms": 900},
+        {"kind": "practice", "practice_id": "P001", "response": "familiar", "rt_ms": 900},
+        {"kind": "attention", "check": 1, "response": "familiar", "rt_ms": 900},
+        {
+            "kind": "questionnaire",
+            "name": "cue_use",
+            "answers": {"CUE_words": 1, "CUE_voice": 1, "CUE_face": 1},
+        },
+        {"kind": "complete"},
+    ]
+    for record in records:
+        status, answer = client.post(
+            "/text/api/record", body | {"session_id": waiting["session_id"], "record": record}
+        )
+        assert (status, answer["error"]) == (
+            409,
+            f"no consent given yet: a {record['kind']} record is stored only after consent",
+        )
+    status, declined = client.start("text", "PNO", consent=False)
+    body["PROLIFIC_PID"] = "PNO"
+    for record in records:
+        status, answer = client.post(
+            "/text/api/record", body | {"session_id": declined["session_id"], "record": record}
+        )
+        assert (status, answer["error"]) == (
+            409,
+            f"consent was declined: no {record['kind']} record is stored for this session",
+        )
+    status, answer = client.consent("text", declined, "PNO", True)
+    assert (status, answer["error"]) == (409, "consent was already declined in this session")
+    assert client.consent("text", declined, "PNO", False)[0] == 200  # a retried decline: stored once
+    path = store.experiments["text"].sessions[declined["session_id"]].path
+    assert [line["kind"] for line in read_session(path)] == ["session", "consent"]
+    # an older server stored a rating after the decline: the import leaves it out, counted
+    with open(path, "a") as handle:
+        handle.write(json.dumps(records[0] | {"session_id": declined["session_id"]}) + "\n")
+    exports, _, sessions = collected_exports(store.data_dir, study["experiments"] / "text")
+    write_csv(tmp_path / "text.csv", exports)
+    trials, report = import_ratings(
+        tmp_path / "text.csv", experiment_mapping(store.experiments["text"].study), "text", study["design"]
+    )
+    counts = dict(zip(report["reason"], report["n"], strict=True))
+    assert counts["no_consent"] == 1 and counts["imported"] == 0 and "PNO" not in set(trials["rater_id"])
+    row = sessions.set_index("rater_id").loc["PNO"]
+    assert (row["status"], row["records_without_consent"]) == ("declined", 1)
+    manifest = json.loads((store.data_dir / "manifest.json").read_text())
+    assert manifest["text"]["sessions"] == 2 and manifest["text"]["records"] == 1  # the decline
 
 
 def test_import_panel_reads_the_collection_with_no_mapping(served, study, tmp_path):
@@ -280,6 +348,12 @@ def test_the_command_serves_on_an_ephemeral_port(study, tmp_path):
         assert f"token={TOKEN}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}" in links[0]
         status, session = Client(port).start("audio", "PCLI")
         assert status == 200 and session["list_id"] == "A001"
+        second = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2 and second.stdout == ""
+        assert second.stderr.strip().splitlines() == [
+            f"omnisocial rating-server: error: {tmp_path / 'collected'}: another collection server uses "
+            "this data folder"
+        ]
     finally:
         process.terminate()
         process.wait(timeout=30)

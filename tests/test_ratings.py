@@ -28,6 +28,7 @@ from omnisocial.familiarity.ratings import (
     survey_lists,
     write_survey_lists,
 )
+from omnisocial.familiarity.ratings.importing import EXCLUDE_REASONS
 from omnisocial.stats.crowds import per_rater_sdt
 from omnisocial.tables import DESIGN, TRIALS
 
@@ -243,7 +244,7 @@ def test_import_long_export_counts_every_exclusion(tmp_path):
     }
     assert report["n"].sum() == 10  # every export row accounted for
     assert list(report["reason"]) == [
-        r for r in REASONS if r not in ("not_shown", "filtered", "practice", "unanswered")
+        r for r in REASONS if r not in ("not_shown", "filtered", "practice", "unanswered", *EXCLUDE_REASONS)
     ]
     assert set(report["modality"]) == {"text"}
     lost = dict(zip(report["reason"], report["lost"], strict=True))

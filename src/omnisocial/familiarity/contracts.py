@@ -20,10 +20,13 @@ MODALITIES = ("text", "audio", "video")
 MODEL_SOURCE = "model inference"
 RELEASE_SOURCE = "release"  # predictions read from a released data set, not inferred here
 SURVEY_SOURCE = "survey exports"
+EXPERIMENT_SOURCE = "rating experiment"  # collected by the rating-server, or on JATOS
 RATER_TYPES = ("model", "human", "crowd")
 STATUSES = ("answered", "unparsed", "failed")
 SOURCE = Column(
-    "source", doc="where the responses came from (simulated panel, survey exports, model inference, release)"
+    "source",
+    doc="where the responses came from (simulated panel, survey exports, rating experiment, model "
+    "inference, release)",
 )
 
 

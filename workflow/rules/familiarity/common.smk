@@ -1,6 +1,7 @@
 # Config, paths and input functions of the familiarity study: corpus, signals, filters, design,
 # stimuli, models, ratings, statistics and figures (included by the Snakefile right after
 # common.smk; rules in workflow/rules/familiarity/*.smk).
+import os
 import re
 
 from omnisocial.familiarity.inference import (  # noqa: E402
@@ -104,6 +105,7 @@ def survey_outputs():
         out("ratings", "assignments.csv"),
         out("ratings", "surveys"),
         *experiment_outputs(),
+        *jatos_outputs(),
     ]
 
 
@@ -117,6 +119,14 @@ def experiment_outputs():
         out("ratings", "experiment", m)
         for m in ("text", "audio", "video")
         if m in planned
+    ]
+
+
+def jatos_outputs():
+    """The JATOS study archive of each built experiment (rule rating_jatos)."""
+    return [
+        out("ratings", "jatos", f"{Path(folder).name}.jzip")
+        for folder in experiment_outputs()
     ]
 
 
@@ -139,6 +149,27 @@ if RATINGS["source"] == "exports":
 def collected_export(modality):
     """What the rating experiment collected, as the long export import_ratings reads."""
     return out("ratings", "collected", f"{modality}_export.csv")
+
+
+def collected_inputs(wildcards=None):
+    """The inputs of collect_ratings. The collection server's manifest (rewritten on every
+    stored record, so new sessions make the import run again) and JATOS result exports.
+    """
+    experiment = RATINGS["experiment"]
+    jatos = {
+        m: p
+        for m, p in experiment["jatos_results"].items()
+        if p and m in RATED_MODALITIES
+    }
+    inputs = {f"jatos_{m}": path for m, path in jatos.items()}
+    if set(RATED_MODALITIES) - set(jatos):
+        if not experiment["collected"]:
+            raise ValueError(
+                "ratings.source is experiment but ratings.experiment.collected is empty: set it to "
+                "the rating-server's data folder (or ratings.experiment.jatos_results.<modality>)"
+            )
+        inputs["manifest"] = os.path.join(experiment["collected"], "manifest.json")
+    return inputs
 
 
 def simulated_export(modality):

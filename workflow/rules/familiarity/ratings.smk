@@ -62,6 +62,7 @@ if RATINGS["source"] == "experiment":
     rule collect_ratings:
         """The collection server's sessions as long exports, questionnaires and a sessions table."""
         input:
+            unpack(collected_inputs),
             experiments=experiment_outputs(),
         output:
             **{m: collected_export(m) for m in RATED_MODALITIES},
@@ -74,7 +75,6 @@ if RATINGS["source"] == "experiment":
         resources:
             runtime=minutes(10),
         params:
-            collected=RATINGS["experiment"]["collected"],
             modalities=RATED_MODALITIES,
         script:
             "../../scripts/familiarity/collect_ratings.py"
@@ -138,8 +138,12 @@ rule rating_experiment:
     resources:
         runtime=minutes(10),
     params:
-        # what the page shows and the server's settings (not `collected`: it names no build input)
-        settings={k: v for k, v in RATINGS["experiment"].items() if k != "collected"},
+        # what the page shows and the server's settings (not where data are collected: no build input)
+        settings={
+            k: v
+            for k, v in RATINGS["experiment"].items()
+            if k not in ("collected", "jatos_results")
+        },
         jspsych_dir=str(REPO / RATINGS["experiment"]["jspsych_dir"]),
     script:
         "../../scripts/familiarity/rating_experiment.py"
@@ -147,3 +151,25 @@ rule rating_experiment:
 
 localrules:
     rating_experiment,
+
+
+rule rating_jatos:
+    """The experiment as a JATOS study archive (.jzip, imported through JATOS's GUI; docs/rating-experiment.md)."""
+    input:
+        out("ratings", "experiment", "{modality}"),
+    output:
+        out("ratings", "jatos", "{modality}.jzip"),
+    log:
+        out("logs", "rating_jatos_{modality}.log"),
+    wildcard_constraints:
+        modality="text|audio|video",
+    conda:
+        "../../../envs/stats.yaml"
+    resources:
+        runtime=minutes(10),
+    script:
+        "../../scripts/familiarity/rating_jatos.py"
+
+
+localrules:
+    rating_jatos,

@@ -50,6 +50,10 @@ row of the import report (`IMPORT_REPORT`), checked in this order:
                     dyad column writes it, or as the dyad id after `dyad_pattern`);
   unanswered        the `answered_column` says false: a trial of a rater's list that an
                     incomplete session never reached (the rating experiment's exports);
+  no_consent        the `exclude_column` says so: an answer stored for a session that had not
+                    given consent, or had declined it (never imported, not lost);
+  playback_flagged  the `exclude_column` says so: a clip played faster than real time or
+                    seeked (an answer given, not imported, not counted as lost);
   missing_rater_id  blank rater id;
   unknown_dyad      the dyad id (after `dyad_pattern`) is blank or not in the design truth;
   empty_response    blank response (long exports), or a value listed in `empty_values`;

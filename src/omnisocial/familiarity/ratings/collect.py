@@ -22,15 +22,24 @@ never rewritten. A record is checked against `web/record.schema.json` and agains
 (the rating of trial N must name the dyad the list has at N; questionnaire answers must be the
 configured items, within the scale), and refused with a 4xx naming the reason otherwise; so is a
 record of a session the server did not start, a request without the study token, a body over
-`max_body_bytes` and a path that leaves the experiment folder. One server process per data
-folder (it holds a lock on `{data}/.server.lock`); its state is rebuilt from the session files
-at start.
+`max_body_bytes` and a path that leaves the experiment folder. No record but the consent is
+stored before consent is given or after it was declined (409, naming which). One server
+process per data folder (it holds a lock on `{data}/.server.lock`; a second one exits with one
+line); its state is rebuilt from the session files at start. `{data}/manifest.json` (sessions
+and records per modality, `write_manifest`) is rewritten atomically on every change: rule
+collect_ratings takes it as input, so new sessions make the next run import again.
+
+The token protects the API (`api/start`, `api/record`); the static files of an experiment
+folder (page, scripts, study.json, stimuli) are served without it, `lists.json` and
+`build.json` never.
 
 Import. `collected_exports` turns the session files into the tables `import_ratings` reads
 with `experiment_mapping` (no mapping to write): one row per rating or practice record in the
 order received, plus one unanswered row per trial an incomplete session never reached (the
 import report's `unanswered`); a repeated answer (a retried request) is the importer's
-`duplicate` / `conflict` under its `keep` rule. Questionnaires become the covariates export
+`duplicate` / `conflict` under its `keep` rule; a record stored without consent (by an older
+server) is `no_consent` and a clip played faster than real time or seeked `playback_flagged`
+(`playback_flag`, the export's `excluded` column). Questionnaires become the covariates export
 (`experiment_covariate_mapping` scores them) and every session a row of the sessions table.
 """
 
@@ -45,6 +54,7 @@ import mimetypes
 import os
 import re
 import secrets
+import sys
 import threading
 import urllib.parse
 from collections.abc import Mapping
@@ -55,6 +65,8 @@ from pathlib import Path
 import jsonschema
 import pandas as pd
 
+from omnisocial.io import write_json
+
 log = logging.getLogger(__name__)
 
 RECORD_SCHEMA = json.loads((Path(__file__).resolve().parent / "web" / "record.schema.json").read_text())
@@ -62,6 +74,7 @@ PARTICIPANT_ID = re.compile(RECORD_SCHEMA["$defs"]["participant_id"]["pattern"])
 PLATFORM_ID = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
 # files of an experiment folder the pages never need
 PRIVATE_FILES = {"lists.json", "build.json"}
+MANIFEST = "manifest.json"  # in the data folder: sessions and records per modality (write_manifest)
 SESSION_COLUMNS = [
     "modality",
     "session_id",
@@ -76,6 +89,8 @@ SESSION_COLUMNS = [
     "attention_passed",
     "attention_failed",
     "questionnaires",
+    "n_records",
+    "records_without_consent",
     "status",
 ]
 
@@ -128,6 +143,7 @@ class Session:
     attention: set = field(default_factory=set)
     questionnaires: set = field(default_factory=set)
     complete: bool = False
+    records: int = 0  # lines after the header
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def note(self, record: Mapping) -> None:
@@ -190,6 +206,7 @@ class Experiment:
             session = Session(lines[0], path)
             for record in lines[1:]:
                 session.note(record)
+            session.records = len(lines) - 1
             experiment._add(session)
         return experiment
 
@@ -256,6 +273,25 @@ class CollectionStore:
         self.max_body_bytes = int(built.get("max_body_bytes", 65536))
         self.validator = jsonschema.Draft202012Validator(RECORD_SCHEMA)
         self._lock = threading.Lock()
+        self._manifest_lock = threading.Lock()
+        self.write_manifest()
+
+    def write_manifest(self) -> None:
+        """`{data}/manifest.json`: sessions and stored records per modality, rewritten atomically.
+
+        Rule collect_ratings takes it as an input, so a new session or record makes the next
+        run import again (the session files themselves are a folder Snakemake cannot watch).
+        """
+        with self._manifest_lock:
+            manifest = {
+                modality: {
+                    "sessions": len(experiment.sessions),
+                    "records": sum(s.records for s in experiment.sessions.values()),
+                    "per_session": {sid: s.records for sid, s in sorted(experiment.sessions.items())},
+                }
+                for modality, experiment in sorted(self.experiments.items())
+            }
+            write_json(self.data_dir / MANIFEST, manifest)
 
     def close(self) -> None:
         self._server_lock.close()
@@ -330,6 +366,7 @@ class CollectionStore:
             os.close(directory)
         session = Session(header, path)
         experiment._add(session)
+        self.write_manifest()
         log.info("%s: session %s, list %s, participant %s", experiment.modality, session_id, list_id, pid)
         return session
 
@@ -357,15 +394,28 @@ class CollectionStore:
         if not hmac.compare_digest(session.header["PROLIFIC_PID"], body["PROLIFIC_PID"]):
             raise Refused(403, "the session belongs to another participant")
         record = dict(body["record"])
-        self._check_record(experiment, session, record)
-        with session.lock:
+        with session.lock:  # checked and stored under one lock: a consent and a rating never race
+            self._check_record(experiment, session, record)
+            if record["kind"] == "consent" and session.consent is not None:
+                # the same consent again (a retried request): stored once
+                return {"stored": True, "done": session.done()}
             stored = {**record, "session_id": session.header["session_id"], "received_at": _now()}
             append_record(session.path, stored)
             session.note(record)
+            session.records += 1
+        self.write_manifest()
         return {"stored": True, "done": session.done()}
 
     def _check_record(self, experiment: Experiment, session: Session, record: Mapping) -> None:
         kind = record["kind"]
+        if kind == "consent":
+            if session.consent is not None and session.consent != record["agreed"]:
+                given = "given" if session.consent else "declined"
+                raise Refused(409, f"consent was already {given} in this session")
+        elif session.consent is None:
+            raise Refused(409, f"no consent given yet: a {kind} record is stored only after consent")
+        elif session.consent is False:
+            raise Refused(409, f"consent was declined: no {kind} record is stored for this session")
         if kind == "rating":
             trials = experiment.lists[session.header["list_id"]]["trials"]
             order = int(record["order"])
@@ -539,6 +589,7 @@ def experiment_mapping(study: Mapping) -> dict:
         "response_values": {"familiar": ["familiar"], "stranger": ["stranger"]},
         "practice_dyads": [item["id"] for item in study["practice"]],
         "answered_column": "answered",
+        "exclude_column": "excluded",
         "keep": "first",
     }
 
@@ -571,33 +622,86 @@ def _session_files(data_dir: Path, modality: str) -> list[list[dict]]:
     return sorted(sessions, key=lambda lines: (lines[0]["started_at"], lines[0]["session_id"]))
 
 
-def collected_exports(data_dir, experiment_dir) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """(trials export, questionnaire export, sessions) of one modality's collected sessions.
+# a trial whose clip played for less than this share of its media time in wall-clock time ran
+# faster than real time (a changed playbackRate, or a clock the page could not see change)
+MIN_REAL_TIME_SHARE = 0.9
+PLAYBACK_SLACK_S = 0.15  # event timing of a short clip: `playing` and `ended` fire a frame late
 
-    The trials export has one row per rating and practice record (in the order received) and
-    one row per list trial an incomplete session never answered (`answered` false, empty
-    response); a declined session has no trial rows. Columns: rater_id (PROLIFIC_PID),
-    session_id, list_id, kind, order, dyad_id, response, rt_ms, input, replays, media_ended,
-    answered. The questionnaire export has one row per session with answers (rater_id and the
-    item ids); the sessions table the columns of SESSION_COLUMNS.
+
+def playback_flag(record: Mapping) -> str:
+    """'fast', 'seeked', 'fast,seeked' or '' for a rating or practice record of a clip.
+
+    fast: a playback rate above 1 was set, or the clip played in less wall-clock time than
+    MIN_REAL_TIME_SHARE of the media time it advanced; seeked: the participant moved the play
+    position. Records of a page older than these fields (no playback_rate) are never flagged.
     """
-    root = Path(experiment_dir)
-    study = json.loads((root / "study.json").read_text(encoding="utf-8"))
-    lists = json.loads((root / "lists.json").read_text(encoding="utf-8"))
+    flags = []
+    rate = record.get("playback_rate")
+    wall, media = record.get("played_s"), record.get("media_played_s")
+    numbers = all(isinstance(x, int | float) for x in (wall, media))
+    too_fast = numbers and wall < MIN_REAL_TIME_SHARE * media - PLAYBACK_SLACK_S
+    if (isinstance(rate, int | float) and rate > 1.0 + 1e-9) or too_fast:
+        flags.append("fast")
+    if record.get("seeked"):
+        flags.append("seeked")
+    return ",".join(flags)
+
+
+EXPORT_COLUMNS = [
+    "rater_id",
+    "session_id",
+    "list_id",
+    "kind",
+    "order",
+    "dyad_id",
+    "response",
+    "rt_ms",
+    "input",
+    "replays",
+    "media_ended",
+    "playback_rate",
+    "played_s",
+    "media_played_s",
+    "seeked",
+    "playback_flag",
+    "excluded",
+    "answered",
+]
+
+
+def session_exports(sessions: list[list[dict]], study: Mapping, lists: Mapping):
+    """(trial rows, questionnaire rows, session rows) of sessions given as their record lines.
+
+    The first line of each is its header (kind "session": session_id, list_id, PROLIFIC_PID,
+    ...). Shared by the server's session files and JATOS's result export (`jatos`).
+    """
     modality = study["modality"]
     checks = study["attention_checks"]
-    rows, answers, sessions = [], [], []
-    for lines in _session_files(Path(data_dir), modality):
+    rows, answers, table = [], [], []
+    for lines in sessions:
         header, records = lines[0], lines[1:]
         rater = header["PROLIFIC_PID"]
         base = {"rater_id": rater, "session_id": header["session_id"], "list_id": header["list_id"]}
         session = Session(header, Path())
         questionnaire_row = {}
-        passed = failed = 0
+        passed = failed = without_consent = 0
         for record in records:
-            session.note(record)
             kind = record["kind"]
+            if kind == "consent":
+                if session.consent is None:  # the first answer binds (the server refuses a change)
+                    session.note(record)
+                continue
+            if session.consent is not True:
+                # before consent or after it was declined (data of a server before it refused
+                # them): never imported; ratings counted as `no_consent`, the rest in the sessions table
+                without_consent += 1
+                if kind not in ("rating", "practice"):
+                    continue
+            else:
+                session.note(record)
             if kind in ("rating", "practice"):
+                flag = playback_flag(record) if modality != "text" else ""
+                excluded = "no_consent" if session.consent is not True else "playback_flagged" if flag else ""
                 rows.append(
                     {
                         **base,
@@ -609,6 +713,12 @@ def collected_exports(data_dir, experiment_dir) -> tuple[pd.DataFrame, pd.DataFr
                         "input": record.get("input", ""),
                         "replays": record.get("replays", ""),
                         "media_ended": record.get("media_ended", ""),
+                        "playback_rate": record.get("playback_rate", ""),
+                        "played_s": record.get("played_s", ""),
+                        "media_played_s": record.get("media_played_s", ""),
+                        "seeked": record.get("seeked", ""),
+                        "playback_flag": flag,
+                        "excluded": excluded,
                         "answered": True,
                     }
                 )
@@ -618,18 +728,19 @@ def collected_exports(data_dir, experiment_dir) -> tuple[pd.DataFrame, pd.DataFr
             elif kind == "questionnaire":
                 questionnaire_row.update(record["answers"])
         trials = lists[header["list_id"]]["trials"]
-        if session.consent is not False and not session.complete:
+        if session.consent is True and not session.complete:
             for trial in trials:
                 if trial["order"] not in session.ratings:
+                    blank = dict.fromkeys(EXPORT_COLUMNS, "")
                     rows.append(
-                        {**base, "kind": "rating", "order": trial["order"], "dyad_id": trial["dyad_id"]}
-                        | {"response": "", "rt_ms": "", "input": "", "replays": "", "media_ended": ""}
+                        blank
+                        | {**base, "kind": "rating", "order": trial["order"], "dyad_id": trial["dyad_id"]}
                         | {"answered": False}
                     )
         if questionnaire_row:
             answers.append({"rater_id": rater, **questionnaire_row})
         status = "declined" if session.consent is False else "complete" if session.complete else "incomplete"
-        sessions.append(
+        table.append(
             {
                 "modality": modality,
                 **{
@@ -643,17 +754,47 @@ def collected_exports(data_dir, experiment_dir) -> tuple[pd.DataFrame, pd.DataFr
                 "attention_passed": passed,
                 "attention_failed": failed,
                 "questionnaires": ",".join(sorted(session.questionnaires)),
+                "n_records": len(records),
+                "records_without_consent": without_consent,
                 "status": status,
             }
         )
-    columns = ["rater_id", "session_id", "list_id", "kind", "order", "dyad_id", "response"]
-    columns += ["rt_ms", "input", "replays", "media_ended", "answered"]
+    return rows, answers, table
+
+
+def export_frames(rows, answers, table, study: Mapping):
     items = [item["id"] for q in study["questionnaires"] for item in q["items"]]
     return (
-        pd.DataFrame(rows, columns=columns),
+        pd.DataFrame(rows, columns=EXPORT_COLUMNS),
         pd.DataFrame(answers, columns=["rater_id", *items]),
-        pd.DataFrame(sessions, columns=SESSION_COLUMNS),
+        pd.DataFrame(table, columns=SESSION_COLUMNS),
     )
+
+
+def collected_exports(data_dir, experiment_dir) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(trials export, questionnaire export, sessions) of one modality's collected sessions.
+
+    The trials export has one row per rating and practice record (in the order received) and
+    one row per list trial an incomplete session never answered (`answered` false, empty
+    response); a declined session has no trial rows. Columns EXPORT_COLUMNS: rater_id
+    (PROLIFIC_PID), session_id, list_id, kind, order, dyad_id, response, rt_ms, input,
+    replays, media_ended, the playback fields (playback_rate, played_s, media_played_s,
+    seeked) and their `playback_flag`, `excluded` (the import report's reason for an answer
+    that is not imported: `no_consent` for a record stored without consent, `playback_flagged`
+    for a clip played faster than real time or seeked) and answered. The questionnaire export
+    has one row per session with answers (rater_id and the item ids); the sessions table the
+    columns of SESSION_COLUMNS.
+    """
+    root = Path(experiment_dir)
+    study = json.loads((root / "study.json").read_text(encoding="utf-8"))
+    lists = json.loads((root / "lists.json").read_text(encoding="utf-8"))
+    sessions = _session_files(Path(data_dir), study["modality"])
+    return export_frames(*session_exports(sessions, study, lists), study)
+
+
+def read_counts(sessions: pd.DataFrame) -> tuple[int, int]:
+    """(sessions, records after the headers) a sessions table was made from."""
+    return len(sessions), int(pd.to_numeric(sessions["n_records"]).sum()) if len(sessions) else 0
 
 
 def sessions_note(sessions: pd.DataFrame) -> str:
@@ -671,7 +812,12 @@ def sessions_note(sessions: pd.DataFrame) -> str:
 def _run_server(args) -> int:
     token = args.token or os.environ.get("OMNISOCIAL_STUDY_TOKEN") or secrets.token_urlsafe(16)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    store = CollectionStore(args.experiment, args.data, token, args.raters_per_list)
+    try:
+        store = CollectionStore(args.experiment, args.data, token, args.raters_per_list)
+    except (ValueError, OSError) as error:
+        # a second server on the same data folder, a folder without experiments: one line, no traceback
+        print(f"omnisocial rating-server: error: {error}", file=sys.stderr)
+        return 2
     server = make_server(store, args.host, args.port)
     host, port = server.server_address[:2]
     for modality in store.experiments:

@@ -24,6 +24,8 @@ REASONS = (
     "filtered",
     "practice",
     "unanswered",
+    "no_consent",
+    "playback_flagged",
     "missing_rater_id",
     "unknown_dyad",
     "empty_response",
@@ -36,7 +38,11 @@ REASONS = (
 # someone gave, and `check_losses` fails the import when they exceed their budget.
 LOST_REASONS = ("missing_rater_id", "unknown_dyad", "invalid_response", "conflict")
 # not part of a modality's trials at all (the share of lost trials is taken without them)
-OUTSIDE_REASONS = ("not_shown", "filtered", "practice", "unanswered")
+OUTSIDE_REASONS = ("not_shown", "filtered", "practice", "unanswered", "no_consent")
+# the reasons an export's `exclude_column` may name: an answer stored without consent (never
+# part of the study) and a clip played faster than real time or seeked (an answer given, not
+# lost, but not to a stimulus heard as recorded)
+EXCLUDE_REASONS = ("no_consent", "playback_flagged")
 KEEP_RULES = ("first", "last", "error")
 IMPORT_REPORT = Contract(
     "import_report",
@@ -66,6 +72,7 @@ DEFAULT_MAPPING = {
     "skip_rows": 0,  # rows under the header to skip (Qualtrics: 2)
     "require": {},  # {column: [accepted values]}: other rows are `filtered`
     "answered_column": "",  # a column that is false on a trial an incomplete session never reached
+    "exclude_column": "",  # a column naming why an answer is not imported (EXCLUDE_REASONS), else empty
     "keep": "first",  # a (rater, dyad) rated twice: keep the first or last valid rating, or error
 }
 
@@ -120,6 +127,8 @@ def applicable_reasons(mapping: Mapping | None) -> tuple[str, ...]:
         skip.add("practice")
     if not spec["answered_column"]:
         skip.add("unanswered")
+    if not spec["exclude_column"]:
+        skip |= set(EXCLUDE_REASONS)
     if spec["keep"] == "error":
         skip |= {"duplicate", "conflict"}  # a repeat raises instead
     return tuple(reason for reason in REASONS if reason not in skip)
@@ -218,6 +227,16 @@ def import_ratings(export_csv, mapping: Mapping | None, modality: str, design_tr
         unanswered = raw[spec["answered_column"]].map(_norm).isin({"false", "0", "no"})
     else:
         unanswered = pd.Series(False, index=raw.index)
+    excluded = pd.Series("", index=raw.index)
+    if spec["exclude_column"]:
+        _need_columns(raw, [spec["exclude_column"]], source)
+        excluded = raw[spec["exclude_column"]].fillna("").astype(str).str.strip()
+        unknown = sorted(set(excluded) - {"", *EXCLUDE_REASONS})
+        if unknown:
+            raise ValueError(
+                f"{source}: column {spec['exclude_column']!r} holds {unknown}; allowed: "
+                f"{', '.join(EXCLUDE_REASONS)} or empty"
+            )
     passes = pd.Series(True, index=raw.index)
     for column, accepted in dict(spec["require"]).items():
         _need_columns(raw, [column], source)
@@ -235,6 +254,8 @@ def import_ratings(export_csv, mapping: Mapping | None, modality: str, design_tr
         ~trials["position"].map(passes).astype(bool),
         raw_dyad.isin(practice) | dyad.isin(practice),
         trials["position"].map(unanswered).astype(bool),
+        trials["position"].map(excluded) == "no_consent",
+        trials["position"].map(excluded) == "playback_flagged",
         rater == "",
         ~dyad.isin(known),
         (value == "") | value.isin(empty_codes),
@@ -245,6 +266,8 @@ def import_ratings(export_csv, mapping: Mapping | None, modality: str, design_tr
         "filtered",
         "practice",
         "unanswered",
+        "no_consent",
+        "playback_flagged",
         "missing_rater_id",
         "unknown_dyad",
         "empty_response",

@@ -2,9 +2,10 @@
 
 `import_panel`: survey exports (simulated, or real ones through the configured column
 mapping) into one trial table with its import report and the rater covariates. Every table
-carries a `source` column: `SIMULATED_LABEL` for the simulated panel, "survey exports"
-otherwise. An import that loses more answers than `ratings.max_lost_share` allows, or a
-modality with no imported trial, fails (`importing.check_losses`).
+carries a `source` column: `SIMULATED_LABEL` for the simulated panel, "rating experiment"
+for data the rating experiment collected (its server, or JATOS), "survey exports" otherwise.
+An import that loses more answers than `ratings.max_lost_share` allows, or a modality with
+no imported trial, fails (`importing.check_losses`).
 
 `export_plan` says which modality's export the workflow reads and why another is not read
 (the rule reads the modalities of `ratings.raters_per_modality` that have an export);
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from omnisocial.familiarity.contracts import RATED_TRIALS, SOURCE, SURVEY_SOURCE
+from omnisocial.familiarity.contracts import EXPERIMENT_SOURCE, RATED_TRIALS, SOURCE, SURVEY_SOURCE
 from omnisocial.familiarity.ratings.collect import (
     experiment_covariate_mapping,
     experiment_mapping,
@@ -51,6 +52,8 @@ def source_label(source: str) -> str:
     """The `source` value of human tables for a `ratings.source` setting."""
     if source not in SOURCES:
         raise ValueError(f"ratings.source must be one of {SOURCES}, got {source!r}")
+    if source == "experiment":
+        return EXPERIMENT_SOURCE
     return SIMULATED_LABEL if source == "simulated" else SURVEY_SOURCE
 
 
@@ -242,6 +245,12 @@ def raters_section(ratings: Mapping, trials: pd.DataFrame | None) -> pd.DataFram
 
 
 def experiment_exports(ratings: Mapping) -> dict:
-    """{modality: collection folder} of ratings.source experiment (export_plan's `exports`)."""
-    collected = (ratings.get("experiment") or {}).get("collected") or ""
-    return {modality: collected for modality in (ratings.get("raters_per_modality") or {})}
+    """{modality: collection folder, or its JATOS result export} of ratings.source experiment
+    (export_plan's `exports`)."""
+    experiment = ratings.get("experiment") or {}
+    collected = experiment.get("collected") or ""
+    jatos = experiment.get("jatos_results") or {}
+    return {
+        modality: f"JATOS results {jatos[modality]}" if jatos.get(modality) else collected
+        for modality in (ratings.get("raters_per_modality") or {})
+    }

@@ -32,35 +32,60 @@
     return String(text).split("{code}").join(encodeURIComponent(code));
   }
 
-  async function main() {
+  function completionHtml(completion) {
+    // no completion code configured: a screen that says so, never "Your completion code is ."
+    return completion.code ? fillCode(completion.html, completion.code) : completion.no_code_html;
+  }
+
+  // The collection server (omnisocial rating-server): the session and every record over its API.
+  function serverBackend() {
     const query = new URLSearchParams(window.location.search);
-    const study = await (await fetch("study.json", { cache: "no-store" })).json();
     const participant = {
       PROLIFIC_PID: query.get("PROLIFIC_PID") || query.get("participant") || "",
       STUDY_ID: query.get("STUDY_ID") || "",
       SESSION_ID: query.get("SESSION_ID") || "",
     };
     const token = query.get("token") || "";
+    let session = null;
+    return {
+      start: async () => {
+        session = await post("api/start", {
+          token: token,
+          participant: participant,
+          list: query.get("list") || "",
+          user_agent: navigator.userAgent,
+        });
+        return session;
+      },
+      save: (record) =>
+        post("api/record", {
+          token: token,
+          session_id: session.session_id,
+          PROLIFIC_PID: participant.PROLIFIC_PID,
+          record: record,
+        }),
+      declined: () => {},
+      end: (url) => {
+        if (url) window.location.href = url;
+      },
+    };
+  }
+
+  async function main() {
+    const study = await (await fetch("study.json", { cache: "no-store" })).json();
+    // on JATOS (jatos-backend.js, loaded by the JATOS study's page) the records go to JATOS
+    const backend = window.OmnisocialJatos ? window.OmnisocialJatos.backend(study) : serverBackend();
     let session;
     try {
-      session = await post("api/start", {
-        token: token,
-        participant: participant,
-        list: query.get("list") || "",
-        user_agent: navigator.userAgent,
-      });
+      session = await backend.start();
     } catch (error) {
       message(`<p>${study.messages.cannot_start}</p><p class="os-error">${error.message}</p>`);
       return;
     }
     const done = session.done;
     const save = (record) =>
-      post("api/record", {
-        token: token,
-        session_id: session.session_id,
-        PROLIFIC_PID: participant.PROLIFIC_PID,
-        record: Object.assign({ client_time: new Date().toISOString() }, record),
-      }).catch((error) => {
+      // a record carries the time it was given (the click); retries resend it unchanged
+      backend.save(Object.assign({ client_time: new Date().toISOString() }, record)).catch((error) => {
         if (error.permanent) {
           message(`<p>${study.messages.refused}</p><p class="os-error">${error.message}</p>`);
         }
@@ -70,8 +95,9 @@
       type: jsPsychCallFunction,
       async: true,
       func: (finish) => {
+        const given = Object.assign({ client_time: new Date().toISOString() }, record());
         const attempt = () =>
-          save(record()).then(finish, (error) => {
+          save(given).then(finish, (error) => {
             if (!error.permanent) setTimeout(attempt, 2000);
           });
         attempt();
@@ -95,6 +121,7 @@
       choices: study.choices,
       max_replays: study.max_replays,
       play_label: study.labels.play,
+      start_label: study.labels.start,
       replay_label: study.labels.replay,
       playing_label: study.labels.playing,
       saving_label: study.labels.saving,
@@ -104,7 +131,7 @@
     });
 
     if (done.complete) {
-      message(fillCode(study.completion.html, study.completion.code));
+      message(completionHtml(study.completion));
       return;
     }
     if (!done.consent) {
@@ -123,7 +150,10 @@
             type: jsPsychHtmlButtonResponse,
             stimulus: study.consent.declined_html,
             choices: [],
-            on_load: () => jsPsych.abortExperiment(study.consent.declined_html),
+            on_load: () => {
+              backend.declined();
+              jsPsych.abortExperiment(study.consent.declined_html);
+            },
           },
         ],
         conditional_function: () =>
@@ -217,18 +247,19 @@
     timeline.push(saveStep(() => ({ kind: "complete" })));
     timeline.push({
       type: jsPsychHtmlButtonResponse,
-      stimulus: fillCode(study.completion.html, study.completion.code),
+      stimulus: completionHtml(study.completion),
       choices: [],
       on_load: () => {
-        if (study.completion.redirect_url) {
-          setTimeout(() => {
-            window.location.href = fillCode(study.completion.redirect_url, study.completion.code);
-          }, study.completion.redirect_delay_ms);
-        }
+        const url = study.completion.redirect_url
+          ? fillCode(study.completion.redirect_url, study.completion.code)
+          : "";
+        setTimeout(() => backend.end(url), url ? study.completion.redirect_delay_ms : 0);
       },
     });
     jsPsych.run(timeline);
   }
 
-  main().catch((error) => message(`<p class="os-error">${error.message}</p>`));
+  const run = () => main().catch((error) => message(`<p class="os-error">${error.message}</p>`));
+  if (window.OmnisocialJatos) window.OmnisocialJatos.onLoad(run);
+  else run();
 })();

@@ -18,6 +18,7 @@ var jsPsychOmnisocialRating = (function (jspsych) {
       choices: { type: T.COMPLEX, array: true, default: [] },
       max_replays: { type: T.INT, default: 0 },
       play_label: { type: T.STRING, default: "Play" },
+      start_label: { type: T.STRING, default: "Press Play to start the recording." },
       replay_label: { type: T.STRING, default: "Play again" },
       playing_label: { type: T.STRING, default: "" },
       saving_label: { type: T.STRING, default: "Saving..." },
@@ -49,6 +50,20 @@ var jsPsychOmnisocialRating = (function (jspsych) {
       let answered = false;
       let media = null;
       let stopKeys = () => {};
+      // playback as it happened: the highest rate set, wall-clock seconds spent playing and the
+      // media seconds they advanced (a clip at 16x advances 16 s a second), a seek not the page's
+      let maxRate = null;
+      let playedWall = 0;
+      let playedMedia = 0;
+      let seeked = false;
+      let segment = null; // {wall, media} while playing
+      const closeSegment = () => {
+        if (segment && media) {
+          playedWall += (performance.now() - segment.wall) / 1000;
+          playedMedia += Math.max(media.currentTime - segment.media, 0);
+        }
+        segment = null;
+      };
       let html = '<div class="os-trial">';
       if (trial.progress) html += `<p class="os-progress">${trial.progress}</p>`;
       if (trial.modality === "text") {
@@ -56,9 +71,12 @@ var jsPsychOmnisocialRating = (function (jspsych) {
       } else {
         const tag = trial.modality === "video" ? "video" : "audio";
         html += `<${tag} id="os-media" class="os-media" preload="auto" playsinline src="${trial.stimulus}"></${tag}>`;
+        // the start prompt and Play button show while the browser blocks autoplay, "Playing..."
+        // only once the media's `playing` event says it really plays
+        html += `<p class="os-start" id="os-start" hidden>${escapeHtml(trial.start_label)}</p>`;
         html += `<div class="os-media-controls"><button type="button" class="jspsych-btn" id="os-play" hidden>${trial.play_label}</button>`;
         html += `<button type="button" class="jspsych-btn" id="os-replay" hidden>${trial.replay_label}</button></div>`;
-        html += `<p class="os-playing" id="os-playing">${escapeHtml(trial.playing_label)}</p>`;
+        html += `<p class="os-playing" id="os-playing" hidden>${escapeHtml(trial.playing_label)}</p>`;
       }
       if (trial.prompt) html += `<div class="os-prompt">${trial.prompt}</div>`;
       html += '<div class="os-choices">';
@@ -80,6 +98,12 @@ var jsPsychOmnisocialRating = (function (jspsych) {
         if (answered || enabledAt === null) return;
         answered = true;
         const now = performance.now();
+        const clickTime = new Date().toISOString(); // the click's time, not a retry's
+        if (media) {
+          closeSegment();
+          media.pause();
+        }
+        const round3 = (x) => Math.round(x * 1000) / 1000;
         buttons.forEach((b) => (b.disabled = true));
         const choice = trial.choices[index];
         const record = Object.assign({}, trial.record, {
@@ -91,8 +115,12 @@ var jsPsychOmnisocialRating = (function (jspsych) {
           replays: replays,
           media_ended: trial.modality === "text" ? null : playedToEnd,
           media_duration_s: media && isFinite(media.duration) ? media.duration : null,
+          playback_rate: media ? maxRate : null,
+          played_s: media ? round3(playedWall) : null,
+          media_played_s: media ? round3(playedMedia) : null,
+          seeked: media ? seeked : null,
+          client_time: clickTime,
         });
-        if (media) media.pause();
         status.textContent = trial.saving_label;
         const attempt = () =>
           trial.save(record).then(
@@ -128,21 +156,46 @@ var jsPsychOmnisocialRating = (function (jspsych) {
       const play = display_element.querySelector("#os-play");
       const replay = display_element.querySelector("#os-replay");
       const playing = display_element.querySelector("#os-playing");
-      media.addEventListener("playing", () => (playing.hidden = false));
+      const prompt = display_element.querySelector("#os-start");
+      const rate = () => (maxRate = Math.max(maxRate || 0, media.playbackRate));
+      rate();
+      media.addEventListener("ratechange", rate);
+      media.addEventListener("playing", () => {
+        prompt.hidden = true;
+        play.hidden = true;
+        playing.hidden = false;
+        rate();
+        if (!segment) segment = { wall: performance.now(), media: media.currentTime };
+      });
+      media.addEventListener("pause", closeSegment);
+      let pageSeek = false;
+      media.addEventListener("seeking", () => {
+        if (!pageSeek) seeked = true;
+        pageSeek = false;
+      });
+      const blocked = () => {
+        // a browser that blocks autoplay (a reload, a return visit): the participant starts it
+        if (answered || !media.paused) return;
+        playing.hidden = true;
+        prompt.hidden = false;
+        play.hidden = false;
+        display_element.querySelector(".os-trial").dataset.blocked = "true";
+      };
       const start = (again) => {
         play.hidden = true;
         if (playedToEnd && !again) return; // a late Play click never restarts a clip that ended
         const started = media.play();
         if (started && started.catch) {
-          // a browser that blocks autoplay: the participant starts the clip
           started.catch((error) => {
-            if (error.name === "NotAllowedError" && !answered) play.hidden = false;
+            if (error.name === "NotAllowedError") blocked();
           });
         }
       };
       media.addEventListener("ended", () => {
         playedToEnd = true;
+        closeSegment();
         play.hidden = true;
+        prompt.hidden = true;
         playing.hidden = true;
         display_element.querySelector(".os-trial").dataset.ended = String(replays + 1);
         replay.hidden = replays >= trial.max_replays;
@@ -153,6 +206,7 @@ var jsPsychOmnisocialRating = (function (jspsych) {
         if (replays >= trial.max_replays || answered) return;
         replays += 1;
         replay.hidden = true;
+        pageSeek = true; // the replay's rewind is the page's own seek
         media.currentTime = 0;
         start(true);
       });
