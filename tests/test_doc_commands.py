@@ -25,6 +25,7 @@ GLMM = (
 RASCH = "omnisocial rasch RESPONSES.csv --person rater_id --item dyad_id --correct correct -o ITEMS.csv"
 GLMM_DEFAULT = "omnisocial glmm trials.csv -o summary.csv"
 WALK = "tests/test_rating_workflow.py::test_a_study_from_the_readme_to_the_figures_and_report"
+LAYOUTS = "tests/test_release_layouts.py::test_the_release_examples_run_to_their_figures"
 CLI = "tests/test_doc_commands.py::test_the_statistics_commands_run_as_documented"
 RUN_BY = {
     # a study in the Seamless layout, from the survey materials to the report (slow)
@@ -33,10 +34,9 @@ RUN_BY = {
     "snakemake figures --cores all --configfile config/my_study.yaml": WALK,
     "snakemake --report results/report.html --configfile config/my_study.yaml": WALK,
     "snakemake -n": WALK,
-    # the FriendBench release in its metadata.csv layout (slow)
-    "snakemake --cores all --configfile config/friendbench_release.example.yaml": (
-        "tests/test_release_layouts.py::test_the_release_examples_run_to_their_figures"
-    ),
+    # the FriendBench release in each of its layouts, each with its preset (slow)
+    "snakemake --cores all --configfile config/friendbench_release.example.yaml": LAYOUTS,
+    "snakemake --cores all --configfile config/friendbench_val.example.yaml": LAYOUTS,
     SCORE: "tests/test_doc_commands.py::test_score_runs_as_documented",
     GLMM: CLI,
     RASCH: CLI,
