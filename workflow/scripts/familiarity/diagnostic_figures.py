@@ -16,10 +16,12 @@ from omnisocial.familiarity.figures.diagnostics import (
     person_item_map,
     prompt_sensitivity_figure,
 )
+from omnisocial.figures.style import configure as configure_figures
 from omnisocial.tables import DESIGN, PREDICTIONS
 from omnisocial.workflow import start
 
 log = start(snakemake)
+configure_figures(snakemake.params.figure_settings)  # the config's figures: block
 out = snakemake.output
 inputs = snakemake.input
 variant = str(snakemake.params.options["variant"])
