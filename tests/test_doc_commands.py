@@ -19,6 +19,7 @@ from doc_commands import REPO, DocCommand, doc_commands, find, page_commands, pr
 from omnisocial import cli
 
 SCORE = "omnisocial score PREDICTIONS.csv -o METRICS.csv"
+SCORE_REPLIES = "omnisocial score REPLIES.csv --reply-column reply -o METRICS.csv"
 GLMM = (
     'omnisocial glmm DATA.csv --formula "correct ~ 0 + modality + (1|rater_id) + (1|dyad_id)" -o SUMMARY.csv'
 )
@@ -38,6 +39,7 @@ RUN_BY = {
     "snakemake --cores all --configfile config/friendbench_release.example.yaml": LAYOUTS,
     "snakemake --cores all --configfile config/friendbench_val.example.yaml": LAYOUTS,
     SCORE: "tests/test_doc_commands.py::test_score_runs_as_documented",
+    SCORE_REPLIES: "tests/test_doc_commands.py::test_score_runs_as_documented",
     GLMM: CLI,
     RASCH: CLI,
     GLMM_DEFAULT: CLI,
@@ -140,6 +142,21 @@ def test_score_runs_as_documented(tmp_path, monkeypatch):
     metrics = pd.read_csv(tmp_path / "METRICS.csv")
     assert len(metrics) == 4 and set(metrics["coverage"]) == {0.75}
     assert metrics["accuracy"].round(4).tolist() == [round(2 / 3, 4)] * 4
+    # the same answers as raw replies made elsewhere, read by the workflow's parser
+    frame = pd.read_csv(tmp_path / "PREDICTIONS.csv", keep_default_na=False)
+    frame["reply"] = [
+        f'```json\n{{"relationship_label": "{label}", "confidence": 0.8}}\n```' if label else "I cannot tell."
+        for label in frame.pop("label")
+    ]
+    frame.to_csv(tmp_path / "REPLIES.csv", index=False)
+    (tmp_path / "METRICS.csv").unlink()
+    assert cli.main(find(SCORE_REPLIES).argv[1:]) == 0
+    from_replies = pd.read_csv(tmp_path / "METRICS.csv")
+    pd.testing.assert_frame_equal(
+        from_replies.drop(columns=["ece"], errors="ignore"),
+        metrics.drop(columns=["ece"], errors="ignore"),
+        check_dtype=False,
+    )
 
 
 @pytest.mark.slow

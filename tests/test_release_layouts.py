@@ -190,4 +190,6 @@ def test_the_release_examples_run_to_their_figures(tmp_path):
             released = ["release:behavioural", "release:chance", "release:gemini-2.5-pro", "release:gpt-4o"]
             assert models == released
             report = pd.read_csv(results / "release" / "predictions_import_report.csv")
-            assert report.set_index("reason")["n"].get("imported", 0) == 4 * 3 * N_DYADS
+            imported = report.groupby("reason")["n"].sum()["imported"]  # one row per file and reason
+            assert imported == 4 * 3 * N_DYADS and set(report["reason"]) == {"imported"}
+            assert report["file"].str.endswith("baselines/results.csv").any()
