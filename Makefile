@@ -167,8 +167,11 @@ benchmark: setup
 	$(BIN)/python benchmarks/bench_real_sync.py
 	$(BIN)/python benchmarks/bench_explorer.py
 
+# the report of the study CONFIG names (make report CONFIG=config/my_study.yaml); the demo's by default
+CONFIG ?= config/demo.yaml
+REPORT ?= results/report.html
 report: setup
-	$(BIN)/snakemake --cores $(CORES) --report results/report.html
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) --report $(REPORT)
 
 clean:
 	rm -rf results/* .snakemake

@@ -58,6 +58,7 @@ localrules:
     socialomni_all,
     duplexeval_all,
     survey_materials,
+    figures,
     render_tables,
     report_summary,
 
@@ -75,6 +76,14 @@ rule all:
 rule survey_materials:
     input:
         survey_outputs(),
+
+
+# Every paper figure of every benchmark, nothing else: `snakemake figures --forcerun ...` is not
+# needed after a figure setting changes (figures.* are the figure rules' params).
+rule figures:
+    input:
+        fam_figure_outputs(),
+        social_figure_outputs(),
 
 
 onsuccess:

@@ -88,6 +88,10 @@ def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
 
 
 CPU_PROPERTY = "cpu_s"
+# a line a test gives the run's summary (record_property("summary", ...)), e.g. the documented
+# commands run and marked (tests/test_doc_commands.py)
+SUMMARY_PROPERTY = "summary"
+_SUMMARIES: dict[str, str] = {}
 TOP_CPU_TESTS = 10
 _CPU_START = pytest.StashKey[float]()
 _CPU_BY_TEST: dict[str, float] = {}  # the controller's (or a plain run's) record, by test id
@@ -115,9 +119,15 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     for name, value in report.user_properties:
         if name == CPU_PROPERTY and report.when == "teardown":
             _CPU_BY_TEST[report.nodeid] = float(value)
+        if name == SUMMARY_PROPERTY and report.when == "call":
+            _SUMMARIES[report.nodeid] = str(value)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
+    if _SUMMARIES and not hasattr(terminalreporter.config, "workerinput"):
+        terminalreporter.section("summaries")
+        for nodeid, line in sorted(_SUMMARIES.items()):
+            terminalreporter.write_line(f"{nodeid.split('::')[-1]}: {line}")
     if not _CPU_BY_TEST or hasattr(terminalreporter.config, "workerinput"):
         return  # an xdist worker: the controller prints the whole run's
     total = sum(_CPU_BY_TEST.values())

@@ -898,3 +898,32 @@ def test_confusion_counts_of_an_alias_are_merged():
     counts = drop_duplicate_models(confusion_table(predictions), columns=("modality", "truth", "label", "n"))
     assert "alias@v1 = m@v1" in set(counts["model"]) or "m@v1 = alias@v1" in set(counts["model"])
     assert not {"alias@v1", "m@v1"} & set(counts["model"])
+
+
+def test_the_config_figure_settings_change_the_saved_figures(tmp_path):
+    """figures.dpi, font_size, max_width_in and palette (issue 49), applied by every figure rule
+    through style.configure; {} restores the defaults."""
+    from PIL import Image
+
+    def draw(stem):
+        with style.styled():
+            fig, axes = style.new_figure(panel_size=(9.0, 2.0), title="t")
+            axes[0, 0].plot([0, 1], [0, 1], label="a legend entry")
+            axes[0, 0].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
+            size = style.RC["font.size"], style.RC["legend.fontsize"]
+            colors = style.model_styles(["m1", "m2"])
+            return style.save_figure(fig, tmp_path / stem), size, colors
+
+    try:
+        (png, _), size, colors = draw("default")
+        default_px = Image.open(png).size
+        style.configure({"dpi": 100, "font_size": 10.0, "max_width_in": 5.0, "palette": ["#000000"]})
+        (png, _), bigger, recolored = draw("configured")
+        width_px, _ = Image.open(png).size
+        assert width_px <= 5.0 * 100 + 2 and default_px[0] > width_px
+        assert bigger[0] == pytest.approx(10.0) and bigger[1] == pytest.approx(7.5 * 10.0 / 8.5)
+        assert recolored == {"m1": ("#000000", "o"), "m2": ("#000000", "s")}
+        assert colors["m1"][0] == "#1F77B4"
+    finally:
+        style.configure({})
+    assert style.DPI == 200 and style.RC["font.size"] == 8.5 and style.MAX_WIDTH_IN == 7.2

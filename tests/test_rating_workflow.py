@@ -1,23 +1,35 @@
-"""A real study's human half through the workflow: survey_materials builds the experiments, the
-collection server collects (participants over HTTP), ratings.source experiment imports them.
+"""A researcher's study from the README to the paper figures (issue 49), with the README's commands
+as written, in a folder laid out like a checkout (the workflow linked in, `config/my_study.yaml`
+copied from `config/seamless.example.yaml` and pointed at a small corpus in the Seamless layout):
+`survey_materials` builds the experiments, the collection server collects (participants over
+HTTP), `ratings.source: experiment` imports them, the whole study runs (models, statistics,
+figures), `figures` redraws the figures alone, and the report is the study's.
 
 The researcher writes no mapping: rule collect_ratings turns the sessions into exports and rule
 import_ratings reads them with the built-in one; the import report loses nothing, counts the
-incomplete session's unanswered trials, and the questionnaires become covariates.
+incomplete session's unanswered trials, and the questionnaires become covariates. Participants
+who finish after the import reach trials.csv on a plain rerun (the server's manifest is an input),
+and the same sessions as a JATOS result export import to the same trials.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 import threading
 import zipfile
+from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
+from doc_commands import REPO, find
 from rating_study import JSPSYCH_DIR
 from test_rating_collect import TOKEN, Client
-from test_release import real_study_config, snakemake
+from test_release import real_study_config
 
 from omnisocial.familiarity.ratings.collect import CollectionStore, make_server
 
@@ -67,11 +79,63 @@ def _collect(experiments, data_dir, questionnaires, finish_later: bool = False) 
     return answered
 
 
-def test_survey_materials_build_the_experiment_and_collected_data_import(tmp_path):
-    config = real_study_config(tmp_path)
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    snakemake(tmp_path, "--cores", "2", "survey_materials")
-    ratings = tmp_path / "results" / "familiarity" / "ratings"
+FIGURE_RULES = (
+    "accuracy",
+    "sdt",
+    "crowds",
+    "difficulty",
+    "glmm",
+    "calibration",
+    "power",
+    "overview",
+    "diagnostics",
+)
+
+
+def checkout(folder: Path) -> Path:
+    """A folder a documented command runs in as in the repository: the Snakefile and workflow
+    linked in, the shipped configs beside the study's own."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("Snakefile", "workflow"):
+        (folder / name).symlink_to(REPO / name)
+    (folder / "config").mkdir()
+    for path in sorted((REPO / "config").glob("*.yaml")):
+        (folder / "config" / path.name).symlink_to(path)
+    return folder
+
+
+def run_documented(text: str, cwd: Path) -> str:
+    """Run a command README.md or docs/ shows, exactly as shown, with this venv's programs first
+    on PATH; returns its console output."""
+    command = find(text)
+    env = os.environ | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    result = subprocess.run(command.argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    said = result.stdout + result.stderr
+    assert result.returncode == 0, f"{command.where}: {text} failed:\n{said[-6000:]}"
+    return said
+
+
+def ran_rules(said: str) -> set[str]:
+    return set(re.findall(r"^(?:local)?rule (\w+):", said, re.M))
+
+
+def my_study(folder: Path) -> dict:
+    """config/seamless.example.yaml, copied and pointed at the small corpus (README step 1), with a
+    small design, panel and samplers."""
+    example = yaml.safe_load((REPO / "config" / "seamless.example.yaml").read_text())
+    small = real_study_config(folder)
+    return example | {key: small[key] for key in small if key != "results"}
+
+
+def test_a_study_from_the_readme_to_the_figures_and_report(tmp_path):
+    study = checkout(tmp_path / "study")
+    config = my_study(tmp_path)
+    (study / "config" / "my_study.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    results = study / config["results"]  # results/friendbench, the example's
+    # README step 1: what the survey needs
+    said = run_documented("snakemake survey_materials --cores all --configfile config/my_study.yaml", study)
+    assert {"ingest_corpus", "sample_design", "render_stimuli", "rating_experiment"} <= ran_rules(said)
+    ratings = results / "ratings"
     experiments = ratings / "experiment"
     assert sorted(p.name for p in experiments.iterdir()) == ["audio", "text", "video"]
     jzips = sorted((ratings / "jatos").glob("*.jzip"))  # rule rating_jatos: one JATOS study per modality
@@ -87,9 +151,12 @@ def test_survey_materials_build_the_experiment_and_collected_data_import(tmp_pat
     questionnaires = validate_config({})["ratings"]["experiment"]["questionnaires"]
     answered = _collect(experiments, tmp_path / "collected", questionnaires)
 
+    # README step 2: ratings.source experiment, then everything
     config["ratings"] |= {"source": "experiment", "experiment": {"collected": str(tmp_path / "collected")}}
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    snakemake(tmp_path, "--cores", "2", "results/familiarity/ratings/trials.csv")
+    (study / "config" / "my_study.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    said = run_documented("snakemake --cores all --configfile config/my_study.yaml", study)
+    assert {"collect_ratings", "import_ratings", "glmm", "rasch", "fam_figure_accuracy"} <= ran_rules(said)
+    assert not ran_rules(said) & {"ingest_corpus", "sample_design", "render_stimuli"}  # kept
     report = pd.read_csv(ratings / "import_report.csv", keep_default_na=False)
     trials = pd.read_csv(ratings / "trials.csv", keep_default_na=False)
     lost = report[report["lost"].astype(str) == "True"]
@@ -106,15 +173,13 @@ def test_survey_materials_build_the_experiment_and_collected_data_import(tmp_pat
     assert covariates["sip"].dropna().round(6).unique().tolist() == [round(23 / 7, 6)]
     sessions = pd.read_csv(ratings / "collected" / "sessions.csv")
     assert sorted(sessions["status"].value_counts().to_dict().items()) == [("complete", 6), ("incomplete", 3)]
-    log = (tmp_path / "results" / "familiarity" / "logs" / "collect_ratings.log").read_text()
-    # 2 x (consent, 2 ratings, 2 questionnaires, complete) + (consent, 1 rating)
-    assert "text: read 3 session(s), 14 record(s)" in log, log
+    assert "text: read 3 session(s), 14 record(s)" in said, said[-3000:]
 
     # the third participants come back and finish after the import: a plain rerun imports them
     # (collect_ratings reads the server's manifest.json, rewritten on every stored record)
     answered |= _collect(experiments, tmp_path / "collected", questionnaires, finish_later=True)
-    run = snakemake(tmp_path, "--cores", "2", "results/familiarity/ratings/trials.csv")
-    assert "collect_ratings text: read 3 session(s), 18 record(s)" in run.stdout, run.stdout[-3000:]
+    said = run_documented("snakemake --cores all --configfile config/my_study.yaml", study)
+    assert "collect_ratings text: read 3 session(s), 18 record(s)" in said, said[-3000:]
     trials = pd.read_csv(ratings / "trials.csv", keep_default_na=False)
     got = dict(zip(zip(trials["rater_id"], trials["dyad_id"], strict=True), trials["response"], strict=True))
     assert got == answered and {"WT2", "WA2", "WV2"} <= set(trials["rater_id"])
@@ -134,8 +199,25 @@ def test_survey_materials_build_the_experiment_and_collected_data_import(tmp_pat
         )
     )
     config["ratings"]["experiment"]["jatos_results"] = {"text": str(export)}
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    run = snakemake(tmp_path, "--cores", "2", "results/familiarity/ratings/trials.csv")
-    assert f"collect_ratings text: read 3 session(s), 18 record(s) from JATOS results {export}" in run.stdout
+    (study / "config" / "my_study.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    said = run_documented("snakemake --cores all --configfile config/my_study.yaml", study)
+    assert f"collect_ratings text: read 3 session(s), 18 record(s) from JATOS results {export}" in said
     again = pd.read_csv(ratings / "trials.csv", keep_default_na=False)
     pd.testing.assert_frame_equal(again, trials)
+
+    # a figure setting changed: `figures` redraws every paper figure, and nothing else
+    figures = sorted(p.name for p in (results / "figures").iterdir())
+    assert len(figures) == 26  # 13 figures, PNG and PDF
+    before = {name: (results / "figures" / name).stat().st_mtime_ns for name in figures}
+    config["figures"] = {"dpi": 120, "font_size": 9}
+    (study / "config" / "my_study.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    said = run_documented("snakemake figures --cores all --configfile config/my_study.yaml", study)
+    ran = ran_rules(said)
+    assert ran == {f"fam_figure_{n}" for n in FIGURE_RULES} | {"figures"}, ran
+    assert all((results / "figures" / name).stat().st_mtime_ns > before[name] for name in figures)
+    # the study's report (not the demo's), and a dry run of the demo as the docs show it
+    run_documented("snakemake --report results/report.html --configfile config/my_study.yaml", study)
+    report = (study / "results" / "report.html").read_text(errors="replace")
+    assert "results/friendbench" in report and "results/familiarity/" not in report
+    said = run_documented("snakemake -n", study)
+    assert "make_demo_corpus" in said  # no config file: the demo, planned

@@ -489,7 +489,10 @@ def seamless_example(tmp_path: Path) -> dict:
     """config/seamless.example.yaml with its data folders (empty) under tmp_path, written as config.yaml."""
     text = (ROOT / "config" / "seamless.example.yaml").read_text()
     config = yaml.safe_load(text.replace("/data/", f"{tmp_path}/data/"))
-    Path(config["corpus"]["root"]).mkdir(parents=True)
+    # the corpus folder and metadata tables the workflow checks at start (their rows are ingest's)
+    Path(config["corpus"]["root"], config["corpus"]["label"]).mkdir(parents=True)
+    for key in ("interactions_csv", "relationships_csv", "participants_csv", "gender_table"):
+        Path(config["corpus"][key]).write_text("")
     for path in config["ratings"]["exports"].values():
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text("ResponseId,stimulus,answer\n")

@@ -52,6 +52,24 @@ def who_files(tmp_path):
     return tmp_path, items, replies
 
 
+def test_model_and_modality_fill_the_metrics_columns(who_files):
+    """`--model` / `--modality` name who made the replies (issue 49): the output's model and
+    modality columns are filled, for who and for when."""
+    tmp_path, items, replies = who_files
+    out = tmp_path / "who.csv"
+    argv = ["socialomni", "who", str(items), str(replies), "-o", str(out), "--model", "gpt-4o"]
+    assert cli.main([*argv, "--modality", "video"]) == 0
+    table = pd.read_csv(out, keep_default_na=False)
+    assert set(table["model"]) == {"gpt-4o"} and set(table["modality"]) == {"video"}
+    case = CASES["when_how"]
+    annotations = _json(tmp_path / "annotations.json", case["annotations"])
+    when_replies = _jsonl(tmp_path / "when.jsonl", [{"id": k, **v} for k, v in case["replies"].items()])
+    out = tmp_path / "when.csv"
+    argv = ["socialomni", "when", str(annotations), str(when_replies), "-o", str(out), "--model", "m"]
+    assert cli.main(argv) == 0
+    assert set(pd.read_csv(out, keep_default_na=False)["model"]) == {"m"}
+
+
 def test_who_released_matches_the_released_analysis(who_files, capsys):
     tmp_path, items, replies = who_files
     out = tmp_path / "who.csv"

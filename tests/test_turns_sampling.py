@@ -379,6 +379,26 @@ def test_design_error_names_cell_and_counts():
     assert "V00|familiar|female-male" not in message
 
 
+def test_design_error_names_ingest_reasons_once_and_what_to_change():
+    """An interaction never ingested counts once, under ingest with its reason, not as failing
+    every filter (which were not evaluated); the message says which key to change (issue 49)."""
+    cell = ("V00", "stranger", "female-male")
+    specs = [(("V00", "familiar", "female-male"), "I01", "P01", "P02"), (cell, "I03", "P05", "P06")]
+    report, clips, interactions = build_tables(
+        specs, [(cell, "I04", "P07", "P08"), (cell, "I05", "P09", "P10")]
+    )
+    lost = report["interaction_id"] == "I04"
+    for column in PASS_COLUMNS:
+        report.loc[lost, column] = False
+    report.loc[lost, "reasons"] = "ingest: missing wav for P0100; not evaluated: not ingested"
+    with pytest.raises(DesignError) as info:
+        sample_design(report, clips, interactions, {"seed": 0, "n_per_cell": 2})
+    message = str(info.value)
+    assert "failing filters: ingest: 1 (missing wav for P0100), f2_turns: 1;" in message, message
+    assert "f1_prompt" not in message and "f5_amount" not in message
+    assert "Lower sampling.n_per_cell (now 2) to at most the smallest cell's candidates (1)" in message
+
+
 def test_design_error_for_participant_overlap():
     specs = [
         (("V00", "familiar", ""), "I01", "P01", "P02"),

@@ -198,6 +198,17 @@ def test_seed_change_reruns_sampling_onward_only(study):
 
 
 @in_the_study
+def test_every_good_demo_conversation_keeps_the_docs_example_min_turns(study):
+    """The demo has the slack its docs' example edit needs (issue 49): every good conversation's
+    clips hold one merged turn more than the default filters.min_turns of 4, so
+    `filters.min_turns: 5` keeps them all and sample_design still fills."""
+    truth = pd.read_csv(study / "data" / "demo" / "seamless" / "_demo_truth.csv", dtype=str)
+    good = set(truth.loc[truth["expected"] == "pass", "interaction_id"])
+    clips = pd.read_csv(results(study) / "clips" / "clip_candidates.csv", dtype={"interaction_id": str})
+    turns = clips.loc[clips["interaction_id"].isin(good), "n_turns"]
+    assert len(turns) == 2 * len(good) and turns.min() >= 5, turns.describe()
+
+
 def test_threshold_change_reruns_filters_onward_only(study):
     config = small_config()
     config["filters"]["min_total_speech_s"] = 35.0  # demo.min_total_speech_s stays 40: no corpus rerun

@@ -112,11 +112,45 @@ def read_predictions(
     return frame
 
 
+def parse_replies(path: str, column: str) -> pd.DataFrame:
+    """A table of raw model replies made elsewhere (`column` holds each reply's text, e.g. the JSON
+    the workflow's prompts ask for) as a predictions table: each reply is read by the workflow's
+    own parser (`models.parsing.parse_familiarity`), so a reply it cannot read is a non-answer
+    (empty label), as in `infer_model`. Prints how many replies gave no label."""
+    from omnisocial.models.parsing import parse_familiarity
+
+    try:
+        frame = read_csv_strings(path)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    if column not in frame.columns:
+        raise InputError(f"{path}: no column {column!r} (--reply-column) among {', '.join(frame.columns)}")
+    parsed = [parse_familiarity(text) for text in frame[column]]
+    frame["label"] = [
+        p["relationship_label"] if p["relationship_label"] in RELATIONSHIPS else "" for p in parsed
+    ]
+    frame["confidence"] = ["" if p["confidence"] is None else f"{p['confidence']:g}" for p in parsed]
+    unread = sum(1 for p, label in zip(parsed, frame["label"], strict=True) if not label)
+    print(
+        f"omnisocial score: {len(frame)} replies read, {unread} gave no label (non-answers)", file=sys.stderr
+    )
+    return frame.drop(columns=[column])
+
+
 def _run_score(args: argparse.Namespace) -> int:
+    import tempfile
+
     from omnisocial.stats.sdt import score_predictions
 
     modalities = None if args.modalities == "any" else args.modalities.split(",")
-    predictions = read_predictions(args.predictions, args.labels.split(","), modalities)
+    source = args.predictions
+    if args.reply_column:
+        with tempfile.TemporaryDirectory() as folder:
+            source = f"{folder}/predictions.csv"
+            parse_replies(args.predictions, args.reply_column).to_csv(source, index=False)
+            predictions = read_predictions(source, args.labels.split(","), modalities)
+    else:
+        predictions = read_predictions(source, args.labels.split(","), modalities)
     METRICS.write(
         args.output, score_predictions(predictions, predictions_contract(RELATIONSHIPS, modalities))
     )
@@ -145,6 +179,12 @@ def add_cli(subparsers) -> None:
         "--modalities",
         default=",".join(DEFAULT_MODALITIES),
         help="allowed modality values, comma-separated, or 'any' (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--reply-column",
+        default="",
+        help="score raw model replies made elsewhere: the column holding each reply's text (e.g. "
+        "reply), read by the workflow's parser into label and confidence (no label column needed)",
     )
     parser.set_defaults(func=_run_score)
 

@@ -7,7 +7,8 @@ their order), so that reordering a config's keys changes nothing Snakemake compa
 The schema's defaults are a real study's. `check_study` then checks what the schema cannot
 say: a real corpus needs its folder, a release design its metadata table, and a config that
 mixes real inputs with demo or simulated ones (`input_kinds`) stops, naming the keys, unless
-it sets `allow_simulated: true`.
+it sets `allow_simulated: true`. `check_inputs` (the workflow calls it at start) checks that the
+inputs it names exist: the corpus folder and tables, each API entry's key in the environment.
 """
 
 from __future__ import annotations
@@ -135,6 +136,76 @@ def check_study(config: Mapping) -> Mapping:
         lines = "\n".join(f"  - {problem}" for problem in problems)
         raise ConfigError(f"invalid config ({len(problems)} problem(s)):\n{lines}")
     return config
+
+
+def check_inputs(config: Mapping, environ: Mapping[str, str] | None = None) -> Mapping:
+    """Raise ConfigError, before any job, for the inputs a validated study names but cannot have:
+    a corpus folder or metadata table that does not exist, a model or judge entry whose
+    `api_key_env` is not set. Each problem names its key and what to do."""
+    environ = os.environ if environ is None else environ
+    problems = []
+    corpus = config["corpus"]
+    if config["study"]["design_source"] == "pipeline" and corpus["source"] == "seamless" and corpus["root"]:
+        root = Path(corpus["root"])
+        if not root.is_dir():
+            problems.append(
+                f"corpus.root: {root} is not a folder: set it to your Seamless Interaction download "
+                f"(the folder holding {corpus['label']}/ and interactions.csv, relationships.csv)"
+            )
+        else:
+            if not (root / corpus["label"]).is_dir():
+                found = sorted(p.name for p in root.iterdir() if p.is_dir())
+                problems.append(
+                    f"corpus.label: {root / corpus['label']} is not a folder: set corpus.label to the "
+                    f"folder under corpus.root holding the recordings (found: {', '.join(found) or 'none'})"
+                )
+            for key, default in (
+                ("interactions_csv", "interactions.csv"),
+                ("relationships_csv", "relationships.csv"),
+            ):
+                path = Path(corpus[key] or root / default)
+                if not path.is_file():
+                    given = "" if corpus[key] else f" (corpus.{key} is empty: the default {{root}}/{default})"
+                    problems.append(
+                        f"corpus.{key}: {path} not found{given}: set corpus.{key} to the corpus's "
+                        f"{default.removesuffix('.csv')} table"
+                    )
+        for key in ("gender_table", "participants_csv"):
+            if corpus[key] and not Path(corpus[key]).is_file():
+                problems.append(f'corpus.{key}: {corpus[key]} not found: fix the path, or set it to ""')
+    for where, entry in _api_entries(config):
+        variable = entry["api_key_env"]
+        if not environ.get(variable):
+            problems.append(
+                f"{where}.api_key_env: the environment variable {variable} of entry "
+                f"{entry.get('name')!r} is not set: export {variable}=<your key> before running "
+                "(keys never go in the config), or remove the entry"
+            )
+    if problems:
+        lines = "\n".join(f"  - {problem}" for problem in problems)
+        raise ConfigError(f"the study's inputs are not ready ({len(problems)} problem(s)):\n{lines}")
+    return config
+
+
+def _api_entries(config: Mapping) -> list[tuple[str, Mapping]]:
+    """(key path, entry) of every registry entry the study runs that names an api_key_env."""
+    found = []
+
+    def walk(value, where: str) -> None:
+        if isinstance(value, Mapping):
+            if value.get("api_key_env"):
+                found.append((where, value))
+                return
+            for key, item in value.items():
+                walk(item, f"{where}.{key}")
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                walk(item, f"{where}[{index}]")
+
+    walk(config.get("models") or [], "models")
+    if config["social"]["enabled"]:
+        walk(config["social"], "social")
+    return found
 
 
 def load_config(path: str | os.PathLike, schema_path: str | os.PathLike = DEFAULT_SCHEMA) -> dict:

@@ -8,13 +8,15 @@ from pathlib import Path
 REPO = Path(str(workflow.current_basedir)).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from omnisocial.config import check_study, validate_config  # noqa: E402
+from omnisocial.config import check_inputs, check_study, validate_config  # noqa: E402
 from snakemake.exceptions import WorkflowError  # noqa: E402
 
 # in place: defaults filled in and every mapping sorted by key, so a config that differs only
 # in key order has the same params (Snakemake compares dict params in their key order)
 validate_config(config, REPO / "workflow" / "schemas" / "config.schema.yaml")
 check_study(config)
+# the corpus's folder and tables and every API entry's key, before any job (names the key)
+check_inputs(config)
 
 RESULTS = config["results"]
 # cores of each parallel stage's job (config threads:, schema defaults: a real study's)

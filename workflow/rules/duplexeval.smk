@@ -209,6 +209,7 @@ rule duplexeval_figures:
     resources:
         runtime=minutes(10),
     params:
+        figure_settings=config["figures"],
         simulated=SOCIAL["source"] == "demo",
     script:
         "../scripts/duplexeval/figures.py"

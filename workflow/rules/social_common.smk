@@ -116,6 +116,15 @@ def duplexeval_outputs():
     ]
 
 
+def social_figure_outputs():
+    """The social benchmarks' figures (target `figures`); [] when social.enabled is false."""
+    return [
+        path
+        for path in socialomni_outputs() + duplexeval_outputs()
+        if Path(path).parent.name == "figures"
+    ]
+
+
 def stream_summaries():
     """Every streaming job's STREAM_SUMMARY table (one row: calls per model and benchmark)."""
     if not SOCIAL["enabled"]:

@@ -388,6 +388,7 @@ rule socialomni_figures:
     resources:
         runtime=minutes(10),
     params:
+        figure_settings=config["figures"],
         thresholds=SOCIAL["when"]["thresholds"],
         simulated=SOCIAL["source"] == "demo",
     script:

@@ -145,6 +145,46 @@ RELEASE_REPORT = Contract(
 )
 
 
+# The FriendBench release has been seen in two layouts (issue 49); each has its preset config.
+# (name, the files that identify it, the optional files it may hold, its preset, what it holds)
+LAYOUTS = (
+    (
+        "val/ (JSON lines)",
+        ("val/metadata.jsonl", "val/human_responses.jsonl"),
+        (),
+        "config/friendbench_val.example.yaml",
+        "dyad metadata and human ratings; no model predictions (a ratings-only study)",
+    ),
+    (
+        "validation/ (CSV)",
+        ("validation/data/metadata.csv", "validation/ratings/human_ratings.csv"),
+        ("validation/ratings/model_predictions.csv", "validation/baselines/results.csv"),
+        "config/friendbench_release.example.yaml",
+        "dyad metadata, human ratings, model predictions and the released baselines",
+    ),
+)
+
+
+def detect_layout(root) -> tuple[str | None, str]:
+    """(the layout's name or None, a sentence saying which FriendBench layout `root` holds, the
+    files found and the preset that reads it)."""
+    root = Path(root)
+    for name, needed, optional, preset, holds in LAYOUTS:
+        if all((root / path).is_file() for path in needed):
+            found = [path for path in (*needed, *optional) if (root / path).is_file()]
+            absent = [path for path in optional if not (root / path).is_file()]
+            return name, (
+                f"release.root {root} holds the FriendBench layout {name}: {', '.join(found)}"
+                + (f" (not there: {', '.join(absent)})" if absent else "")
+                + f"; {holds}; preset {preset}"
+            )
+    shapes = "; or ".join(" + ".join(needed) for _, needed, _, _, _ in LAYOUTS)
+    return None, (
+        f"release.root {root} holds neither FriendBench layout ({shapes}): the release.* and "
+        "ratings.* paths and mappings of the config are read as they are"
+    )
+
+
 def _norm(value) -> str:
     return str(value).strip().casefold()
 

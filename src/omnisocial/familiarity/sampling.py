@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
@@ -76,14 +77,31 @@ def _as_bool(series: pd.Series) -> pd.Series:
 
 
 def _cell_exclusions(pool: pd.DataFrame, mask: pd.Series) -> str:
-    """'f2_turns: 2, f4_tracks: 1' for the interactions of one cell that fail filters."""
+    """'ingest: 1 (missing wav for P0100), f2_turns: 2' for the interactions of one cell that fail:
+    one never ingested counts once, under ingest with its reason (its filters were not evaluated),
+    and each filter counts the ingested interactions it failed."""
     cell_rows = pool[mask]
+    ingested = _as_bool(cell_rows["ingest_pass"]) if "ingest_pass" in cell_rows.columns else None
     parts = []
     for column in FILTER_PASS_COLUMNS:
-        if column in cell_rows.columns:
-            failing = int((~_as_bool(cell_rows[column])).sum())
-            if failing:
-                parts.append(f"{column.removesuffix('_pass')}: {failing}")
+        if column not in cell_rows.columns:
+            continue
+        failing = ~_as_bool(cell_rows[column])
+        if column == "ingest_pass":
+            if failing.any():
+                reasons = cell_rows.loc[failing, "reasons"] if "reasons" in cell_rows.columns else pd.Series()
+                said = sorted(
+                    {m for text in reasons.astype(str) for m in re.findall(r"ingest: ([^;|]+)", text)}
+                )
+                shown = ", ".join(s.strip() for s in said[:3]) + (
+                    f", ... ({len(said)} reasons)" if len(said) > 3 else ""
+                )
+                parts.append(f"ingest: {int(failing.sum())}" + (f" ({shown})" if said else ""))
+            continue
+        if ingested is not None:
+            failing &= ingested
+        if failing.any():
+            parts.append(f"{column.removesuffix('_pass')}: {int(failing.sum())}")
     return ", ".join(parts) if parts else "none"
 
 
@@ -361,7 +379,13 @@ def sample_design(
 
     short = [cell for cell in cells if len(pools[cell]) < n]
     if short:
-        raise DesignError("design cannot be filled: " + "; ".join(describe(cell) for cell in short))
+        raise DesignError(
+            "design cannot be filled: "
+            + "; ".join(describe(cell) for cell in short)
+            + f". Lower sampling.n_per_cell (now {n}) to at most the smallest cell's candidates "
+            f"({min(len(pools[cell]) for cell in short)}), or loosen the failing filters (filters.*); "
+            "every interaction's reasons are in the filter report"
+        )
 
     order = sorted(cells, key=lambda cell: (len(pools[cell]), cell))
     picks, stuck = _draw(order, pools, n, rng)

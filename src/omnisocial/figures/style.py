@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import matplotlib
@@ -102,6 +102,34 @@ _TITLE_IN = 0.32
 _SUBTITLE_IN = 0.2
 _LINE_IN = 0.15
 _TOP_PAD_IN = 0.12
+
+
+# what the config's `figures:` block may set (the figure rules' params), and the defaults
+FIGURE_DEFAULTS = {
+    "dpi": DPI,
+    "font_size": RC["font.size"],
+    "max_width_in": MAX_WIDTH_IN,
+    "palette": MODEL_COLORS,
+}
+_FONT_KEYS = {key: value for key, value in RC.items() if key.endswith("size") and key != "lines.markersize"}
+
+
+def configure(settings: Mapping | None = None) -> None:
+    """Apply the config's `figures:` settings (None or {}: the defaults): `dpi` of the PNG,
+    `font_size` (the base size; titles, ticks and legends scale with it, never under
+    MIN_FONT_PT), `max_width_in` (the widest a saved figure may be) and `palette` (the models'
+    colours, in order). Every figure rule calls it with its params first."""
+    global DPI, MAX_WIDTH_IN, MODEL_COLORS
+    merged = {**FIGURE_DEFAULTS, **{k: v for k, v in dict(settings or {}).items() if v not in (None, [], "")}}
+    unknown = set(merged) - set(FIGURE_DEFAULTS)
+    if unknown:
+        raise ValueError(f"figures: unknown setting(s) {', '.join(sorted(unknown))}")
+    DPI = int(merged["dpi"])
+    MAX_WIDTH_IN = float(merged["max_width_in"])
+    MODEL_COLORS = tuple(merged["palette"])
+    scale = float(merged["font_size"]) / FIGURE_DEFAULTS["font_size"]
+    RC.update({key: max(MIN_FONT_PT, value * scale) for key, value in _FONT_KEYS.items()})
+    RC["savefig.dpi"] = DPI
 
 
 @contextlib.contextmanager
@@ -227,9 +255,11 @@ def new_figure(
     return fig, axes
 
 
-def fit_to_width(fig: Figure, max_width_in: float = MAX_WIDTH_IN) -> float:
+def fit_to_width(fig: Figure, max_width_in: float | None = None) -> float:
     """Narrow the panels (margins and text sizes kept) until the saved drawing, legends and
-    labels included, is at most `max_width_in` wide; returns the width it will have."""
+    labels included, is at most `max_width_in` (default MAX_WIDTH_IN) wide; returns the width it
+    will have."""
+    max_width_in = MAX_WIDTH_IN if max_width_in is None else max_width_in
     for _ in range(8):
         bbox = fig.get_tightbbox(fig.canvas.get_renderer())
         drawn = bbox.width + 2 * _SAVE_PAD_IN

@@ -10,7 +10,8 @@ REPLIES: CSV, JSONL (one object a line) or JSON (a list of objects) with `id` (o
 `item_id`) and `reply`; when and how also read `candidate`, the item's how answer (how
 needs it). The released level-2 results file (`{"results": [{"video_id", "q1_response",
 "q2_response", ...}]}`) is read as such (video_id = id, q1_response = reply, q2_response =
-candidate). Optional `model`, `modality` columns. JUDGED: CSV, JSONL or JSON with `id`
+candidate). Optional `model`, `modality` columns; `--model` and `--modality` fill them where the
+file leaves them out or empty. JUDGED: CSV, JSONL or JSON with `id`
 (or `item_id`) and the raw judge text in the column `--judge-column` names (default
 `judge_reply`), optional `judge`; or a JSON object {id: text}. `--parser
 released|strict` (`socialomni.parsing`).
@@ -137,11 +138,16 @@ def _id_column(frame: pd.DataFrame, path: str) -> pd.DataFrame:
     return frame.rename(columns={present[0]: "id"}) if present else frame
 
 
-def _replies(path: str, columns=("id", "reply")) -> pd.DataFrame:
-    frame = read_table(path, columns, "replies")
+def _replies(args, columns=("id", "reply")) -> pd.DataFrame:
+    """The replies file; `--model` / `--modality` fill the `model` / `modality` of the rows that
+    leave them empty (a file without the column: every row), so the metrics name the model."""
+    frame = read_table(args.replies, columns, "replies")
     for column in ("model", "modality"):
+        given = getattr(args, column, "") or ""
         if column not in frame.columns:
-            frame[column] = ""
+            frame[column] = given
+        elif given:
+            frame[column] = frame[column].fillna("").astype(str).replace("", given)
     return frame.rename(columns={"id": "item_id"})
 
 
@@ -224,7 +230,7 @@ def run_who(args) -> int:
 
     reasons = _reasons("who", args.parser)
     items, opts = _load(load_who_items, args.items, args.timestamps, args.parser, reasons)
-    replies = _check_ids(_replies(args.replies), items, args.replies, reasons)
+    replies = _check_ids(_replies(args), items, args.replies, reasons)
     columns = ["model", "modality", "item_id", "reply"]
     scores = score_who(items, replies[columns], args.parser, opts.raw_answers)
     ACCURACY_BREAKDOWN.write(args.output, scores.breakdown)
@@ -260,7 +266,7 @@ def run_when(args) -> int:
 
     reasons = _reasons("when", args.parser)
     items, opts = _load(load_when_items, args.annotations, args.timestamps, args.parser, reasons)
-    replies = _check_ids(_replies(args.replies), items, args.replies, reasons)
+    replies = _check_ids(_replies(args), items, args.replies, reasons)
     scored, breakdown = _when_scores(items, replies, args.parser, _how_answers(replies), opts.raw_answers)
     ACCURACY_BREAKDOWN.write(args.output, breakdown)
     reasons.report(args.output)
@@ -279,7 +285,7 @@ def run_how(args) -> int:
 
     reasons = _reasons("how", args.parser)
     items, opts = _load(load_when_items, args.annotations, args.timestamps, args.parser, reasons)
-    replies = _check_ids(_replies(args.replies, ("id", "reply", "candidate")), items, args.replies, reasons)
+    replies = _check_ids(_replies(args, ("id", "reply", "candidate")), items, args.replies, reasons)
     how = _how_answers(replies)
     raw = opts.raw_answers
     scored, _ = _when_scores(items, replies, args.parser, how, raw)
@@ -371,6 +377,12 @@ def add_cli(subparsers) -> None:
             choices=TIMESTAMP_MODES,
             default="excel",
             help="reading of three-field times: excel (00:17:00 = 17 s, as released) or clock",
+        )
+        sub.add_argument(
+            "--model", default="", help="the model that made the replies (rows without a model column value)"
+        )
+        sub.add_argument(
+            "--modality", default="", help="the input the model saw, e.g. video (rows without a modality)"
         )
 
     who = tasks.add_parser("who", help="who accuracy from level-1 items and replies")

@@ -17,6 +17,7 @@ rule fam_figure_accuracy:
     resources:
         runtime=minutes(10),
     params:
+        figure_settings=config["figures"],
         family="accuracy",
         options=FIGURE_OPTIONS,
     script:
@@ -38,6 +39,7 @@ rule fam_figure_sdt:
     resources:
         runtime=minutes(10),
     params:
+        figure_settings=config["figures"],
         family="sdt",
         options=FIGURE_OPTIONS,
     script:
@@ -59,6 +61,7 @@ rule fam_figure_crowds:
     resources:
         runtime=minutes(10),
     params:
+        figure_settings=config["figures"],
         family="crowds",
         options=FIGURE_OPTIONS,
     script:
@@ -81,6 +84,7 @@ rule fam_figure_difficulty:
     resources:
         runtime=minutes(10),
     params:
+        figure_settings=config["figures"],
         family="difficulty",
         options=FIGURE_OPTIONS,
     script:
@@ -101,6 +105,7 @@ rule fam_figure_glmm:
     resources:
         runtime=minutes(10),
     params:
+        figure_settings=config["figures"],
         family="glmm",
         options=FIGURE_OPTIONS,
     script:
@@ -121,6 +126,7 @@ rule fam_figure_calibration:
     resources:
         runtime=minutes(10),
     params:
+        figure_settings=config["figures"],
         family="calibration",
         options=FIGURE_OPTIONS,
     script:
@@ -141,6 +147,7 @@ rule fam_figure_power:
     resources:
         runtime=minutes(10),
     params:
+        figure_settings=config["figures"],
         family="power",
         options=FIGURE_OPTIONS,
     script:
@@ -169,6 +176,7 @@ rule fam_figure_overview:
     conda:
         "../../../envs/figures.yaml"
     params:
+        figure_settings=config["figures"],
         corpus_source=CORPUS["source"],
         design_source=config["study"]["design_source"],
     script:
@@ -202,6 +210,7 @@ rule fam_figure_diagnostics:
     resources:
         runtime=minutes(10),
     params:
+        figure_settings=config["figures"],
         options=FIGURE_OPTIONS,
         corpus_source=CORPUS["source"],
     script:

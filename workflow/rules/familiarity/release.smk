@@ -2,6 +2,12 @@
 # of corpus.smk ... stimuli.smk): the release's dyad table becomes the design and stimuli
 # manifest the pipeline would have written, so every rule downstream runs unchanged.
 
+from omnisocial.familiarity.release import detect_layout  # noqa: E402
+
+if workflow.is_main_process and RELEASE["root"]:
+    # which FriendBench layout the release folder holds, on the console at start
+    print(f"omnisocial: {detect_layout(RELEASE['root'])[1]}", file=sys.stderr)
+
 
 rule import_release:
     """The release's dyad table as DESIGN and STIMULI_MANIFEST, with an import report."""

@@ -8,10 +8,12 @@ import pandas as pd
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
 from omnisocial.duplexeval.figures import streaming_figure
+from omnisocial.figures.style import configure as configure_figures
 from omnisocial.figures.style import social_subtitle
 from omnisocial.workflow import start
 
 log = start(snakemake)
+configure_figures(snakemake.params.figure_settings)  # the config's figures: block
 out = snakemake.output
 subtitle = social_subtitle("", bool(snakemake.params.simulated))  # social.source demo: generated clips
 streaming = pd.read_csv(snakemake.input.streaming)

@@ -16,18 +16,26 @@ from omnisocial.familiarity.figures.diagnostics import (
     person_item_map,
     prompt_sensitivity_figure,
 )
+from omnisocial.figures.style import configure as configure_figures
 from omnisocial.tables import DESIGN, PREDICTIONS
 from omnisocial.workflow import start
 
 log = start(snakemake)
+configure_figures(snakemake.params.figure_settings)  # the config's figures: block
 out = snakemake.output
 inputs = snakemake.input
 variant = str(snakemake.params.options["variant"])
-predictions = pd.concat([PREDICTIONS.read(path) for path in inputs.predictions], ignore_index=True)
+# a ratings-only study has no prediction file: the figures draw the humans and say "no model predictions"
+frames = [PREDICTIONS.read(path) for path in inputs.predictions]
+predictions = pd.concat(frames, ignore_index=True) if frames else PREDICTIONS.empty()
 trials = RATED_TRIALS.read(inputs.trials)
 design = DESIGN.read(inputs.design)
 demo = snakemake.params.corpus_source == "demo"
-note = f"models at prompt variant {variant} and offline baselines"
+note = (
+    f"models at prompt variant {variant} and offline baselines"
+    if len(predictions)
+    else "no model predictions"
+)
 confusion_figure(
     predictions,
     Path(out.confusion_png).with_suffix(""),

@@ -7,9 +7,11 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
 from omnisocial.familiarity.contracts import ANALYSIS_TABLES
 from omnisocial.familiarity.figures import draw_figure
+from omnisocial.figures.style import configure as configure_figures
 from omnisocial.workflow import start
 
 log = start(snakemake)
+configure_figures(snakemake.params.figure_settings)  # the config's figures: block
 params = snakemake.params
 paths = draw_figure(
     params.family,

@@ -9,10 +9,12 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
 from omnisocial.familiarity.figures import DEMO_CORPUS_NOTE
 from omnisocial.familiarity.figures.overview import coverage_figure, funnel_figure
+from omnisocial.figures.style import configure as configure_figures
 from omnisocial.summary import funnel_section
 from omnisocial.workflow import start
 
 log = start(snakemake)
+configure_figures(snakemake.params.figure_settings)  # the config's figures: block
 out = snakemake.output
 released = snakemake.params.design_source != "pipeline"  # a released design: no corpus, no filters
 report = None if released else pd.read_csv(snakemake.input.filter_report)

@@ -7,6 +7,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
+from omnisocial.figures.style import configure as configure_figures
 from omnisocial.figures.style import social_subtitle
 from omnisocial.socialomni.contracts import SOCIAL_PROFILE, WHEN_STREAM_SCORES
 from omnisocial.socialomni.figures import (
@@ -18,6 +19,7 @@ from omnisocial.socialomni.figures import (
 from omnisocial.workflow import start
 
 log = start(snakemake)
+configure_figures(snakemake.params.figure_settings)  # the config's figures: block
 out = snakemake.output
 simulated = bool(snakemake.params.simulated)  # social.source demo: generated clips
 profile = SOCIAL_PROFILE.read(snakemake.input.profile)

@@ -90,6 +90,17 @@ def draw_figure(
         raise ValueError(f"figure {family} needs table(s) {', '.join(missing)}")
     variant = str(options.get("variant", "v1"))
     note = f"models at prompt variant {variant} and offline baselines"
+    if family in ("accuracy", "sdt", "crowds"):
+        # a ratings-only or a models-only study: the figure draws what exists and says what does not
+        shown = shown_models(tables["metrics"], variant)
+        kinds = (
+            shown["rater_type"] if "rater_type" in shown.columns else pd.Series("model", index=shown.index)
+        )
+        if not (kinds == "model").any():
+            note = "no model predictions"
+        humans = tables["crowd_curves"] if family == "crowds" else tables["per_rater_sdt"]
+        if humans.empty:
+            note += " | no human ratings"
     if family == "accuracy":
         return accuracy_figure(
             tables["per_rater_sdt"],

@@ -97,7 +97,9 @@ def accuracy_figure(
                 _point(ax, i + CROWD_X, row, CROWD_COLOR, "*", 9, label)
                 values.extend(_ends(row))
             own_models = models[models["modality"] == modality].sort_values("model")
-            slots = np.linspace(*MODELS_X, max(len(styles), 1)) if len(styles) > 1 else [np.mean(MODELS_X)]
+            slots = (
+                np.linspace(*MODELS_X, len(styles)) if len(styles) > 1 else [np.mean(MODELS_X)] * len(styles)
+            )
             slot_of = dict(zip(sorted(styles), slots, strict=True))
             coverage = _coverage_labels(models)
             for row in own_models.itertuples(index=False):

@@ -56,6 +56,10 @@ WINDOW_STEP_S = 0.5
 DEFAULT_CLIPS = {"duration_s": 20.0, "early_start_s": 5.0, "late_end_margin_s": 5.0, "snap_tolerance_s": 4.0}
 TURN_GAP_S = 0.3
 MIN_TURNS = 4
+# A good conversation's clips hold one merged turn more than the filter's default: the docs'
+# example edit `filters.min_turns: 5` then keeps every good conversation, and the demo's design
+# still fills (issue 49).
+CLIP_TURN_SLACK = 1
 MIN_SPEAKER_S = 3.5
 NOISE_RMS = 0.0015  # about -56 dBFS
 

@@ -26,6 +26,7 @@ from omnisocial.familiarity.corpus.demo.conversations import (
     prompt_by_key,
 )
 from omnisocial.familiarity.corpus.demo.design import (
+    CLIP_TURN_SLACK,
     DEFAULT_CLIPS,
     MIN_SPEAKER_S,
     MIN_TURNS,
@@ -156,7 +157,7 @@ def clips_pass(pieces: list[Piece], duration: float) -> bool:
     )
     return (
         len(clips) == 2
-        and bool((clips["n_turns"] >= MIN_TURNS).all())
+        and bool((clips["n_turns"] >= MIN_TURNS + CLIP_TURN_SLACK).all())
         and bool((clips[["speech_s_a", "speech_s_b"]].min(axis=1) >= MIN_SPEAKER_S).all())
     )
 

@@ -1,0 +1,195 @@
+"""Both layouts the FriendBench release has been seen in (issue 49), each read by its preset:
+`validation/` (CSV: metadata, human ratings, model predictions, released baselines) with
+config/friendbench_release.example.yaml, and `val/` (JSON lines: metadata and human responses,
+no predictions: a ratings-only study) with config/friendbench_val.example.yaml. Which layout a
+folder holds is detected and said; each preset runs to its figures with the command
+docs/friendbench-release.md shows, on files shaped like the layout.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from doc_commands import REPO
+from test_rating_workflow import checkout, ran_rules, run_documented
+
+from omnisocial.familiarity.release import detect_layout
+
+MODALITIES = ("text", "audio", "video")
+N_DYADS, N_RATERS = 8, 4
+
+
+def _dyads() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "dyad_id": [f"FB{i:03d}" for i in range(N_DYADS)],
+            "relationship": ["Friends" if i % 2 == 0 else "strangers" for i in range(N_DYADS)],
+            "site": ["V00" if i < N_DYADS // 2 else "V01" for i in range(N_DYADS)],
+            "gender_mix": ["female-male"] * N_DYADS,
+            "clip_start": [5.0 + i for i in range(N_DYADS)],
+            "clip_end": [25.0 + i for i in range(N_DYADS)],
+        }
+    )
+
+
+def _ratings(dyads: pd.DataFrame, seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    truth = dict(zip(dyads["dyad_id"], dyads["relationship"].str.lower().str.startswith("f"), strict=True))
+    rows = []
+    for modality in MODALITIES:
+        for rater in range(N_RATERS):
+            for dyad, familiar in truth.items():
+                right = rng.random() < 0.7
+                rows.append(
+                    {
+                        "rater_id": f"{modality[0]}{rater}",
+                        "dyad_id": dyad,
+                        "modality": modality,
+                        "response": "familiar" if familiar == right else "stranger",
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def _predictions(dyads: pd.DataFrame, models: tuple[str, ...], seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for model in models:
+        for modality in MODALITIES:
+            for dyad, relationship in zip(dyads["dyad_id"], dyads["relationship"], strict=True):
+                familiar = relationship.lower().startswith("f")
+                right = rng.random() < 0.75
+                rows.append(
+                    {
+                        "model": model,
+                        "modality": modality,
+                        "dyad_id": dyad,
+                        "prediction": "familiar" if familiar == right else "stranger",
+                        "confidence": round(float(rng.uniform(0.5, 1.0)), 3),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def validation_layout(root: Path) -> Path:
+    """validation/data/metadata.csv (with stimulus paths), validation/ratings/{human_ratings,
+    model_predictions}.csv and validation/baselines/results.csv."""
+    dyads = _dyads()
+    for modality, suffix in (("transcript", "txt"), ("audio", "wav"), ("video", "mp4")):
+        folder = root / "validation" / "stimuli" / modality
+        folder.mkdir(parents=True)
+        for dyad in dyads["dyad_id"]:
+            (folder / f"{dyad}.{suffix}").write_text(f"A: hello ({dyad})\nB: hi\n")
+        dyads[f"{modality}_path"] = [f"validation/stimuli/{modality}/{d}.{suffix}" for d in dyads["dyad_id"]]
+    for folder in ("data", "ratings", "baselines"):
+        (root / "validation" / folder).mkdir(parents=True)
+    dyads.to_csv(root / "validation" / "data" / "metadata.csv", index=False)
+    _ratings(dyads).to_csv(root / "validation" / "ratings" / "human_ratings.csv", index=False)
+    _predictions(dyads, ("gpt-4o", "gemini-2.5-pro"), 5).to_csv(
+        root / "validation" / "ratings" / "model_predictions.csv", index=False
+    )
+    _predictions(dyads, ("behavioural", "chance"), 7).to_csv(
+        root / "validation" / "baselines" / "results.csv", index=False
+    )
+    return root
+
+
+def val_layout(root: Path) -> Path:
+    """val/metadata.jsonl and val/human_responses.jsonl."""
+    (root / "val").mkdir(parents=True)
+    dyads = _dyads()
+    dyads.to_json(root / "val" / "metadata.jsonl", orient="records", lines=True)
+    _ratings(dyads).to_json(root / "val" / "human_responses.jsonl", orient="records", lines=True)
+    return root
+
+
+def test_the_layout_of_a_release_folder_is_detected_and_said(tmp_path):
+    name, said = detect_layout(validation_layout(tmp_path / "a"))
+    assert name == "validation/ (CSV)"
+    assert said == (
+        f"release.root {tmp_path / 'a'} holds the FriendBench layout validation/ (CSV): "
+        "validation/data/metadata.csv, validation/ratings/human_ratings.csv, "
+        "validation/ratings/model_predictions.csv, validation/baselines/results.csv; dyad metadata, "
+        "human ratings, model predictions and the released baselines; preset "
+        "config/friendbench_release.example.yaml"
+    )
+    (tmp_path / "a" / "validation" / "baselines" / "results.csv").unlink()
+    assert "(not there: validation/baselines/results.csv)" in detect_layout(tmp_path / "a")[1]
+    name, said = detect_layout(val_layout(tmp_path / "b"))
+    assert name == "val/ (JSON lines)" and "preset config/friendbench_val.example.yaml" in said
+    assert "no model predictions (a ratings-only study)" in said
+    name, said = detect_layout(tmp_path)
+    assert name is None and "holds neither FriendBench layout (val/metadata.jsonl + " in said
+
+
+def preset(name: str, root: Path) -> dict:
+    """The preset pointed at the download (as the page says) with demo-sized samplers."""
+    text = (REPO / "config" / name).read_text().replace("/data/friendbench", str(root))
+    config = yaml.safe_load(text)
+    config["ratings"]["raters_per_modality"] = dict.fromkeys(MODALITIES, N_RATERS)
+    config["ratings"] |= {"n_blocks": 2, "blocks_per_rater": 1}
+    config["analysis"] = {
+        "crowd_resamples": 20,
+        "calibration_bootstrap": 20,
+        "glmm": {"draws": 60, "tune": 60, "chains": 1},
+        "rasch": {"draws": 60, "tune": 60, "chains": 1},
+    }
+    return config
+
+
+FIGURES = [
+    "accuracy",
+    "sdt",
+    "crowds",
+    "difficulty",
+    "glmm",
+    "calibration",
+    "power",
+    "funnel",
+    "coverage",
+    "confusion",
+    "cell_accuracy",
+    "prompt_sensitivity",
+    "person_item_map",
+]
+
+
+@pytest.mark.slow
+def test_the_release_examples_run_to_their_figures(tmp_path):
+    """Each layout's preset, run as docs/friendbench-release.md shows it: the validation/ one
+    imports the models' predictions and the released baselines; the val/ one is ratings-only and
+    its model figures say "no model predictions"."""
+    study = checkout(tmp_path / "study")
+    releases = {
+        "friendbench_release.example.yaml": validation_layout(tmp_path / "validation_download"),
+        "friendbench_val.example.yaml": val_layout(tmp_path / "val_download"),
+    }
+    for name, root in releases.items():
+        config = preset(name, root)
+        (study / "config" / name).unlink()
+        (study / "config" / name).write_text(yaml.safe_dump(config, sort_keys=False))
+        said = run_documented(f"snakemake --cores all --configfile config/{name}", study)
+        assert f"omnisocial: release.root {root} holds the FriendBench layout" in said
+        assert "import_release" in ran_rules(said)
+        results = study / config["results"]
+        for figure in FIGURES:
+            assert (results / "figures" / f"{figure}.png").stat().st_size > 0, (name, figure)
+        metrics = pd.read_csv(results / "analysis" / "metrics.csv", keep_default_na=False)
+        models = sorted(set(metrics.loc[metrics["rater_type"] == "model", "model"]))
+        trials = pd.read_csv(results / "ratings" / "trials.csv")
+        assert len(trials) == len(MODALITIES) * N_RATERS * N_DYADS
+        if name == "friendbench_val.example.yaml":
+            assert models == [] and "import_release_predictions" not in ran_rules(said)
+            log = (results / "logs" / "fam_figure_accuracy.log").read_text()
+            assert "Traceback" not in log
+        else:
+            released = ["release:behavioural", "release:chance", "release:gemini-2.5-pro", "release:gpt-4o"]
+            assert models == released
+            report = pd.read_csv(results / "release" / "predictions_import_report.csv")
+            imported = report.groupby("reason")["n"].sum()["imported"]  # one row per file and reason
+            assert imported == 4 * 3 * N_DYADS and set(report.loc[report["n"] > 0, "reason"]) == {"imported"}
+            assert report["file"].str.endswith("baselines/results.csv").any()
