@@ -142,13 +142,13 @@ def overlap_seconds(a: list[tuple[float, float]], b: list[tuple[float, float]]) 
     return union_seconds(a) + union_seconds(b) - union_seconds([*a, *b])
 
 
-def turn_count(intervals: dict[str, list[tuple[float, float]]], gap_s: float) -> int:
+def turn_count(intervals: dict[str, list[tuple[float, float]]], gap_s: float | None) -> int:
     rows = [{"speaker": s, "start": a, "end": b} for s, ivs in intervals.items() for a, b in ivs]
     return len(merge_turns(pd.DataFrame(rows, columns=["speaker", "start", "end"]), gap_s))
 
 
 def score(
-    recording: Recording, condition: Condition, interaction_id: str, signals, speech, report, gap_s: float
+    recording: Recording, condition: Condition, interaction_id: str, signals, speech, report, gap_s: float | None
 ) -> dict:
     """One row of measured-vs-reference figures and the filter decisions of one interaction."""
     truth = reference_turns(recording, condition.delay_b_s)
@@ -234,7 +234,7 @@ def evaluate(folder: Path, conditions: list[Condition], config: dict) -> pd.Data
         pd.DataFrame([seg for row in rows for seg in transcript_rows(stm, row["interaction_id"])])
     )
     signals, speech, report = run_stages(interactions, transcript, config)
-    gap_s = float(config["filters"]["turn_gap_s"])
+    gap_s = config["filters"]["turn_gap_s"]
     return pd.DataFrame(
         [
             score(recording, c, row["interaction_id"], signals, speech, report, gap_s)
