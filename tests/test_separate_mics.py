@@ -10,15 +10,21 @@ whole stage on the same layouts.
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from omnisocial.config import load_config
+from omnisocial.familiarity import recorded
 from omnisocial.familiarity.intervals import union_seconds
 from omnisocial.familiarity.turns import backchannels, overlap_seconds_by
 from omnisocial.media.recorded import BACKCHANNELS, sample_conversation, separate_mics
 from omnisocial.media.vad import attribute_speech, coherent_fraction, speech_and_short_segments
 
 MIN_SPEECH_S = 0.25
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _long(intervals):
@@ -126,3 +132,18 @@ def test_overlap_is_credited_to_the_one_who_joined():
     assert backchannels(b, a) == [(11.0, 11.5)]  # inside a's talk, short; (4, 8) takes the floor
     assert backchannels([(5.5, 5.8)], [(0.0, 5.0), (5.9, 9.0)]) == [(5.5, 5.8)]  # in a's pause
     assert backchannels([(5.5, 5.8)], [(0.0, 5.0), (5.9, 9.0)], pause_s=0.5) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg is not installed")
+def test_the_signals_table_reports_overlap_and_backchannels_on_separate_mics(tmp_path):
+    """The whole stage (files, silero, attribution, SIGNALS), as benchmarks/bench_separate_mics.py runs it."""
+    config = recorded.study_config(load_config(ROOT / "config" / "demo.yaml"))
+    layout = recorded.MicLayout("-20 dB cross-mix", cross_db=-20.0)
+    row = recorded.evaluate_separate(tmp_path, [layout], config).iloc[0].to_dict()
+    assert row["overlap_s"] == pytest.approx(row["ref_overlap_s"], rel=0.15)
+    assert row["overlap_s_b"] == pytest.approx(row["overlap_s"])  # b starts over a every time
+    for speaker in ("a", "b"):
+        assert row[f"speech_s_{speaker}"] == pytest.approx(row[f"ref_speech_s_{speaker}"], rel=0.03)
+        assert row[f"backchannels_{speaker}"] == row[f"ref_backchannels_{speaker}"]
+    assert row["turns"] == row["ref_turns"] == 9
