@@ -12,7 +12,9 @@ under silero's 0.25 s minimum, and one of 0.56 s). Its reference is exact by
 construction, up to the human reference turns' own edges (their uncertainty, a few
 hundredths of a second each). Each layout goes through the study's stages with the demo
 config (`omnisocial.familiarity.recorded.evaluate_separate`): as recorded, with a -60 dBFS
-noise floor, with each microphone hearing the other at -20 dB, and (no targets) both.
+noise floor, with each microphone hearing the other at -20 dB, and (no targets) both, and
+the second speaker 12 and 18 dB softer (instead of 6) under the -60 dBFS floor: a soft
+speaker 16 and 10 dB over the floor, whose speech edges the edge rule trims.
 
 Prints one markdown row per layout: speech seconds per speaker, overlap seconds (total, and
 the part each speaker started), merged turns and backchannels per speaker, each against the

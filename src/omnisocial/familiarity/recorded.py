@@ -24,7 +24,7 @@ from omnisocial.familiarity.filters import apply_filters
 from omnisocial.familiarity.intervals import union_seconds
 from omnisocial.familiarity.signals import measure_all
 from omnisocial.familiarity.turns import merge_turns
-from omnisocial.media.recorded import Recording, reference_turns, speaker_tracks
+from omnisocial.media.recorded import B_GAIN_DB, Recording, reference_turns, speaker_tracks
 
 FPS = 10
 HEARD_BELOW_FLOOR_DB = 10.0
@@ -256,6 +256,7 @@ class MicLayout:
     name: str
     cross_db: float | None = None
     noise_floor_db: float | None = None
+    b_gain_db: float = B_GAIN_DB  # the second speaker's level against the recording's
 
 
 SEPARATE_LAYOUTS = (
@@ -263,6 +264,8 @@ SEPARATE_LAYOUTS = (
     MicLayout("-60 dBFS floor", noise_floor_db=NOISE_FLOOR_DB),
     MicLayout("-20 dB cross-mix", cross_db=-20.0),
     MicLayout("-20 dB cross-mix, -60 dBFS floor", cross_db=-20.0, noise_floor_db=NOISE_FLOOR_DB),
+    MicLayout("b 12 dB softer, -60 dBFS floor", noise_floor_db=NOISE_FLOOR_DB, b_gain_db=-12.0),
+    MicLayout("b 18 dB softer, -60 dBFS floor", noise_floor_db=NOISE_FLOOR_DB, b_gain_db=-18.0),
 )
 
 
@@ -307,7 +310,7 @@ def evaluate_separate(folder: Path, layouts, config: dict) -> pd.DataFrame:
     folder.mkdir(parents=True, exist_ok=True)
     rows, made = [], []
     for index, layout in enumerate(layouts, start=1):
-        mics = separate_mics(recording, layout.cross_db, layout.noise_floor_db)
+        mics = separate_mics(recording, layout.cross_db, layout.noise_floor_db, b_gain_db=layout.b_gain_db)
         row = write_interaction(folder, recording, Condition(f"mics{index}"), index)
         for speaker in ("a", "b"):
             sf.write(

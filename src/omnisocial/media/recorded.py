@@ -170,6 +170,7 @@ def separate_mics(
     cross_db: float | None = None,
     noise_floor_db: float | None = None,
     seed: int = 0,
+    b_gain_db: float = B_GAIN_DB,
 ) -> SeparateMics:
     """The real call laid out as one microphone per talker, with simultaneous speech of both.
 
@@ -177,7 +178,7 @@ def separate_mics(
     other does not also speak (the mono recording holds both voices in a reference overlap,
     so those stretches are left out of both voices and of the reference, and so are the
     pieces under `MIN_PIECE_S` they leave: a syllable cut in two). b's voice is moved
-    `B_LEAD_S` earlier and made `B_GAIN_DB` softer, so that each of b's turns begins over the
+    `B_LEAD_S` earlier and scaled by `b_gain_db` (softer), so that each of b's turns begins over the
     end of a's (an overlapping start, at a different level on each microphone), and the short
     utterances of `BACKCHANNELS` are laid inside the other's turns (with `FADE_S` fades).
     Track a = a's voice + b's at `cross_db` (None: none) + white noise at `noise_floor_db`
@@ -194,7 +195,7 @@ def separate_mics(
     own = {name: _without_short_runs(masks[name] & ~both, int(round(MIN_PIECE_S * sr))) for name in masks}
     voice = {name: np.where(own[name], audio, 0.0).astype(np.float64) for name in masks}
     shift = int(round(B_LEAD_S * sr))
-    voice["b"] = 10.0 ** (B_GAIN_DB / 20.0) * np.concatenate((voice["b"][shift:], np.zeros(shift)))
+    voice["b"] = 10.0 ** (b_gain_db / 20.0) * np.concatenate((voice["b"][shift:], np.zeros(shift)))
     fade = int(round(FADE_S * sr))
     placed: dict[str, list[tuple[float, float]]] = {"a": [], "b": []}
     for owner, cut_start, cut_end, at in BACKCHANNELS:
@@ -202,7 +203,7 @@ def separate_mics(
         ramp = np.linspace(0.0, 1.0, fade)
         piece[:fade] *= ramp
         piece[-fade:] *= ramp[::-1]
-        gain = 10.0 ** (B_GAIN_DB / 20.0) if owner == "b" else 1.0
+        gain = 10.0 ** (b_gain_db / 20.0) if owner == "b" else 1.0
         begin = int(round(at * sr))
         voice[owner][begin : begin + piece.size] += gain * piece
         placed[owner].append((at, at + piece.size / sr))
