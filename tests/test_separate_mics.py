@@ -147,3 +147,13 @@ def test_the_signals_table_reports_overlap_and_backchannels_on_separate_mics(tmp
         assert row[f"speech_s_{speaker}"] == pytest.approx(row[f"ref_speech_s_{speaker}"], rel=0.03)
         assert row[f"backchannels_{speaker}"] == row[f"ref_backchannels_{speaker}"]
     assert row["turns"] == row["ref_turns"] == 9
+
+
+def test_a_soft_speaker_keeps_her_edges_away_from_the_other_voice(recording):
+    """The second voice 12 dB softer (16 dB over a -60 dBFS floor): her decays lie under the floor."""
+    mics = separate_mics(recording, noise_floor_db=-60.0, b_gain_db=-12.0)
+    truth = union_seconds(_long(mics.reference["b"]))
+    near_only = union_seconds(_attributed(mics).segments["b"])
+    every_end = union_seconds(_attributed(mics, hangover_s=None).segments["b"])
+    assert near_only == pytest.approx(truth, rel=0.03)
+    assert every_end < 0.97 * truth  # trimming every unvoiced end cut her own speech

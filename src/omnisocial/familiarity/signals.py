@@ -30,9 +30,11 @@ Parameters (`params`) are read from a flat dict, or from nested `vad:` / `filter
   `speech_edge_below_level_db` / `speech_edge_above_floor_db`: where an attributed stretch
   of speech starts and ends, by the microphone's own level (None keeps silero's edges);
   `noise_floor_window_s`: the running window of each microphone's noise floor (None: one
-  floor for the whole track); `own_speech_excess_db` / `bleed_coherence`: how a microphone's
-  own speech under the other's louder voice is told from bleed, so that simultaneous speech
-  is kept on both (None drops all speech the other microphone leads);
+  floor for the whole track); `speech_edge_hangover_s`: how near the other microphone's voice
+  an unvoiced end of a stretch must be to be trimmed (None: every unvoiced end);
+  `own_speech_excess_db` / `bleed_coherence`: how a microphone's own speech under the other's
+  louder voice is told from bleed, so that simultaneous speech is kept on both (None drops
+  all speech the other microphone leads);
   `backchannel_max_s` / `backchannel_pause_s`: what counts as a backchannel
   (`omnisocial.familiarity.turns.backchannels`).
 
@@ -78,6 +80,7 @@ DEFAULTS = {
     "own_speech_excess_db": 6.0,
     "bleed_coherence": 0.5,
     "noise_floor_window_s": 3.0,
+    "speech_edge_hangover_s": 0.5,
     "backchannel_max_s": 1.0,
     "backchannel_pause_s": 1.0,
 }
@@ -210,6 +213,7 @@ def measure_interaction(
                     own_excess_db=_float_or_none(p["own_speech_excess_db"]),
                     bleed_coherence=float(p["bleed_coherence"]),
                     floor_window_s=_float_or_none(p["noise_floor_window_s"]),
+                    hangover_s=_float_or_none(p["speech_edge_hangover_s"]),
                 )
                 intervals = attribution.segments
                 short = attribution.short
