@@ -166,6 +166,7 @@ benchmark: setup
 	$(BIN)/python benchmarks/bench_job_startup.py
 	$(BIN)/python benchmarks/bench_real_sync.py
 	$(BIN)/python benchmarks/bench_explorer.py
+	$(BIN)/python benchmarks/bench_separate_mics.py
 
 # the report of the study CONFIG names (make report CONFIG=config/my_study.yaml); the demo's by default
 CONFIG ?= config/demo.yaml

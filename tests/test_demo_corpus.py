@@ -59,7 +59,7 @@ HEADERS = {
 FILE_ID = re.compile(r"^V(\d{2})_S(\d{4})_I(\d{8})_P(\w+)$")
 LOCATION = re.compile(r"^naturalistic/(dev|test)/\d{4}/\d{4}$")
 WINDOW = 20.0
-TURN_GAP = 0.3
+TURN_GAP = float("inf")  # filters.turn_gap_s null: one speaker's consecutive segments are one turn
 
 
 @pytest.fixture(scope="module")
@@ -494,7 +494,7 @@ def test_same_seed_same_bytes_and_root_replaced(tmp_path):
     assert len(data[1]["metadata:transcript"]) > 10
     assert _vad_union(root, silent) >= F5_S
     counts, _ = _window_measures(_dialogue(root, silent), params["duration_s"])
-    assert min(counts) >= 4
+    assert max(counts) == 1  # one speaker is one merged turn: F2 fails too, as a listener hears it
     little = _vad_union(root, _failure(root, "too_little_speech"))
     low, high = speech_targets(F5_S).little_speech_s
     assert low <= little <= high < F5_S  # far below the F5 threshold

@@ -361,6 +361,28 @@ def test_audit_threshold_edge_and_failures():
     assert row["reasons"] == "prompt audit: no transcript text to audit"
 
 
+def test_without_a_transcript_the_audit_follows_its_threshold():
+    """No transcript: with audit_min_hits 0 the interaction is "not audited" (and passes), else it fails."""
+    row = one(seg=[], params={"audit_min_hits": 0})
+    assert row["audit_pass"] and row["passed"] and row["reasons"] == ""
+    assert row["audit_value"] == "not audited (no transcript)"
+    # a transcript is audited as before, also at 0 (every count passes)
+    row = one(seg=segments(texts=("We talked about the weather.",)), params={"audit_min_hits": 0})
+    assert row["audit_pass"] and row["audit_value"].startswith("0 hits")
+    # the funnel counts the interactions kept unaudited
+    from omnisocial import summary
+
+    report = run(
+        inter=[interaction(), interaction(interaction_id="V00_S0002_I00000001")],
+        sig=[signal(), signal(interaction_id="V00_S0002_I00000001")],
+        cand=[*candidates(), *candidates(interaction_id="V00_S0002_I00000001")],
+        seg=segments(),
+        params={"audit_min_hits": 0},
+    )
+    funnel = summary.funnel_section(report)
+    assert "prompt audit (1 not audited: no transcript)" in set(funnel["stage"])
+
+
 # ------------------------------------------------------------------ cascades and the table
 
 

@@ -85,8 +85,10 @@ def test_the_lag_is_reported_only_where_the_tracks_share_a_signal(results):
 @pytest.mark.slow
 def test_every_filter_decision(results):
     for name, (condition, row) in results.items():
-        # the recording itself passes F1, F2, F3, F5 and the audit in every layout
-        assert row["f1_prompt_pass"] and row["f2_turns_pass"] and row["f3_speech_pass"], name
+        # the recording itself passes F1, F2, F3, F5 and the audit in every layout (F2 but
+        # where -5 dB bleed leaves speech that cannot be attributed, excluded by F4 anyway)
+        assert row["f1_prompt_pass"] and row["f3_speech_pass"], name
+        assert row["f2_turns_pass"] or condition.bleed_db == -5.0, name
         assert row["f5_amount_pass"] and row["audit_pass"], name
         reasons = row["reasons"].split("; ") if row["reasons"] else []
         expected = []
@@ -98,7 +100,11 @@ def test_every_filter_decision(results):
         if condition.duplicate:
             expected.append("F4 tracks: duplicated tracks (similarity 1.000 >= 0.98)")
         if condition.bleed_db == -5.0 and not delayed:
-            assert len(reasons) == 1 and reasons[0].startswith("F4 tracks: cross-talk dominated"), name
+            # excluded as cross-talk; the speech it cannot attribute may also give a clip too few
+            # merged turns (both tracks claim nearly everything), never another F4 reason
+            assert [r for r in reasons if r.startswith("F4")] == [reasons[-1]], name
+            assert reasons[-1].startswith("F4 tracks: cross-talk dominated"), name
+            assert all(r.startswith(("F2 turns:", "F4 tracks: cross-talk")) for r in reasons), name
             assert row["speech_a_error"] > 0.5  # what the exclusion keeps out of the study
             continue
         if condition.bleed_db == -5.0:  # delayed as well: the desync first, maybe cross-talk too

@@ -162,6 +162,34 @@ def test_the_speech_edge_keys_reach_the_attribution(recording, monkeypatch):
     assert seen[0]["edge_below_level_db"] == 25.0 and seen[0]["edge_above_floor_db"] == 6.0
     assert seen[1]["edge_below_level_db"] is None
     assert aligned["speech_s_a"] <= as_found["speech_s_a"]  # silero's quiet padding trimmed
+    # the overlap keys too, and the measured lag (none here: the bleed is 24 dB down in noise)
+    assert seen[0]["own_excess_db"] == 6.0 and seen[0]["bleed_coherence"] == 0.5
+    assert seen[0]["floor_window_s"] == 3.0 and seen[0]["lag_s"] == aligned["track_lag_s"]
+    assert set(seen[0]["short"]) == {"a", "b"}
+
+
+def test_overlap_and_backchannels_are_in_the_signals_row(recording):
+    """The two utterances never overlap: 0 s of overlap and no backchannel, counted as such (not empty)."""
+    measured, _ = measure_interaction(row(recording), None, None, {**PARAMS, "measure_av_sync": False})
+    assert measured["overlap_s"] == 0.0 and measured["overlap_s_a"] == measured["overlap_s_b"] == 0.0
+    assert measured["backchannels_a"] == measured["backchannels_b"] == 0
+    # corpus VAD with overlap: b starts over a's end (0.5 s), a's "mm-hm" inside b's talk (0.6 s)
+    speech = pd.DataFrame(
+        [
+            {
+                "interaction_id": "V00_S0001_I00000001",
+                "speaker": s,
+                "start": a,
+                "end": b,
+                "source": "corpus_vad",
+            }
+            for s, a, b in (("a", 0.6, 4.0), ("b", 3.5, 7.0), ("a", 5.0, 5.6), ("a", 7.2, 9.0))
+        ]
+    )
+    measured, _ = measure_interaction(row(recording), speech, None, {**PARAMS, "measure_av_sync": False})
+    assert measured["overlap_s"] == pytest.approx(1.1)
+    assert measured["overlap_s_b"] == pytest.approx(0.5) and measured["overlap_s_a"] == pytest.approx(0.6)
+    assert measured["backchannels_a"] == 1 and measured["backchannels_b"] == 0  # a's 0.6 s inside b's talk
 
 
 def test_duplicated_tracks_measure_as_duplicates(recording):

@@ -492,3 +492,23 @@ def test_missing_stratum_value_as_an_explicit_level():
     assert "IV01gap" in set(unknown["interaction_id"])
     with pytest.raises(ValueError, match="unknown_stratum must be one of error, level"):
         sample_design(report, clips, interactions, {**params, "unknown_stratum": "drop"})
+
+
+def test_f2_counts_merged_turns_by_default_and_pauses_only_on_request():
+    """A turn lasts until the other person speaks: one speaker's pauses do not start new turns."""
+    # 0-40 s: a talks in five sentences with 1 s pauses, then b answers, then a again
+    rows = [("a", 5.0 + 3.0 * k, 7.0 + 3.0 * k) for k in range(5)]
+    rows += [("b", 20.5, 23.0), ("b", 24.0, 26.0), ("a", 26.5, 40.0)]
+    line = segs(rows)
+    assert merge_turns(line).speaker.tolist() == ["a", "b", "a"]  # whatever the pause
+    assert len(merge_turns(line, None)) == 3
+    assert len(merge_turns(line, 0.3)) == 8  # the option: every pause over 0.3 s is a new turn
+    interactions = pd.DataFrame({"interaction_id": ["I1"]})
+    signals = pd.DataFrame({"interaction_id": ["I1"], "duration_audio_a": [40.0], "duration_audio_b": [40.0]})
+    merged = clip_candidates(interactions, line, None, signals, CLIPS, turn_gap_s=None)
+    paused = clip_candidates(interactions, line, None, signals, CLIPS, turn_gap_s=0.3)
+    early = {
+        name: frame.set_index("position").loc["early", "n_turns"]
+        for name, frame in (("m", merged), ("p", paused))
+    }
+    assert early["m"] == 2 and early["p"] >= 5  # the monologue passed F2 (min_turns 4) only by its pauses

@@ -39,6 +39,8 @@ FUNNEL_STAGES = (
     ("f5_amount_pass", "F5 amount of speech"),
     ("audit_pass", "prompt audit"),
 )
+# the prompt audit's value where there was no transcript to audit and audit_min_hits is 0
+NOT_AUDITED = "not audited (no transcript)"
 MAX_HTML_ROWS = 2000
 HTML_STYLE = (
     "body{font-family:sans-serif;font-size:13px;margin:8px}"
@@ -275,6 +277,14 @@ def _unmeasured_lags(filter_report: pd.DataFrame, left: pd.Series) -> str:
     return f" ({count} with the track lag not measurable)" if count else ""
 
 
+def _not_audited(filter_report: pd.DataFrame, left: pd.Series) -> str:
+    """' (N not audited: no transcript)' for the interactions the audit kept without auditing; else ''."""
+    if "audit_value" not in filter_report.columns:
+        return ""
+    count = int((left & (filter_report["audit_value"].astype(str) == NOT_AUDITED)).sum())
+    return f" ({count} not audited: no transcript)" if count else ""
+
+
 def funnel_section(filter_report: pd.DataFrame | None, design: pd.DataFrame | None = None) -> pd.DataFrame:
     """Interactions left after each filter stage (sequential), then the dyads of the design."""
     rows = []
@@ -288,6 +298,8 @@ def funnel_section(filter_report: pd.DataFrame | None, design: pd.DataFrame | No
             left &= _passed(filter_report[column])
             if column == "f4_tracks_pass":
                 label += _unmeasured_lags(filter_report, left)
+            if column == "audit_pass":
+                label += _not_audited(filter_report, left)
             rows.append({"stage": label, "n": int(left.sum()), "excluded": before - int(left.sum())})
         if "passed" in filter_report.columns:
             before = int(left.sum())

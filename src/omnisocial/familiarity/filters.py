@@ -11,7 +11,9 @@ config block, passed in as `params`; every key listed in `REQUIRED_PARAMS` must 
   token (`marker_tokens`): the marker `_EO_` (or `EO`) matches `P_EO_001`, a leading
   `EO_001` and a trailing `NAT_EO`, but not `GEO_1` or `P_EOX_1`; case-sensitive.
 - F2 turns: the fewest merged turns over the clip candidates (early/late) >= `min_turns`;
-  no candidate at all fails ("no clip window").
+  no candidate at all fails ("no clip window"). A turn lasts until the other person speaks
+  (consecutive segments of one speaker are one turn whatever the pause) unless
+  `turn_gap_s` is set (`clips.clip_candidates` counts them).
 - F3 speech: the least speech of either speaker over the clip candidates >=
   `min_speech_per_speaker_s`.
 - F4 tracks: fails when the tracks are duplicates (`track_similarity` >=
@@ -29,7 +31,9 @@ config block, passed in as `params`; every key listed in `REQUIRED_PARAMS` must 
 - prompt audit: occurrences of `audit_keywords` in the transcript (SEGMENTS text, lower
   case, punctuation turned into spaces, each keyword counted on its own and overlapping
   matches included; pad a keyword with spaces, as " or ", to match a whole word) >=
-  `audit_min_hits`.
+  `audit_min_hits`. An interaction without transcript text cannot be audited: with
+  `audit_min_hits` 0 it passes with the value "not audited (no transcript)" (the funnel
+  counts these), otherwise it fails ("no transcript text to audit").
 
 Edges: a value exactly at a threshold passes, except `duplicate_similarity`, which the
 spec states as "similarity >= threshold means duplicated". Values within 1e-9 of a
@@ -50,6 +54,7 @@ import re
 import pandas as pd
 
 from omnisocial.familiarity.contracts import FILTER_REPORT
+from omnisocial.summary import NOT_AUDITED
 from omnisocial.tables import is_true
 
 EPS = 1e-9
@@ -242,6 +247,10 @@ def _audit(transcript: pd.DataFrame | None, params: dict) -> tuple[bool, str, li
     keywords = list(params["audit_keywords"])
     minimum = int(params["audit_min_hits"])
     if transcript is None or len(transcript) == 0:
+        # Nothing to audit: with a threshold of 0 the study asks for no evidence, so the
+        # interaction passes as "not audited" (counted in the funnel); otherwise it fails.
+        if minimum <= 0:
+            return True, NOT_AUDITED, []
         return False, "no transcript", ["prompt audit: no transcript text to audit"]
     ordered = transcript.sort_values("start", kind="stable") if "start" in transcript else transcript
     hits = keyword_hits(" ".join(str(t) for t in ordered["text"].tolist()), keywords)

@@ -72,6 +72,11 @@ BASELINE_MODALITY = "audio"  # the behavioural features come from the audio and 
 # --- registry -----------------------------------------------------------------------------
 
 
+def _merge_gap(value) -> float:
+    """filters.turn_gap_s as the baseline's merge gap: null (merge whatever the pause) is infinite."""
+    return float("inf") if value is None else float(value)
+
+
 def load_models(entries: Sequence[Mapping]) -> dict[str, dict]:
     """The validated registry (`models.registry.load_entries`), names checked against file names.
 
@@ -379,7 +384,7 @@ def baseline_tables(
     from omnisocial.familiarity.baselines import baseline_predictions
 
     features = behavioural_table(
-        manifest, design, segments, manifest_dir, float(params.get("merge_gap_s", 0.3))
+        manifest, design, segments, manifest_dir, _merge_gap(params.get("merge_gap_s", 0.3))
     )
     truth = dict(zip(features["item_id"], features["truth"], strict=True))
     predictions = baseline_predictions(

@@ -24,7 +24,7 @@ from omnisocial.familiarity.filters import apply_filters
 from omnisocial.familiarity.intervals import union_seconds
 from omnisocial.familiarity.signals import measure_all
 from omnisocial.familiarity.turns import merge_turns
-from omnisocial.media.recorded import Recording, reference_turns, speaker_tracks
+from omnisocial.media.recorded import B_GAIN_DB, Recording, reference_turns, speaker_tracks
 
 FPS = 10
 HEARD_BELOW_FLOOR_DB = 10.0
@@ -142,13 +142,19 @@ def overlap_seconds(a: list[tuple[float, float]], b: list[tuple[float, float]]) 
     return union_seconds(a) + union_seconds(b) - union_seconds([*a, *b])
 
 
-def turn_count(intervals: dict[str, list[tuple[float, float]]], gap_s: float) -> int:
+def turn_count(intervals: dict[str, list[tuple[float, float]]], gap_s: float | None) -> int:
     rows = [{"speaker": s, "start": a, "end": b} for s, ivs in intervals.items() for a, b in ivs]
     return len(merge_turns(pd.DataFrame(rows, columns=["speaker", "start", "end"]), gap_s))
 
 
 def score(
-    recording: Recording, condition: Condition, interaction_id: str, signals, speech, report, gap_s: float
+    recording: Recording,
+    condition: Condition,
+    interaction_id: str,
+    signals,
+    speech,
+    report,
+    gap_s: float | None,
 ) -> dict:
     """One row of measured-vs-reference figures and the filter decisions of one interaction."""
     truth = reference_turns(recording, condition.delay_b_s)
@@ -234,10 +240,102 @@ def evaluate(folder: Path, conditions: list[Condition], config: dict) -> pd.Data
         pd.DataFrame([seg for row in rows for seg in transcript_rows(stm, row["interaction_id"])])
     )
     signals, speech, report = run_stages(interactions, transcript, config)
-    gap_s = float(config["filters"]["turn_gap_s"])
+    gap_s = config["filters"]["turn_gap_s"]
     return pd.DataFrame(
         [
             score(recording, c, row["interaction_id"], signals, speech, report, gap_s)
             for c, row in zip(conditions, rows, strict=True)
         ]
     )
+
+
+@dataclass(frozen=True)
+class MicLayout:
+    """One separate-microphone condition (`omnisocial.media.recorded.separate_mics`)."""
+
+    name: str
+    cross_db: float | None = None
+    noise_floor_db: float | None = None
+    b_gain_db: float = B_GAIN_DB  # the second speaker's level against the recording's
+
+
+SEPARATE_LAYOUTS = (
+    MicLayout("as recorded"),
+    MicLayout("-60 dBFS floor", noise_floor_db=NOISE_FLOOR_DB),
+    MicLayout("-20 dB cross-mix", cross_db=-20.0),
+    MicLayout("-20 dB cross-mix, -60 dBFS floor", cross_db=-20.0, noise_floor_db=NOISE_FLOOR_DB),
+    MicLayout("b 12 dB softer, -60 dBFS floor", noise_floor_db=NOISE_FLOOR_DB, b_gain_db=-12.0),
+    MicLayout("b 18 dB softer, -60 dBFS floor", noise_floor_db=NOISE_FLOOR_DB, b_gain_db=-18.0),
+)
+
+
+def reference_figures(mics, min_speech_s: float, gap_s: float | None, signals_params: dict) -> dict:
+    """Speech seconds, overlap, merged turns and backchannels of a layout's reference.
+
+    Speech, overlap and turns count the reference stretches longer than `min_speech_s` (what
+    the speech detector keeps as SPEECH); backchannels count every stretch, short ones too, by
+    `turns.backchannels` with the signals' settings: the same rules as the measured figures.
+    """
+    from omnisocial.familiarity.signals import measure_params
+    from omnisocial.familiarity.turns import backchannels, overlap_seconds_by
+
+    p = measure_params(signals_params)
+    long = {k: [(s, e) for s, e in v if e - s > min_speech_s] for k, v in mics.reference.items()}
+    total, by_a, by_b = overlap_seconds_by(long["a"], long["b"])
+    out = {"overlap_s": total, "overlap_s_a": by_a, "overlap_s_b": by_b, "turns": turn_count(long, gap_s)}
+    for speaker, other in (("a", "b"), ("b", "a")):
+        out[f"speech_s_{speaker}"] = union_seconds(long[speaker])
+        found = backchannels(
+            mics.reference[speaker],
+            long[other],
+            float(p["backchannel_max_s"]),
+            float(p["backchannel_pause_s"]),
+        )
+        out[f"backchannels_{speaker}"] = len(found)
+    return out
+
+
+def evaluate_separate(folder: Path, layouts, config: dict) -> pd.DataFrame:
+    """Each separate-microphone layout of the shipped call through the study's stages, against its reference.
+
+    One row per layout: measured and reference speech seconds per speaker, overlap (total and
+    per speaker, from SIGNALS), merged turns (from SPEECH, with `filters.turn_gap_s`) and
+    backchannels per speaker (SIGNALS), each with its `ref_` twin.
+    """
+    from omnisocial.familiarity.contracts import SEGMENTS
+    from omnisocial.media.recorded import sample_conversation, sample_file, separate_mics
+
+    recording = sample_conversation()
+    stm = read_stm(sample_file("sample.stm"))
+    folder.mkdir(parents=True, exist_ok=True)
+    rows, made = [], []
+    for index, layout in enumerate(layouts, start=1):
+        mics = separate_mics(recording, layout.cross_db, layout.noise_floor_db, b_gain_db=layout.b_gain_db)
+        row = write_interaction(folder, recording, Condition(f"mics{index}"), index)
+        for speaker in ("a", "b"):
+            sf.write(
+                row[f"audio_{speaker}"], np.clip(mics.tracks[speaker], -1.0, 1.0), mics.sr, subtype="PCM_16"
+            )
+        rows.append(row)
+        made.append(mics)
+    interactions = INTERACTIONS.validate(pd.DataFrame(rows))
+    transcript = SEGMENTS.validate(
+        pd.DataFrame([seg for row in rows for seg in transcript_rows(stm, row["interaction_id"])])
+    )
+    signals, speech, _report = run_stages(interactions, transcript, config)
+    gap_s = config["filters"]["turn_gap_s"]
+    min_speech_s = float(config["vad"]["min_speech_s"])
+    out = []
+    for layout, row, mics in zip(layouts, rows, made, strict=True):
+        interaction_id = row["interaction_id"]
+        signal = signals.set_index("interaction_id").loc[interaction_id]
+        found = _intervals(speech, interaction_id)
+        measured = {"layout": layout.name, "turns": turn_count(found, gap_s)}
+        for column in ("speech_s_a", "speech_s_b", "overlap_s", "overlap_s_a", "overlap_s_b"):
+            measured[column] = float(signal[column])
+        for column in ("backchannels_a", "backchannels_b"):
+            measured[column] = int(signal[column])
+        reference = reference_figures(mics, min_speech_s, gap_s, config.get("signals", {}))
+        measured.update({f"ref_{key}": value for key, value in reference.items()})
+        out.append(measured)
+    return pd.DataFrame(out)

@@ -28,7 +28,20 @@ Parameters (`params`) are read from a flat dict, or from nested `vad:` / `filter
   microphone the other leads is cross-talk; where neither leads, speech on both is shared,
   `shared_speech_s`; see `omnisocial.media.vad.attribute_speech`; None turns this off);
   `speech_edge_below_level_db` / `speech_edge_above_floor_db`: where an attributed stretch
-  of speech starts and ends, by the microphone's own level (None keeps silero's edges).
+  of speech starts and ends, by the microphone's own level (None keeps silero's edges);
+  `noise_floor_window_s`: the running window of each microphone's noise floor (None: one
+  floor for the whole track); `speech_edge_hangover_s`: how near the other microphone's voice
+  an unvoiced end of a stretch must be to be trimmed (None: every unvoiced end);
+  `own_speech_excess_db` / `bleed_coherence`: how a microphone's own speech under the other's
+  louder voice is told from bleed, so that simultaneous speech is kept on both (None drops
+  all speech the other microphone leads);
+  `backchannel_max_s` / `backchannel_pause_s`: what counts as a backchannel
+  (`omnisocial.familiarity.turns.backchannels`).
+
+Simultaneous speech: `overlap_s` is the time both speak, `overlap_s_a` / `overlap_s_b` the part
+each started while the other talked (`turns.overlap_seconds_by`); `backchannels_a` / `_b` count
+each speaker's backchannels, including silero's stretches under `min_speech_s` (kept as
+events, never as SPEECH rows, so that turn counting ignores them).
 """
 
 from __future__ import annotations
@@ -40,9 +53,10 @@ import pandas as pd
 
 from omnisocial.familiarity.contracts import SIGNALS, SPEECH
 from omnisocial.familiarity.intervals import union_seconds
+from omnisocial.familiarity.turns import backchannels, overlap_seconds_by
 from omnisocial.media.audio import MediaError, decibels, envelope, load_audio, probe
 from omnisocial.media.sync import av_lag, track_lag, video_motion, video_motions
-from omnisocial.media.vad import attribute_speech, speech_segments
+from omnisocial.media.vad import attribute_speech, speech_and_short_segments
 from omnisocial.processes import fork_context
 from omnisocial.tables import SPEAKERS, is_true
 
@@ -63,6 +77,12 @@ DEFAULTS = {
     "crosstalk_margin_db": 6.0,
     "speech_edge_below_level_db": 25.0,
     "speech_edge_above_floor_db": 6.0,
+    "own_speech_excess_db": 6.0,
+    "bleed_coherence": 0.5,
+    "noise_floor_window_s": 3.0,
+    "speech_edge_hangover_s": 0.5,
+    "backchannel_max_s": 1.0,
+    "backchannel_pause_s": 1.0,
 }
 _NESTED = ("vad", "filters", "signals")
 
@@ -136,9 +156,26 @@ def measure_interaction(
                 raise MediaError(f"no video stream in {info['path']}")
             out[f"duration_video_{speaker}"] = info["video_duration"]
 
+        stage = "track similarity"
+        linear_env = {s: envelope(audio[s], sr, hop_s) for s in SPEAKERS}  # once: both forms below
+        log_env = {s: decibels(linear_env[s]) for s in SPEAKERS}
+        lag = track_lag(
+            log_env["a"],
+            log_env["b"],
+            hop_s,
+            float(p["track_lag_search_s"]),
+            min_peak=float(p["track_lag_min_peak"]),
+            min_prominence=float(p["track_lag_min_prominence"]),
+        )
+        out["track_similarity"] = _finite_or_none(lag.similarity)
+        out["track_lag_s"] = _finite_or_none(lag.lag_s)
+        out["track_lag_peak"] = _finite_or_none(lag.peak)
+        out["track_lag_prominence"] = _finite_or_none(lag.prominence)
+
         stage = "speech"
         own_speech = _of(speech, interaction_id)
         new_rows: list[dict] = []
+        short: dict[str, list[tuple[float, float]]] = {}
         if len(own_speech):
             sources = sorted(set(own_speech["source"].astype(str)))
             out["vad_source"] = sources[0] if len(sources) == 1 else "+".join(sources)
@@ -148,8 +185,8 @@ def measure_interaction(
             }
         else:
             out["vad_source"] = "silero"
-            intervals = {
-                speaker: speech_segments(
+            found = {
+                speaker: speech_and_short_segments(
                     audio[speaker],
                     sr,
                     float(p["threshold"]),
@@ -158,6 +195,8 @@ def measure_interaction(
                 )
                 for speaker in SPEAKERS
             }
+            intervals = {speaker: found[speaker][0] for speaker in SPEAKERS}
+            short = {speaker: found[speaker][1] for speaker in SPEAKERS}
             if p["crosstalk_margin_db"] is not None:
                 attribution = attribute_speech(
                     intervals,
@@ -169,8 +208,15 @@ def measure_interaction(
                     min_silence_s=float(p["min_silence_s"]),
                     edge_below_level_db=_float_or_none(p["speech_edge_below_level_db"]),
                     edge_above_floor_db=float(p["speech_edge_above_floor_db"]),
+                    short=short,
+                    lag_s=out["track_lag_s"],
+                    own_excess_db=_float_or_none(p["own_speech_excess_db"]),
+                    bleed_coherence=float(p["bleed_coherence"]),
+                    floor_window_s=_float_or_none(p["noise_floor_window_s"]),
+                    hangover_s=_float_or_none(p["speech_edge_hangover_s"]),
                 )
                 intervals = attribution.segments
+                short = attribution.short
                 out["shared_speech_s"] = attribution.shared_s
             new_rows = [
                 {
@@ -186,22 +232,15 @@ def measure_interaction(
         for speaker in SPEAKERS:
             out[f"speech_s_{speaker}"] = union_seconds(intervals.get(speaker, []))
         out["speech_total_s"] = union_seconds([iv for ivs in intervals.values() for iv in ivs])
-
-        stage = "track similarity"
-        linear_env = {s: envelope(audio[s], sr, hop_s) for s in SPEAKERS}  # once: both forms below
-        log_env = {s: decibels(linear_env[s]) for s in SPEAKERS}
-        found = track_lag(
-            log_env["a"],
-            log_env["b"],
-            hop_s,
-            float(p["track_lag_search_s"]),
-            min_peak=float(p["track_lag_min_peak"]),
-            min_prominence=float(p["track_lag_min_prominence"]),
-        )
-        out["track_similarity"] = _finite_or_none(found.similarity)
-        out["track_lag_s"] = _finite_or_none(found.lag_s)
-        out["track_lag_peak"] = _finite_or_none(found.peak)
-        out["track_lag_prominence"] = _finite_or_none(found.prominence)
+        a, b = intervals.get("a", []), intervals.get("b", [])
+        out["overlap_s"], out["overlap_s_a"], out["overlap_s_b"] = overlap_seconds_by(a, b)
+        for speaker, other in (("a", "b"), ("b", "a")):
+            # short events (silero rows only) count too: a "mm" under the VAD's minimum duration
+            own = [*intervals.get(speaker, []), *short.get(speaker, [])]
+            found_backchannels = backchannels(
+                own, intervals.get(other, []), float(p["backchannel_max_s"]), float(p["backchannel_pause_s"])
+            )
+            out[f"backchannels_{speaker}"] = len(found_backchannels)
 
         if is_true(p["measure_av_sync"]):
             fps, size = float(p["motion_fps"]), tuple(p["motion_size"])

@@ -41,8 +41,12 @@ def _ordered(rows: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def merge_turns(segments: pd.DataFrame, gap_s: float) -> pd.DataFrame:
+def merge_turns(segments: pd.DataFrame, gap_s: float | None = None) -> pd.DataFrame:
     """Merge consecutive same-speaker segments separated by at most `gap_s` into turns.
+
+    `gap_s` None (the default) merges them whatever the pause: a turn lasts until the other
+    person speaks, as a listener counts turns; a number splits one speaker's speech at
+    every pause longer than it (counting pauses rather than turns).
 
     The segments of both speakers are put in one sequence ordered by start time (ties by
     end, then speaker). Walking that sequence, a segment extends the current turn when it
@@ -58,6 +62,7 @@ def merge_turns(segments: pd.DataFrame, gap_s: float) -> pd.DataFrame:
     ordered = _ordered(segments)
     if ordered.empty:
         return _empty()
+    gap_s = float("inf") if gap_s is None else float(gap_s)
     turns: list[list] = []
     columns = (ordered["speaker"].tolist(), ordered["start"].tolist(), ordered["end"].tolist())
     for speaker, start, end in zip(*columns, strict=True):
@@ -88,3 +93,56 @@ def timeline(interaction_id: str, segments: pd.DataFrame | None, speech: pd.Data
     if rows.empty:
         rows = _rows_of(speech, interaction_id)
     return rows
+
+
+Intervals = list[tuple[float, float]]
+
+
+def _spans(intervals: Intervals, pause_s: float) -> Intervals:
+    """`intervals` sorted and joined over pauses of at most `pause_s`."""
+    spans: list[list[float]] = []
+    for start, end in sorted(intervals):
+        if spans and start - spans[-1][1] <= pause_s + _EPS:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    return [(start, end) for start, end in spans]
+
+
+def backchannels(own: Intervals, other: Intervals, max_s: float = 1.0, pause_s: float = 1.0) -> Intervals:
+    """The stretches of `own` that are backchannels: short, and inside the other speaker's talk.
+
+    A stretch of one speaker's speech (a VAD segment or a short event) is a backchannel when
+    it lasts at most `max_s` and lies wholly within one span of the other speaker's speech
+    (the other's stretches joined over pauses of at most `pause_s`): the other talks before
+    and after it, and it does not take the floor. Stretches of `own` closer than 1e-9 s are
+    one. Returns them in time order.
+    """
+    spans = _spans(other, pause_s)
+    return [
+        (start, end)
+        for start, end in _spans(own, 0.0)
+        if end - start <= max_s + _EPS
+        and any(first <= start + _EPS and end <= last + _EPS for first, last in spans)
+    ]
+
+
+def overlap_seconds_by(a: Intervals, b: Intervals) -> tuple[float, float, float]:
+    """(total, a's, b's) seconds of simultaneous speech; each overlap credited to the one who joined.
+
+    Simultaneous speech is where a stretch of a and one of b intersect; the seconds go to
+    the speaker whose stretch started later (who started speaking while the other talked:
+    an overlapping start, a backchannel, an interruption). Equal starts are split evenly.
+    """
+    by = {"a": 0.0, "b": 0.0}
+    for a_start, a_end in _spans(a, 0.0):
+        for b_start, b_end in _spans(b, 0.0):
+            seconds = min(a_end, b_end) - max(a_start, b_start)
+            if seconds <= 0:
+                continue
+            if abs(a_start - b_start) <= _EPS:
+                by["a"] += seconds / 2
+                by["b"] += seconds / 2
+            else:
+                by["a" if a_start > b_start else "b"] += seconds
+    return by["a"] + by["b"], by["a"], by["b"]

@@ -128,3 +128,96 @@ def reference_turns(recording: Recording, delay_b_s: float = 0.0) -> dict[str, l
         "a": [(s, e) for who, s, e in recording.turns if who == first],
         "b": [(s + delay_b_s, e + delay_b_s) for who, s, e in recording.turns if who == second],
     }
+
+
+# The separate-microphone layout (`separate_mics`): each microphone carries only its owner's
+# voice, so simultaneous speech is two different signals, as on headsets or telephone lines.
+B_LEAD_S = 0.6  # b's voice is played this much earlier: every turn b takes starts over a's end
+B_GAIN_DB = -6.0  # b is the softer speaker
+# Short utterances cut from the call's own voices (voiced extent, from the recording's level)
+# and laid inside the other speaker's turn: (owner, cut start, cut end, placed at), seconds.
+BACKCHANNELS = (
+    ("b", 7.68, 7.88, 12.5),  # "Hel-" of Sheila's "Hello?": 0.2 s, under silero's 0.25 s minimum
+    ("b", 7.68, 8.24, 19.6),  # her whole "Hello?": 0.56 s
+    ("a", 6.74, 6.94, 24.0),  # "Hel-" of Diane's "Hello?": 0.2 s
+)
+FADE_S = 0.01
+MIN_PIECE_S = 0.25  # a voice's pieces shorter than this, left between two overlaps, are silenced
+
+
+def _without_short_runs(mask: np.ndarray, shortest: int) -> np.ndarray:
+    """`mask` without its True runs shorter than `shortest` samples."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.astype(np.int8), [0]))))
+    out = mask.copy()
+    for start, stop in zip(edges[0::2], edges[1::2], strict=True):
+        if stop - start < shortest:
+            out[start:stop] = False
+    return out
+
+
+@dataclass(frozen=True)
+class SeparateMics:
+    """Two tracks with one voice each, and the reference that made them."""
+
+    tracks: dict[str, np.ndarray]
+    sr: int
+    reference: dict[str, list[tuple[float, float]]]  # each speaker's speech, backchannels included
+    backchannels: dict[str, list[tuple[float, float]]]  # the placed short utterances
+
+
+def separate_mics(
+    recording: Recording,
+    cross_db: float | None = None,
+    noise_floor_db: float | None = None,
+    seed: int = 0,
+    b_gain_db: float = B_GAIN_DB,
+) -> SeparateMics:
+    """The real call laid out as one microphone per talker, with simultaneous speech of both.
+
+    Each speaker's voice is the recording inside that speaker's reference turns where the
+    other does not also speak (the mono recording holds both voices in a reference overlap,
+    so those stretches are left out of both voices and of the reference, and so are the
+    pieces under `MIN_PIECE_S` they leave: a syllable cut in two). b's voice is moved
+    `B_LEAD_S` earlier and scaled by `b_gain_db` (softer), so that each of b's turns begins over the
+    end of a's (an overlapping start, at a different level on each microphone), and the short
+    utterances of `BACKCHANNELS` are laid inside the other's turns (with `FADE_S` fades).
+    Track a = a's voice + b's at `cross_db` (None: none) + white noise at `noise_floor_db`
+    dBFS, track b likewise. The reference is exact by construction up to the human reference
+    turns' own edges.
+    """
+    audio, sr = recording.audio, recording.sr
+    first, second = recording.speakers[:2]
+    masks = {
+        name: turn_mask(recording.turns, owner, audio.size, sr)
+        for name, owner in (("a", first), ("b", second))
+    }
+    both = masks["a"] & masks["b"]
+    own = {name: _without_short_runs(masks[name] & ~both, int(round(MIN_PIECE_S * sr))) for name in masks}
+    voice = {name: np.where(own[name], audio, 0.0).astype(np.float64) for name in masks}
+    shift = int(round(B_LEAD_S * sr))
+    voice["b"] = 10.0 ** (b_gain_db / 20.0) * np.concatenate((voice["b"][shift:], np.zeros(shift)))
+    fade = int(round(FADE_S * sr))
+    placed: dict[str, list[tuple[float, float]]] = {"a": [], "b": []}
+    for owner, cut_start, cut_end, at in BACKCHANNELS:
+        piece = audio[int(round(cut_start * sr)) : int(round(cut_end * sr))].astype(np.float64)
+        ramp = np.linspace(0.0, 1.0, fade)
+        piece[:fade] *= ramp
+        piece[-fade:] *= ramp[::-1]
+        gain = 10.0 ** (b_gain_db / 20.0) if owner == "b" else 1.0
+        begin = int(round(at * sr))
+        voice[owner][begin : begin + piece.size] += gain * piece
+        placed[owner].append((at, at + piece.size / sr))
+    cross = 0.0 if cross_db is None else 10.0 ** (cross_db / 20.0)
+    rng = np.random.default_rng(seed)
+    tracks = {}
+    for name, other in (("a", "b"), ("b", "a")):
+        track = voice[name] + cross * voice[other]
+        if noise_floor_db is not None:
+            track = track + 10.0 ** (noise_floor_db / 20.0) * rng.standard_normal(audio.size)
+        tracks[name] = track.astype(np.float32)
+    reference = {}
+    for name, offset in (("a", 0.0), ("b", B_LEAD_S)):
+        runs = np.flatnonzero(np.diff(np.concatenate(([0], own[name].astype(np.int8), [0]))))
+        spans = [(s / sr - offset, e / sr - offset) for s, e in zip(runs[0::2], runs[1::2], strict=True)]
+        reference[name] = sorted([(max(s, 0.0), e) for s, e in spans if e > 0] + placed[name])
+    return SeparateMics(tracks, sr, reference, placed)

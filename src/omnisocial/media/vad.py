@@ -22,7 +22,7 @@ from running interactions in separate processes.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 
 import numpy as np
@@ -198,6 +198,34 @@ def speech_segments(
     )
 
 
+def speech_and_short_segments(
+    audio: np.ndarray,
+    sr: int,
+    threshold: float = 0.5,
+    min_speech_s: float = 0.25,
+    min_silence_s: float = 0.1,
+    speech_pad_s: float = 0.03,
+    backend: str = "sequence",
+) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+    """`speech_segments`, and the stretches its `min_speech_s` drops (silero on the same probabilities).
+
+    The second list holds the segments silero finds with no minimum duration that touch none
+    of the first: short utterances (a "yeah", a "mm") that the speech segments leave out, kept
+    so that attribution can count them as backchannel events.
+    """
+    samples = np.asarray(audio, dtype=np.float32).reshape(-1)
+    if sr != SAMPLE_RATE:
+        samples = resample(samples, sr, SAMPLE_RATE)
+    if samples.size == 0:
+        return [], []
+    probs = speech_probabilities(samples, SAMPLE_RATE, backend=backend)
+    settings = dict(threshold=threshold, min_silence_s=min_silence_s, speech_pad_s=speech_pad_s)
+    segments = probabilities_to_segments(probs, samples.size, min_speech_s=min_speech_s, **settings)
+    every = probabilities_to_segments(probs, samples.size, min_speech_s=0.0, **settings)
+    short = [(s, e) for s, e in every if not any(s < end and e > start for start, end in segments)]
+    return segments, short
+
+
 def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     """[start, stop) index pairs of the True runs of a boolean array."""
     padded = np.concatenate(([False], np.asarray(mask, dtype=bool), [False]))
@@ -207,10 +235,20 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
 
 @dataclass(frozen=True)
 class Attribution:
-    """Speech per microphone after cross-talk attribution, and how much of it is shared."""
+    """Speech per microphone after cross-talk attribution, and how much of it is shared.
+
+    `segments`: each speaker's speech (stretches longer than the minimum duration);
+    `shared_s`: speech on both microphones at a similar level (neither leads by the margin);
+    `overlap_own_s`: per speaker, seconds of its own speech kept while the other microphone
+    led (simultaneous speech told from bleed, see `attribute_speech`); `short`: per speaker,
+    its own stretches not longer than the minimum duration (backchannel candidates, kept out
+    of `segments`).
+    """
 
     segments: dict[str, list[tuple[float, float]]]
-    shared_s: float  # speech on both microphones at a similar level (neither leads by the margin)
+    shared_s: float
+    overlap_own_s: dict[str, float] = field(default_factory=dict)
+    short: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
 
 
 def _smoothed_power(audio: np.ndarray, sr: int, hop_s: float, smooth_s: float, n: int) -> np.ndarray:
@@ -230,7 +268,8 @@ def _inside(segments: list[tuple[float, float]], n: int, hop_s: float) -> np.nda
     return mask
 
 
-def _segments_of(mask: np.ndarray, hop_s: float, min_speech_s: float, min_silence_s: float):
+def _closed(mask: np.ndarray, hop_s: float, min_silence_s: float) -> list[tuple[float, float]]:
+    """The True runs of `mask` in seconds, closed over gaps shorter than `min_silence_s`."""
     kept: list[list[float]] = []
     for first, stop in _runs(mask):
         start, end = first * hop_s, stop * hop_s
@@ -238,35 +277,109 @@ def _segments_of(mask: np.ndarray, hop_s: float, min_speech_s: float, min_silenc
             kept[-1][1] = end
         else:
             kept.append([start, end])
-    return [(start, end) for start, end in kept if end - start > min_speech_s]
+    return [(start, end) for start, end in kept]
+
+
+def _segments_of(mask: np.ndarray, hop_s: float, min_speech_s: float, min_silence_s: float):
+    return [(s, e) for s, e in _closed(mask, hop_s, min_silence_s) if e - s > min_speech_s]
 
 
 FLOOR_PERCENTILE = 5.0  # a microphone's noise floor: the level it is above 95% of the time
 
 
-def _voiced(power: np.ndarray, kept: np.ndarray, below_level_db: float, above_floor_db: float) -> np.ndarray:
+def noise_floor_db(power: np.ndarray, hop_s: float, window_s: float | None) -> np.ndarray:
+    """Per hop, the microphone's noise floor (dB): the `FLOOR_PERCENTILE` of its level around the hop.
+
+    Over a running window of `window_s` seconds (centred; None: the whole track, one floor).
+    A floor that changes along the recording (a line whose hiss rises, a fan that starts) is
+    followed, so a quiet stretch is judged against the noise beside it, not against the
+    whole track's.
+    """
+    level_db = 10.0 * np.log10(np.maximum(power, 1e-12))
+    width = 0 if window_s is None else int(round(window_s / hop_s)) | 1
+    if width <= 1 or width >= level_db.size:
+        return np.full(level_db.size, float(np.percentile(level_db, FLOOR_PERCENTILE)))
+    # the window's percentile every `step` hops (a sixth of the window), linear in between:
+    # a floor moves over seconds, and a per-hop running percentile costs seconds on a long track
+    half, step = width // 2, max(1, width // 6)
+    padded = np.pad(level_db, half, mode="edge")
+    centres = np.arange(0, level_db.size, step)
+    windows = np.lib.stride_tricks.sliding_window_view(padded, width)[centres]
+    floors = np.percentile(windows, FLOOR_PERCENTILE, axis=1)
+    return np.interp(np.arange(level_db.size), centres, floors)
+
+
+def _voiced(
+    power: np.ndarray, kept: np.ndarray, below_level_db: float, above_floor_db: float, floor_db: np.ndarray
+) -> np.ndarray:
     """Hops whose power is within `below_level_db` of the speech level and `above_floor_db` over the floor."""
     if not kept.any():
         return np.zeros(power.size, dtype=bool)
     level_db = 10.0 * np.log10(np.maximum(power, 1e-12))
     speech_level = float(np.median(level_db[kept]))
-    floor = float(np.percentile(level_db, FLOOR_PERCENTILE))
-    return level_db >= max(speech_level - below_level_db, floor + above_floor_db)
+    return (level_db >= speech_level - below_level_db) & (level_db >= floor_db + above_floor_db)
 
 
-def _align_edges(kept: np.ndarray, voiced: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+def _align_edges(
+    kept: np.ndarray, voiced: np.ndarray, allowed: np.ndarray, trimmable: np.ndarray | None = None
+) -> np.ndarray:
     """Each run of `kept` trimmed to its first and last voiced hop, then grown over adjacent voiced
-    `allowed` hops (a run of them touching kept speech joins it whole); nothing new starts here."""
+    `allowed` hops (a run of them touching kept speech joins it whole); nothing new starts here.
+
+    Only `trimmable` hops are trimmed (None: all): an end keeps its unvoiced hops from the first
+    one that is not trimmable on. A run with no voiced hop is dropped."""
     aligned = np.zeros(kept.size, dtype=bool)
     for first, stop in _runs(kept):
         inside = np.flatnonzero(voiced[first:stop])
-        if inside.size:
-            aligned[first + inside[0] : first + inside[-1] + 1] = True
+        if not inside.size:
+            continue
+        start, end = first + inside[0], first + inside[-1] + 1
+        if trimmable is not None:
+            fixed = np.flatnonzero(~trimmable[first:stop])
+            if fixed.size:
+                start, end = min(start, first + fixed[0]), max(end, first + fixed[-1] + 1)
+        aligned[start:end] = True
     grown = aligned.copy()
     for first, stop in _runs(voiced & allowed):
         if aligned[max(first - 1, 0) : stop + 1].any():
             grown[first:stop] = True
     return grown
+
+
+def coherent_fraction(x: np.ndarray, y: np.ndarray, frame: int = 256) -> float:
+    """Share of the energy of `x` that is a linear (per-frequency) function of `y`; NaN when too short.
+
+    Short-time spectra (Hann, `frame` samples, half overlap); per frequency the magnitude
+    squared coherence over the frames, weighted by the energy of `x` at that frequency. Bleed
+    (the other track heard through the air or the line: a filtered copy) gives nearly 1; a
+    microphone whose own speaker talks over the bleed gives about the bleed's share of its
+    energy. Fewer than 8 frames give NaN (with n frames two unrelated signals already reach
+    about 1/n).
+    """
+    n = min(x.size, y.size)
+    hop = frame // 2
+    count = (n - frame) // hop + 1 if n >= frame else 0
+    if count < 8:
+        return float("nan")
+    index = np.arange(frame)[None, :] + hop * np.arange(count)[:, None]
+    window = np.hanning(frame)
+    spec_x = np.fft.rfft(np.asarray(x[:n], np.float64)[index] * window, axis=1)
+    spec_y = np.fft.rfft(np.asarray(y[:n], np.float64)[index] * window, axis=1)
+    energy_x = np.sum(np.abs(spec_x) ** 2, axis=0)
+    energy_y = np.sum(np.abs(spec_y) ** 2, axis=0)
+    cross = np.abs(np.sum(spec_x * np.conj(spec_y), axis=0)) ** 2
+    coherence = cross / np.maximum(energy_x * energy_y, 1e-30)
+    return float(np.sum(coherence * energy_x) / max(float(np.sum(energy_x)), 1e-30))
+
+
+def _shifted(values: np.ndarray, shift: int) -> np.ndarray:
+    """`values` delayed by `shift` items (advanced when negative), zeros where nothing is known."""
+    out = np.zeros_like(values)
+    if shift >= 0:
+        out[shift:] = values[: values.size - shift] if shift else values
+    else:
+        out[:shift] = values[-shift:]
+    return out
 
 
 def attribute_speech(
@@ -280,6 +393,13 @@ def attribute_speech(
     min_silence_s: float = 0.1,
     edge_below_level_db: float | None = 25.0,
     edge_above_floor_db: float = 6.0,
+    *,
+    short: dict[str, list[tuple[float, float]]] | None = None,
+    lag_s: float | None = None,
+    own_excess_db: float | None = 6.0,
+    bleed_coherence: float = 0.5,
+    floor_window_s: float | None = 3.0,
+    hangover_s: float | None = 0.5,
 ) -> Attribution:
     """Attribute the silero speech of two microphones ("a", "b") to the speaker whose microphone leads.
 
@@ -288,13 +408,28 @@ def attribute_speech(
     microphone's power averaged over `smooth_s`:
 
     - a microphone *leads* when its power exceeds the other's by at least `margin_db`;
-    - speech found on a microphone that the other one leads is cross-talk: removed;
+    - speech found on a microphone that the other one leads is cross-talk (removed) unless
+      it is the microphone's own speech under the other's (below);
     - speech found on a microphone that leads is its speaker's;
     - where neither leads, speech found on one microphone only is its speaker's (a pause
       or soft speech of its own), and speech found on both is *shared*: both speakers keep
       it (it may be overlapping talk) and its duration is `shared_s`, so that the filters
       can tell an interaction dominated by cross-talk (strong bleed, or two copies of one
       track) from one with some overlap.
+
+    Bleed or own speech, where the other microphone leads. When both people talk at once
+    the louder one's microphone leads, and the quieter one's own speech (a backchannel, an
+    overlapping start) is on its microphone too, over the louder voice's bleed. Bleed is the
+    other track heard at the room's (or line's) coupling level: the *coupling* is the median
+    power ratio of this microphone to the other where the other leads and has speech (mostly
+    pure bleed), and the bleed expected in a hop is the other's power there (at the measured
+    inter-track lag `lag_s`) times the coupling. A hop holds own speech when the power left
+    after that bleed is at least `own_excess_db` over it and `edge_above_floor_db` over the
+    noise floor; a stretch of such hops is then kept unless most of its energy (more than
+    `bleed_coherence`, `coherent_fraction`) is coherent with the other track at the lag,
+    which is what bleed louder than the usual coupling (a head turned to the other
+    microphone) looks like. The kept seconds are `overlap_own_s`. `own_excess_db` None drops
+    all speech the other microphone leads (the former rule).
 
     The smoothing is short (three 20 ms hops): a longer window blurs each turn change, and
     the blur is credited to the speaker whose silero segment spans it (on the shipped real
@@ -303,32 +438,81 @@ def attribute_speech(
     *where* each stretch of it starts and ends (`_align_edges`, unless `edge_below_level_db` is
     None). A hop is *voiced* on a microphone when its power is within `edge_below_level_db` of
     that microphone's speech level (the median over its kept hops) and at least
-    `edge_above_floor_db` above its noise floor (the 5th percentile of its power). Each kept
-    stretch loses the unvoiced hops at its ends (silero's padding and hangover: after the other
-    speaker's bleed it ran on into the silence before its owner spoke) and grows over the
-    voiced hops next to it that the other microphone does not lead (silero rises late on speech
-    that begins in overlap or under a noise floor, and may drop a hop inside it). On the shipped
-    real conversation with a -60 dBFS floor, silero alone started one turn 0.4 s late and split
-    it (-4.0% speech, one turn lost), and with -10 dB bleed it gave one speaker +3.5%; aligned,
-    every bleed level from none to -10 dB, with and without the floor, is within 1%
-    (`benchmarks/bench_real_sync.py`).
+    `edge_above_floor_db` above its noise floor (`noise_floor_db`: the 5th percentile of its
+    level over a running window of `floor_window_s`; None: over the whole track). Each kept
+    stretch loses the unvoiced hops at its ends that lie within `hangover_s` of hops the other
+    microphone leads (silero's padding and hangover: after the other speaker's bleed it ran on
+    into the silence before its owner spoke; None: every unvoiced end hop), keeping those
+    farther from the other's voice (a soft speaker's decay or weak consonant under the floor:
+    with the second voice of the call 18 dB softer, 10 dB over a -60 dBFS floor, trimming every
+    end lost 13% of her speech, this 8%; `benchmarks/bench_separate_mics.py`), and grows over the
+    voiced hops next to it that are its own (the other microphone does not lead, or the hop
+    holds own speech; silero rises late on speech that begins in overlap or under a noise
+    floor, and may drop a hop inside it). On the shipped real conversation with a -60 dBFS
+    floor, silero alone started one turn 0.4 s late and split it (-4.0% speech, one turn
+    lost), and with -10 dB bleed it gave one speaker +3.5%; aligned, every bleed level from
+    none to -10 dB, with and without the floor, is within 1% (`benchmarks/bench_real_sync.py`).
 
-    The kept parts are closed over gaps shorter than `min_silence_s` and parts not longer
-    than `min_speech_s` are dropped. Both signals share the rate `sr`.
+    The kept parts are closed over gaps shorter than `min_silence_s`; parts not longer than
+    `min_speech_s` go to `short` instead of `segments`, with the stretches of `short` (silero's
+    segments under its minimum duration, `speech_and_short_segments`) that pass the same
+    rules. Both signals share the rate `sr`.
     """
     names = ("a", "b")
     n = max(int(np.ceil(audio[name].size / round(hop_s * sr))) for name in names)
     power = {name: _smoothed_power(audio[name], sr, hop_s, smooth_s, n) for name in names}
     found = {name: _inside(segments.get(name, []), n, hop_s) for name in names}
+    brief = {name: _inside((short or {}).get(name, []), n, hop_s) & ~found[name] for name in names}
     ratio = 10.0 ** (margin_db / 10.0)
     leads = {"a": power["a"] > power["b"] * ratio, "b": power["b"] > power["a"] * ratio}
-    kept = {"a": found["a"] & ~leads["b"], "b": found["b"] & ~leads["a"]}
+    floor = {name: noise_floor_db(power[name], hop_s, floor_window_s) for name in names}
+    lag_hops = 0 if lag_s is None or not np.isfinite(lag_s) else int(round(lag_s / hop_s))
+    hop = int(round(hop_s * sr))
+    own = {}
+    for name, other, shift in (("a", "b", -lag_hops), ("b", "a", lag_hops)):
+        own[name] = np.zeros(n, dtype=bool)
+        if own_excess_db is None:
+            continue
+        heard = _shifted(power[other], shift)  # the other's voice as it reaches this microphone
+        pure = leads[other] & found[other] & (heard > 0)
+        coupling = float(np.median(power[name][pure] / heard[pure])) if pure.any() else 0.0
+        bleed = coupling * heard
+        rest = power[name] - bleed
+        level_db = 10.0 * np.log10(np.maximum(rest, 1e-12))
+        candidate = (
+            leads[other]
+            & (rest >= bleed * 10.0 ** (own_excess_db / 10.0))
+            & (level_db >= floor[name] + edge_above_floor_db)
+        )
+        other_audio = _shifted(np.asarray(audio[other], np.float64), shift * hop)
+        for first, stop in _runs(candidate):
+            x = audio[name][first * hop : stop * hop]
+            y = other_audio[first * hop : stop * hop]
+            if not coherent_fraction(x, y) > bleed_coherence:
+                own[name][first:stop] = True
+    allowed = {"a": ~leads["b"] | own["a"], "b": ~leads["a"] | own["b"]}
+    kept = {name: found[name] & allowed[name] for name in names}
     if edge_below_level_db is not None:
-        for name, other in (("a", "b"), ("b", "a")):
-            voiced = _voiced(power[name], kept[name], edge_below_level_db, edge_above_floor_db)
-            kept[name] = _align_edges(kept[name], voiced, ~leads[other])
+        for name in names:
+            voiced = _voiced(power[name], kept[name], edge_below_level_db, edge_above_floor_db, floor[name])
+            other = "b" if name == "a" else "a"
+            # silero's hangover follows the other's voice (its bleed); elsewhere an unvoiced end
+            # is the speaker's own soft speech under the floor (a decay, a weak consonant)
+            near = None
+            if hangover_s is not None:
+                width = 2 * int(round(hangover_s / hop_s)) + 1
+                near = np.convolve(leads[other].astype(float), np.ones(width), mode="same") > 0
+            kept[name] = _align_edges(kept[name], voiced, allowed[name], near)
     shared = kept["a"] & kept["b"] & ~leads["a"] & ~leads["b"]
-    return Attribution(
-        {name: _segments_of(kept[name], hop_s, min_speech_s, min_silence_s) for name in names},
-        float(shared.sum() * hop_s),
-    )
+    out_segments, out_short, overlap_own = {}, {}, {}
+    for name, other in (("a", "b"), ("b", "a")):
+        stretches = _closed(kept[name], hop_s, min_silence_s)
+        out_segments[name] = [(s, e) for s, e in stretches if e - s > min_speech_s]
+        level_db = 10.0 * np.log10(np.maximum(power[name], 1e-12))
+        extra = brief[name] & allowed[name] & ~kept[name] & (level_db >= floor[name] + edge_above_floor_db)
+        taken = _inside(out_segments[name], n, hop_s)
+        out_short[name] = [
+            (s, e) for s, e in _closed((kept[name] & ~taken) | extra, hop_s, min_silence_s) if e - s > 0
+        ]
+        overlap_own[name] = float((taken & leads[other]).sum() * hop_s)
+    return Attribution(out_segments, float(shared.sum() * hop_s), overlap_own, out_short)

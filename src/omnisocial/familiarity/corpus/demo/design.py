@@ -47,14 +47,14 @@ FAILURES = (
 )
 
 # Targets the timelines are built to meet; the per-window ones mirror the defaults of the
-# `filters:` block (turn_gap_s 0.3, min_turns 4, min_speaker 3 s) with a margin and do not
+# `filters:` block (merged turns, min_turns 4, min_speaker 3 s) with a margin and do not
 # depend on the interaction's length. The whole-interaction ones follow from
 # `demo.min_total_speech_s` (`speech_targets`).
 WINDOW_S = 20.0
 WINDOW_STEP_S = 0.5
 # The workflow's default clip settings (config `clips:`), used to check good conversations.
 DEFAULT_CLIPS = {"duration_s": 20.0, "early_start_s": 5.0, "late_end_margin_s": 5.0, "snap_tolerance_s": 4.0}
-TURN_GAP_S = 0.3
+TURN_GAP_S = None  # filters.turn_gap_s: a turn lasts until the other person speaks
 MIN_TURNS = 4
 # A good conversation's clips hold one merged turn more than the filter's default: the docs'
 # example edit `filters.min_turns: 5` then keeps every good conversation, and the demo's design

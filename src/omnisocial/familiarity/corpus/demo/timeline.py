@@ -45,7 +45,7 @@ MAX_TRIES = 60
 RESHUFFLE_EVERY = 10
 OVERLAP_S = (0.2, 0.8)
 IN_TURN_PAUSE_S = (0.12, 0.25)  # between sentences of one turn: below TURN_GAP_S, so one turn
-SOLO_PAUSE_S = (0.45, 0.7)  # silent_speaker: above TURN_GAP_S, so each sentence is its own turn
+SOLO_PAUSE_S = (0.45, 0.7)  # silent_speaker: a pause between sentences (one speaker is one turn)
 SPARSE_GAP_S = (1.2, 2.0)
 SPARSE_TURN_SPEECH_S = 2.0  # too_little_speech: speech per turn
 MONOLOGUE_S = (11.0, 13.5)  # too_few_turns: a 20 s window then spans at most three turns
@@ -91,8 +91,9 @@ class TimelineStats:
     min_speaker_s: float  # least speech of either speaker in any 20 s window
 
 
-def merged_turns(pieces: list[Piece], gap: float = TURN_GAP_S) -> list[tuple[int, float, float]]:
-    """Main (non-backchannel) pieces in time order, same-speaker runs closer than `gap` merged."""
+def merged_turns(pieces: list[Piece], gap: float | None = TURN_GAP_S) -> list[tuple[int, float, float]]:
+    """Main (non-backchannel) pieces in time order, same-speaker runs closer than `gap` merged (None: all)."""
+    gap = float("inf") if gap is None else gap
     turns: list[list] = []
     for piece in sorted((p for p in pieces if not p.backchannel), key=lambda p: (p.start, p.speaker)):
         if turns and turns[-1][0] == piece.speaker and piece.start - turns[-1][2] < gap:
@@ -178,11 +179,9 @@ def accept(mode: str, stats: TimelineStats, targets: SpeechTargets) -> bool:
             and stats.min_speaker_s >= MIN_SPEAKER_S
         )
     if mode == "solo":
-        return (
-            stats.speech_s >= targets.speech_s
-            and stats.min_turns >= MIN_TURNS
-            and stats.min_onsets >= MIN_TURNS
-        )
+        # one speaker talks: one merged turn, so F2 fails as well as F3 (a listener hears a
+        # monologue); only the amount of speech is a target
+        return stats.speech_s >= targets.speech_s
     if mode == "sparse":
         low, high = targets.little_speech_s
         return (

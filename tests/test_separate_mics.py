@@ -1,0 +1,159 @@
+"""Real voices on separate microphones: simultaneous speech, quiet speech and short backchannels.
+
+The voices are the two speakers of the real call pyannote.audio ships, each on its own
+microphone (`omnisocial.media.recorded.separate_mics`: the second speaker 6 dB softer and
+0.6 s earlier, so that her turns start over the first speaker's ends; three short utterances
+cut from the call laid inside the other's turns). Silero and the cross-talk attribution run
+on the tracks directly (no files, no ffmpeg); `benchmarks/bench_separate_mics.py` runs the
+whole stage on the same layouts.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from omnisocial.config import load_config
+from omnisocial.familiarity import recorded
+from omnisocial.familiarity.intervals import union_seconds
+from omnisocial.familiarity.turns import backchannels, overlap_seconds_by
+from omnisocial.media.recorded import BACKCHANNELS, sample_conversation, separate_mics
+from omnisocial.media.vad import attribute_speech, coherent_fraction, speech_and_short_segments
+
+MIN_SPEECH_S = 0.25
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _long(intervals):
+    return [(s, e) for s, e in intervals if e - s > MIN_SPEECH_S]
+
+
+@pytest.fixture(scope="module")
+def recording():
+    return sample_conversation()
+
+
+def _attributed(mics, **options):
+    found = {k: speech_and_short_segments(mics.tracks[k], mics.sr) for k in ("a", "b")}
+    segments = {k: found[k][0] for k in found}
+    short = {k: found[k][1] for k in found}
+    return attribute_speech(segments, mics.tracks, mics.sr, short=short, **options)
+
+
+@pytest.mark.parametrize("cross_db", [None, -20.0])
+def test_simultaneous_speech_is_kept_on_both_microphones(recording, cross_db):
+    mics = separate_mics(recording, cross_db=cross_db)
+    reference = {k: _long(v) for k, v in mics.reference.items()}
+    truth = overlap_seconds_by(reference["a"], reference["b"])[0]
+    assert truth > 1.5  # each of b's turns starts over a's end
+    kept = _attributed(mics)
+    overlap = overlap_seconds_by(kept.segments["a"], kept.segments["b"])[0]
+    assert overlap == pytest.approx(truth, rel=0.15)
+    for speaker in ("a", "b"):
+        assert union_seconds(kept.segments[speaker]) == pytest.approx(
+            union_seconds(reference[speaker]), rel=0.03
+        )
+    assert kept.overlap_own_s["b"] > 0.3  # the softer speaker's own speech under the louder one
+    # the former rule (all speech under the louder microphone is cross-talk) loses a third of it
+    former = _attributed(mics, own_excess_db=None)
+    assert overlap_seconds_by(former.segments["a"], former.segments["b"])[0] < 0.7 * truth
+
+
+def test_bleed_stays_bleed(recording):
+    """Where only one person talks, the other microphone's copy of the voice is never kept."""
+    mics = separate_mics(recording, cross_db=-10.0)
+    kept = _attributed(mics)
+    # a talks alone over 11.03-13.5 s (b's voice is silent there): b keeps nothing of it
+    assert not any(s < 13.5 and e > 11.2 for s, e in kept.segments["b"])
+    sr = mics.sr
+    for start, end in ((11.2, 12.4), (12.8, 14.0)):  # around b's "Hel-" laid at 12.5 s
+        piece = slice(int(start * sr), int(end * sr))
+        assert coherent_fraction(mics.tracks["b"][piece], mics.tracks["a"][piece]) > 0.99
+    # where b speaks over a (and hears a at -20 dB), b's microphone holds mostly her own voice
+    quieter = separate_mics(recording, cross_db=-20.0)
+    overlap = slice(int(14.1 * sr), int(14.45 * sr))
+    assert coherent_fraction(quieter.tracks["b"][overlap], quieter.tracks["a"][overlap]) < 0.2
+
+
+def test_short_backchannels_are_kept_as_events(recording):
+    mics = separate_mics(recording, cross_db=-20.0)
+    kept = _attributed(mics)
+    for owner, cut_start, cut_end, at in BACKCHANNELS:
+        duration = cut_end - cut_start
+        if duration >= MIN_SPEECH_S:
+            continue
+        # under silero's minimum duration: no speech segment, but a short event where it was laid
+        assert not any(s < at + duration and e > at for s, e in kept.segments[owner])
+        assert any(s < at + duration and e > at for s, e in kept.short[owner]), (owner, at, kept.short)
+    other = {"a": "b", "b": "a"}
+    counted = {
+        k: backchannels([*kept.segments[k], *kept.short[k]], kept.segments[other[k]]) for k in ("a", "b")
+    }
+    expected = {k: backchannels(mics.reference[k], _long(mics.reference[other[k]])) for k in ("a", "b")}
+    assert (
+        {k: len(v) for k, v in counted.items()}
+        == {k: len(v) for k, v in expected.items()}
+        == {"a": 1, "b": 2}
+    )
+
+
+def test_a_local_noise_floor_keeps_quiet_speech(recording):
+    """Speech at -52 dBFS in a quiet stretch (-75 dBFS) of a track mostly under -45 dBFS of noise."""
+    sr = recording.sr
+    mics = separate_mics(recording)
+    voice = mics.tracks["a"].astype(np.float64) * 10 ** (-20 / 20)
+    track = np.concatenate((voice, np.zeros(60 * sr)))  # a long noisy rest: the quiet part is < 5%
+    level = np.full(track.size, 10 ** (-45 / 20))
+    level[int(10.8 * sr) : int(14.7 * sr)] = 10 ** (-75 / 20)
+    track = (track + level * np.random.default_rng(1).standard_normal(track.size)).astype(np.float32)
+    audio = {"a": track, "b": np.zeros_like(track)}
+    segments = {"a": speech_and_short_segments(track, sr)[0], "b": []}
+    turn = next((s, e) for s, e in mics.reference["a"] if 10.8 < s < 14.7)  # 11.03-14.49 s
+
+    def inside(found):
+        return union_seconds(
+            [(max(s, turn[0]), min(e, turn[1])) for s, e in found if e > turn[0] and s < turn[1]]
+        )
+
+    local = attribute_speech(segments, audio, sr, floor_window_s=3.0)
+    whole = attribute_speech(segments, audio, sr, floor_window_s=None)
+    assert inside(whole.segments["a"]) == 0.0  # one floor for the track: the quiet turn is under it
+    assert inside(local.segments["a"]) >= 0.75 * (turn[1] - turn[0])
+
+
+def test_overlap_is_credited_to_the_one_who_joined():
+    a = [(0.0, 5.0), (10.0, 12.0)]
+    b = [(4.0, 8.0), (11.0, 11.5), (12.0, 13.0)]
+    total, by_a, by_b = overlap_seconds_by(a, b)
+    assert (total, by_a, by_b) == pytest.approx((1.5, 0.0, 1.5))
+    assert backchannels(b, a) == [(11.0, 11.5)]  # inside a's talk, short; (4, 8) takes the floor
+    assert backchannels([(5.5, 5.8)], [(0.0, 5.0), (5.9, 9.0)]) == [(5.5, 5.8)]  # in a's pause
+    assert backchannels([(5.5, 5.8)], [(0.0, 5.0), (5.9, 9.0)], pause_s=0.5) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg is not installed")
+def test_the_signals_table_reports_overlap_and_backchannels_on_separate_mics(tmp_path):
+    """The whole stage (files, silero, attribution, SIGNALS), as benchmarks/bench_separate_mics.py runs it."""
+    config = recorded.study_config(load_config(ROOT / "config" / "demo.yaml"))
+    layout = recorded.MicLayout("-20 dB cross-mix", cross_db=-20.0)
+    row = recorded.evaluate_separate(tmp_path, [layout], config).iloc[0].to_dict()
+    assert row["overlap_s"] == pytest.approx(row["ref_overlap_s"], rel=0.15)
+    assert row["overlap_s_b"] == pytest.approx(row["overlap_s"])  # b starts over a every time
+    for speaker in ("a", "b"):
+        assert row[f"speech_s_{speaker}"] == pytest.approx(row[f"ref_speech_s_{speaker}"], rel=0.03)
+        assert row[f"backchannels_{speaker}"] == row[f"ref_backchannels_{speaker}"]
+    assert row["turns"] == row["ref_turns"] == 9
+
+
+def test_a_soft_speaker_keeps_her_edges_away_from_the_other_voice(recording):
+    """The second voice 12 dB softer (16 dB over a -60 dBFS floor): her decays lie under the floor."""
+    mics = separate_mics(recording, noise_floor_db=-60.0, b_gain_db=-12.0)
+    truth = union_seconds(_long(mics.reference["b"]))
+    near_only = union_seconds(_attributed(mics).segments["b"])
+    every_end = union_seconds(_attributed(mics, hangover_s=None).segments["b"])
+    assert near_only == pytest.approx(truth, rel=0.03)
+    assert every_end < 0.97 * truth  # trimming every unvoiced end cut her own speech
