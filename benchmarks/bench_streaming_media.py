@@ -16,8 +16,9 @@ per modality (audio_video, audio):
 Each is timed as wall-clock and as CPU seconds (user + system of the ffmpeg processes plus
 this process's own; on a shared, loaded machine the CPU figure is the one to compare). At the
 last step it prints, for old, new and re-cut, ffprobe's audio and video durations and the
-decoded audio's length. PASS when, for audio_video, the new join's audio and video last as
-long as the re-cut's to within one AAC frame (1024 samples), re-cut / new join per step (CPU)
+decoded audio's length. PASS when, for audio_video, the new join's audio lasts as long as the
+re-cut's to within one AAC frame (1024 samples) and its video ends at t (the re-cut's runs on
+to its last frame's end, up to a frame later), re-cut / new join per step (CPU)
 is at least 5, and every join is bitexact; audio is printed for information.
 """
 
@@ -171,9 +172,12 @@ def report(row: dict, t_last: float) -> bool:
         for name, values in row["lengths"].items():
             print(f"    {name:6s} {values['audio']:.4f} / {values['video']:.4f} / {values['decoded']:.4f}")
         new, ref = row["lengths"]["new"], row["lengths"]["recut"]
-        same = all(abs(new[key] - ref[key]) <= AAC_FRAME_S for key in ("audio", "video", "decoded"))
-        print(f"  new within one AAC frame ({1000 * AAC_FRAME_S:.1f} ms) of the re-cut: {same}")
-        passed &= same
+        same = all(abs(new[key] - ref[key]) <= AAC_FRAME_S for key in ("audio", "decoded"))
+        # the new video ends at t with its audio; the re-cut's runs on to its last frame's end
+        ends = abs(new["video"] - t_last) <= 1e-3 and 0 <= ref["video"] - new["video"] < 1001 / 30000 + 1e-3
+        print(f"  new audio within one AAC frame ({1000 * AAC_FRAME_S:.1f} ms) of the re-cut: {same}")
+        print(f"  new video ends at t, the re-cut's within a frame after: {ends}")
+        passed &= same and ends
     print(f"  bitexact joins: {row['bitexact']} -> {'PASS' if passed else 'FAIL'}")
     return passed if modality == "audio_video" else True
 

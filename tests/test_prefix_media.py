@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import av
 import numpy as np
 import pytest
 
@@ -90,14 +91,17 @@ def video_times(path: Path) -> np.ndarray:
     return np.sort([float(packet["pts_time"]) for packet in info["packets"]])
 
 
-def assert_same_lengths(joined: Path, direct: Path) -> None:
-    """ffprobe's audio and video durations within one audio frame; the same video frames."""
+def assert_same_lengths(joined: Path, direct: Path, span_s: float) -> None:
+    """Audio and video both end at the step's t (ffprobe's durations, to the millisecond); the
+    audio within one audio frame of the direct cut's, the video the direct cut's frames at its
+    times (its video runs on to its last frame's end: up to a frame past t)."""
     ours, reference = probe(joined), probe(direct)
     assert ours["sample_rate"] == reference["sample_rate"] == RATE
     assert ours["channels"] == reference["channels"]
+    assert ours["audio_duration"] == pytest.approx(span_s, abs=1e-3)
+    assert ours["video_duration"] == pytest.approx(span_s, abs=1e-3)
     assert abs(ours["audio_duration"] - reference["audio_duration"]) <= ONE_FRAME_S
-    assert abs(ours["video_duration"] - reference["video_duration"]) <= ONE_FRAME_S
-    assert abs(ours["audio_duration"] - ours["video_duration"]) <= ONE_FRAME_S + 1 / 29.97
+    assert 0 <= reference["video_duration"] - ours["video_duration"] < 1 / 29.97 + 1e-3
     ours_t, reference_t = video_times(joined), video_times(direct)
     assert len(ours_t) == len(reference_t)
     np.testing.assert_allclose(ours_t, reference_t, atol=1e-3)  # frame k shown when the cut shows it
@@ -117,7 +121,7 @@ def test_a_prefix_has_the_audio_and_video_of_a_direct_cut(prefix_segments, t, tm
     item, segments = prefix_segments
     assert item.schedule.times()[-1] == 29.4 and len(segments) == 29
     joined, direct = step_media(item, segments, None, 0.0, t, tmp_path)
-    assert_same_lengths(joined, direct)
+    assert_same_lengths(joined, direct, t)
     ours, reference = load_audio(joined, RATE), load_audio(direct, RATE)
     assert abs(len(ours) - len(reference)) <= AAC_FRAME
     assert abs(len(ours) - round(t * RATE)) <= AAC_FRAME
@@ -135,7 +139,7 @@ def test_a_window_has_the_audio_and_video_of_a_direct_cut(window_segments, t, tm
     item, segments = window_segments
     start = t - WINDOW_S
     joined, direct = step_media(item, segments, WINDOW_S, start, t, tmp_path)
-    assert_same_lengths(joined, direct)
+    assert_same_lengths(joined, direct, WINDOW_S)
     assert probe(joined)["audio_duration"] == pytest.approx(WINDOW_S, abs=ONE_FRAME_S)
     ours, reference = load_audio(joined, RATE), load_audio(direct, RATE)
     assert abs(len(ours) - len(reference)) <= AAC_FRAME
@@ -146,6 +150,59 @@ def test_a_window_has_the_audio_and_video_of_a_direct_cut(window_segments, t, tm
         assert lag == 0 and correlation > 0.9, (at_s, lag, correlation)
     first = slice(0, AAC_FRAME)
     assert np.corrcoef(ours[first], reference[first])[0, 1] > 0.9
+
+
+def assert_every_step_ends_at_t(item, segments, window_s, fps: float, rate: int, folder: Path) -> list:
+    """At every step of `item`: audio and video both end at t (to the millisecond), the video
+    holds each frame on the grid before t (ceil((t - start) fps) frames from start's first
+    frame), and the audio track's sound starts at the step's start. Returns (t, audio - video)."""
+    differences = []
+    for t in item.schedule.times():
+        start = 0.0 if window_s is None else max(0.0, round(t - window_s, 6))
+        joined = assemble(segments[step_segments(item, window_s, start, t)], folder / "step.mp4")
+        # in process (ffprobe's stream durations are these same libavformat fields), so a
+        # step costs milliseconds, not two ffprobe start-ups
+        with av.open(str(joined)) as media:
+            audio, video = media.streams.audio[0], media.streams.video[0]
+            durations = [float(s.duration * s.time_base) for s in (audio, video)]
+            assert audio.sample_rate == rate, t
+            frames = sum(1 for packet in media.demux(video) if packet.size)
+        assert durations == pytest.approx([t - start, t - start], abs=1e-3), t
+        first = np.ceil(round(start * fps, 6))  # the first frame at or after start, on the clip's grid
+        assert frames == np.ceil(round(t * fps, 6)) - first, t
+        differences.append((t, durations[0] - durations[1]))
+    return differences
+
+
+def test_every_step_of_a_clip_has_audio_and_video_to_t(prefix_segments, window_segments, tmp_path):
+    """Each of the 29 prefixes (1.4 ... 29.4 s) and each 2.5 s window (20.4 ... 29.4 s), not one
+    step only: at 30000/1001 fps a frame (33 ms) is longer than an AAC frame (23 ms), so a
+    whole last frame ran past the audio by more than one audio frame at some steps."""
+    item, segments = prefix_segments
+    steps = assert_every_step_ends_at_t(item, segments, None, 30000 / 1001, RATE, tmp_path)
+    assert len(steps) == 29 and max(abs(d) for _, d in steps) <= 1e-3
+    item, segments = window_segments
+    steps = assert_every_step_ends_at_t(item, segments, WINDOW_S, 30000 / 1001, RATE, tmp_path)
+    assert len(steps) == 10 and max(abs(d) for _, d in steps) <= 1e-3
+
+
+def test_every_step_of_a_demo_shaped_clip_has_audio_and_video_to_t(tmp_path):
+    """The demo's clips: 10 fps (a frame of 0.1 s, longer than an AAC frame of 64 ms at 16 kHz
+    mono) and step times off the frame grid (a stream starting at 1.3778 s, its turn's end):
+    the video ran up to 0.1 s past the audio (0.084 s at 9.3 s) at every step there."""
+    clip = tmp_path / "demo.mp4"
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=10", "-f", "lavfi",
+         "-i", "anoisesrc=color=pink:sample_rate=16000:amplitude=0.3:seed=3", "-t", "12.6",
+         "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-ac", "1",
+         str(clip)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    for first, window_s, n_steps in ((1.3778, None, 12), (2.2160, 1.5, 11)):
+        item = StreamItem(f"demo{first}", clip, Schedule(first, 12.5, 1.0))
+        segments = cut_segments(item, window_s, tmp_path / f"seg{first}", "audio_video")
+        steps = assert_every_step_ends_at_t(item, segments, window_s, 10.0, 16000, tmp_path)
+        assert len(steps) == n_steps and max(abs(d) for _, d in steps) <= 1e-3
 
 
 def test_steps_are_bitexact_across_joins_and_recuts(clip, prefix_segments, tmp_path):
@@ -170,9 +227,8 @@ def test_video_only_steps_keep_the_cut_frame_times(clip, tmp_path):
         joined = assemble(segments[step_segments(item, 1.2, start, t)], tmp_path / "step.mp4")
         direct = cut_prefix(item, start, t, tmp_path / "direct.mp4", "video")
         assert probe(joined)["n_audio_streams"] == 0
-        assert probe(joined)["video_duration"] == pytest.approx(
-            probe(direct)["video_duration"], abs=ONE_FRAME_S
-        )
+        assert probe(joined)["video_duration"] == pytest.approx(t - start, abs=1e-3)  # ends at t
+        assert 0 <= probe(direct)["video_duration"] - (t - start) < 1 / 29.97 + 1e-3
         np.testing.assert_allclose(video_times(joined), video_times(direct), atol=1e-3)
 
 

@@ -75,24 +75,25 @@ def test_who_released_matches_the_released_analysis(who_files, capsys):
     out = tmp_path / "who.csv"
     assert cli.main(["socialomni", "who", str(items), str(replies), "-o", str(out)]) == 0
     table = pd.read_csv(out, keep_default_na=False).set_index(["breakdown", "level"])
-    analysis = EXPECTED["who"]["analysis"]
-    # gold "B." / "(A)" never match; "C or D? I'd say D" reads D on a 3-option item; the last
-    # copy of the duplicated id 7 stands (the analysis script's rows are keyed by id)
-    assert (table.loc[("overall", "all"), "n"], table.loc[("overall", "all"), "n_correct"]) == (
-        analysis["all"]["total"],
-        analysis["all"]["correct"],
-    )
-    # "Consistent" and "INCONSISTENT" are groups of their own, as in the released analysis
+    analysis, pipeline = EXPECTED["who"]["analysis"], EXPECTED["who"]["pipeline"]
+    # gold "B." / "(A)" never match; "C or D? I'd say D" reads D on a 3-option item; both
+    # copies of the duplicated id 7 are scored (reply D: the first copy, gold D, right; the
+    # last, gold A, wrong) and counted, as the released pipeline counts them: 3 of 8
+    overall = table.loc[("overall", "all")]
+    assert (overall["n"], overall["n_correct"]) == (pipeline["total"], pipeline["correct"]) == (8, 3)
+    assert 100 * overall["accuracy"] == pytest.approx(pipeline["accuracy"])
+    # the consistency split is the released analysis's, keyed by id (the last copy of 7);
+    # "Consistent" and "INCONSISTENT" are groups of their own there
     for group in ("consistent", "inconsistent", "Consistent", "INCONSISTENT"):
         row = table.loc[("consistency", group)]
         assert (row["n"], row["n_correct"]) == (analysis[group]["total"], analysis[group]["correct"]), group
         assert 100 * row["accuracy"] == pytest.approx(analysis[group]["accuracy"])
+    # the per-option breakdown counts both copies too (gold D: the first copy, right)
+    assert tuple(table.loc[("correct_option", "D"), ["n", "n_correct"]]) == (1, 1)
     err = capsys.readouterr().err
     reasons = _reasons(out)
-    # the released pipeline itself counts both copies of id 7: it scored one item more
-    assert EXPECTED["who"]["pipeline"]["total"] == analysis["all"]["total"] + 1
     duplicate = next(r for r in reasons.index if r.startswith("duplicate id"))
-    assert reasons.loc[duplicate, "n_items"] == 1 and "pipeline counts every copy" in duplicate
+    assert reasons.loc[duplicate, "n_items"] == 1 and "every copy counted" in duplicate
     assert f"socialomni who: scored as released: {duplicate}: 1 item (e.g. item 7)" in err
     written = next(r for r in reasons.index if r.startswith("correct answer not a bare letter"))
     assert reasons.loc[written, "n_items"] == 2
@@ -298,7 +299,15 @@ def test_pr_released_matches_the_released_scorer(tmp_path, capsys):
         assert row["n_judgements"] == expected["num_events"], item_id
         assert row["n_passed"] == expected["successful_events"], item_id
     assert per_item.loc["p2", "n_events"] == 2  # the first copy of the duplicated p2
+    # p5: a PR_correction item without reminders, judged {"success_score": 2}: released's
+    # total_score is that score as it is (its task from the split name)
+    assert per_item.loc["p5", "sample_score"] == EXPECTED["pr"]["p5"]["total_score"] == 2
+    assert per_item.loc["p5", "n_events"] == 0 and per_item.loc["p4", "n_events"] == 1
     err = capsys.readouterr().err
+    assert (
+        "duplexeval pr: scored as released: whole-response judgement's success_score taken as the "
+        "sample score, as released: 1 item (e.g. item p5)" in err
+    )
     assert (
         "duplexeval pr: scored as released: duplicate id, first copy kept, as released: 1 item (e.g. item p2)"
         in err
@@ -312,6 +321,8 @@ def test_pr_released_matches_the_released_scorer(tmp_path, capsys):
 def test_pr_strict_leaves_out_unreadable_reminders_counted(tmp_path, capsys):
     out, per_item = _run_stream(tmp_path, "pr", "strict")
     assert "p1" not in per_item.index and "p3" not in per_item.index
+    # a success_score of 2 is off the 0/1 scale: no score, the sample left empty (never 2)
+    assert math.isnan(per_item.loc["p5", "sample_score"]) and per_item.loc["p5", "n_scored"] == 0
     reasons = _reasons(out)
     assert reasons.loc["field reminder1", "n_items"] == 2  # "1e1"; 30 s after the 12 s video
     assert "duplexeval pr: excluded: field reminder1: 2 items (e.g. item p1)" in capsys.readouterr().err

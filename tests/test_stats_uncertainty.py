@@ -145,6 +145,58 @@ def test_rasch_difficulty_correlation_corrected_for_attenuation(n_raters):
     assert np.mean(corrected) == pytest.approx(np.mean(latent_r), abs=RASCH_TOLERANCE)
 
 
+def test_resampled_corrected_correlations_are_the_scalar_ones_row_by_row():
+    """The bootstrap's vectorised corrected r (`corrected_rows`) is `corrected_correlation` of
+    each resample: both reliabilities, with and without classes (the partial r), ties included."""
+    from omnisocial.stats.reliability import (
+        classical_reliability,
+        corrected_correlation,
+        corrected_rows,
+        eap_reliability,
+    )
+
+    rng = np.random.default_rng(8)
+    _, ((mx, sx, _), (my, sy, _)) = _shrunken_estimates(rng, n_items=40, rho=0.5)
+    classes = rng.choice(["familiar", "stranger", "unsure"], 40)
+    codes = np.unique(classes, return_inverse=True)[1]
+    pick = rng.integers(0, 40, (30, 40))
+    for reliability, ex, ey in ((eap_reliability, sx, sy), (classical_reliability, sx**2 / 3, sy**2 / 3)):
+        for grouped in (False, True):
+            rows = corrected_rows(
+                mx[pick], my[pick], ex[pick], ey[pick], reliability, codes[pick] if grouped else None
+            )
+            each = [
+                corrected_correlation(
+                    mx[p], my[p], ex[p], ey[p], reliability, classes[p] if grouped else None
+                )
+                for p in pick
+            ]
+            np.testing.assert_allclose(rows, each, rtol=1e-10, equal_nan=True)
+
+
+def test_the_bca_interval_moves_against_the_estimators_bias():
+    """Few items and low reliabilities: the corrected r is skewed, its resamples lie mostly on
+    one side of the estimate. BCa moves its quantiles against that (Efron & Tibshirani 1993,
+    ch. 14), percentile keeps them, basic reflects them; all hold the estimate. Their coverage
+    per cell: benchmarks/bench_rasch_coverage.py."""
+    from omnisocial.stats.reliability import (
+        INTERVAL_METHODS,
+        bootstrap_intervals,
+        corrected_correlation,
+        eap_reliability,
+    )
+
+    rng = np.random.default_rng(21)
+    _, ((mx, sx, _), (my, sy, _)) = _shrunken_estimates(rng, n_items=60, rho=0.87, error_sd=(0.9, 0.9))
+    point = corrected_correlation(mx, my, sx, sy, eap_reliability)
+    bounds = bootstrap_intervals(mx, my, sx, sy, eap_reliability, 2000, seed=3, methods=INTERVAL_METHODS)
+    for method, (low, high) in bounds.items():
+        assert low < min(point, 1) <= high, method
+    (p_low, p_high), (b_low, b_high) = bounds["percentile"], bounds["bca"]
+    assert (b_low, b_high) != (p_low, p_high)
+    assert bounds["basic"] != bounds["percentile"]
+
+
 def test_bootstrap_interval_of_the_corrected_correlation_and_its_cap():
     from omnisocial.familiarity.analysis.glmm_rasch import corrected_columns
     from omnisocial.stats.reliability import bootstrap_corrected, corrected_correlation, eap_reliability
@@ -156,6 +208,8 @@ def test_bootstrap_interval_of_the_corrected_correlation_and_its_cap():
     assert low < point < high <= 1 and high - low > 0.1  # r and both reliabilities vary
     assert bootstrap_corrected(mx, my, sx, sy, eap_reliability, 1000, seed=1) == (low, high)  # seeded
     assert np.isnan(bootstrap_corrected(mx, my, sx, sy, eap_reliability, 0, seed=1)[0])
+    with pytest.raises(ValueError, match="unknown interval method 'bootstrap'"):
+        bootstrap_corrected(mx, my, sx, sy, eap_reliability, 10, seed=1, method="bootstrap")
     capped = corrected_columns("r_corrected", 0.66, 0.6, 0.6, (0.8, 1.0), min_reliability=0.5)
     assert capped["r_corrected"] == 1.0 and capped["r_corrected_capped"]
     assert capped["r_corrected_uncapped"] == pytest.approx(1.1) and capped["r_corrected_note"] == ""

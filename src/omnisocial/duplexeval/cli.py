@@ -108,6 +108,15 @@ def _run(args: argparse.Namespace) -> int:
         responses = STREAM_RESPONSES.empty()
     score = judged.score_rtd_replies if args.task == "rtd" else judged.score_pr_replies
     per_item = score(responses, scored_items, replies, parser=args.parser, models=[model])
+    if args.task == "pr" and released:
+        odd = per_item[per_item["sample_score"].notna() & ~per_item["sample_score"].isin([0, 1])]
+        for item_id, value in zip(odd["item_id"], odd["sample_score"], strict=True):
+            reasons.add(
+                "scored as released",
+                "whole-response judgement's success_score taken as the sample score, as released",
+                item_id,
+                f"sample score {value:g}",
+            )
     unmatched = judged.unmatched_replies(replies, items, responses, args.task, model, left_out)
     if unmatched:
         first = unmatched[0]

@@ -254,7 +254,8 @@ PR_REPLY_ITEMS = Contract(
             "sample_score",
             "float",
             nullable=True,
-            doc="1 only if every judgement passed; empty if one has none",
+            doc="1 only if every judgement passed; empty if one has none (released: an item judged "
+            "once on its whole response scores that judgement's success_score, a 2 as 2)",
         ),
     ),
     key=("model", "split", "item_id"),

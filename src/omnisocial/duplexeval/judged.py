@@ -51,7 +51,9 @@ Scoring (as released):
   response text in [t, t + 10]; no text scores 0 without a judge; a missing reply is 0
   (the released API failure); the sample passes only if every event scores 1; released
   sums the event scores into n_passed (a success_score of 2 counts 2). An item without
-  reminders, and any correction item, is judged once on the whole response.
+  reminders, and any correction item (its task from the split name, as the released batch
+  script's `task_type_from_split`), is judged once on the whole response; released takes
+  that one judgement's success_score as the sample score (2 scores 2), strict has no 2.
 - Per split and 'all' (`split_metrics`): counts, means and fractions (score / 3, passed /
   scored).
 """
@@ -516,7 +518,8 @@ def score_pr_replies(
             times = reminder_times(item)
             counts = dict.fromkeys(("no_text", "missing", "unparsed", "differ", "call"), 0)
             scores: list[float | None] = []
-            for index, window, text in reminder_texts(own, item, window_s):
+            judgements = reminder_texts(own, item, window_s)
+            for index, window, text in judgements:
                 if window is not None and not text:
                     counts["no_text"] += 1
                     scores.append(0.0)
@@ -537,6 +540,11 @@ def score_pr_replies(
                 scores.append(parsed.score)
             scored = [s for s in scores if s is not None]
             complete = len(scored) == len(scores)
+            sample = float(all(s == 1 for s in scored)) if complete else math.nan
+            if complete and parser == "released" and judgements[0][1] is None:
+                # one judgement of the whole response (a correction item, or no reminder):
+                # released's total_score is that judgement's success_score as it is (a 2 scores 2)
+                sample = float(scored[0])
             rows.append(
                 {
                     "model": model,
@@ -554,7 +562,7 @@ def score_pr_replies(
                     "n_unparsed": counts["unparsed"],
                     "n_parse_differ": counts["differ"],
                     "n_judge_failed": counts["call"],
-                    "sample_score": float(all(s == 1 for s in scored)) if complete else math.nan,
+                    "sample_score": sample,
                 }
             )
     return PR_REPLY_ITEMS.validate(pd.DataFrame(rows, columns=PR_REPLY_ITEMS.names))

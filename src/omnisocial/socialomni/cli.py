@@ -232,7 +232,7 @@ def run_who(args) -> int:
     items, opts = _load(load_who_items, args.items, args.timestamps, args.parser, reasons)
     replies = _check_ids(_replies(args), items, args.replies, reasons)
     columns = ["model", "modality", "item_id", "reply"]
-    scores = score_who(items, replies[columns], args.parser, opts.raw_answers)
+    scores = score_who(items, replies[columns], args.parser, opts.raw_answers, opts.duplicate_copies)
     ACCURACY_BREAKDOWN.write(args.output, scores.breakdown)
     reasons.report(args.output)
     overall = scores.breakdown[scores.breakdown["breakdown"] == "overall"]

@@ -230,6 +230,9 @@ class ReadOptions:
     released_notes: list = field(default_factory=list)
     # item_id -> the correct answer as written (the released pipelines compare it raw)
     raw_answers: dict = field(default_factory=dict)
+    # released who: the earlier copies of a duplicated id (item rows, each with its answer as
+    # written under "written"): the released pipeline scores and counts every copy
+    duplicate_copies: list = field(default_factory=list)
 
     def released_note(self, item_id: str, reason: str, message: str) -> None:
         self.released_notes.append({"item_id": item_id, "reason": reason, "message": message})
@@ -369,19 +372,24 @@ def load_who_items(path: str | os.PathLike, collect_errors: bool = False, max_ti
         try:
             row = _who_item(raw, path, position, opts)
             if opts.released and row["item_id"] in rows:
-                # the released analysis keys its rows by id: the last copy stands (its
-                # pipeline counts every copy in its own total)
+                # the released pipeline (level1_pipeline) scores every copy and counts each in
+                # its accuracy; its analysis keys rows by id, so the consistency split holds
+                # the last copy. Kept here: the last copy as the item, the earlier ones as
+                # copies the overall accuracy counts too (who.score_who's `copies`)
                 opts.released_note(
                     row["item_id"],
-                    "duplicate id (last copy kept, as the released analysis; its pipeline counts every copy)",
+                    "duplicate id (every copy counted in the overall accuracy, as the released pipeline; "
+                    "the consistency breakdown holds the last copy, as the released analysis)",
                     f"position {position}",
                 )
-                del rows[row["item_id"]]
+                earlier = rows.pop(row["item_id"])
+                opts.duplicate_copies.append({**earlier, "written": earlier.pop("_written")})
             else:
                 check_unique(row["item_id"], set(rows), path, row["item_id"], "id")
         except ImportErrorWithItem as error:
             errors.add(error)
             continue
+        row["_written"] = opts.raw_answers.get(row["item_id"])  # not a column: dropped by the contract
         rows[row["item_id"]] = row
     return finish_items(WHO_ITEMS, list(rows.values()), path, errors, collect_errors)
 

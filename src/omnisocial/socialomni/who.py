@@ -162,7 +162,9 @@ def _is_correct(prediction: str | None, item: dict, written: str | None) -> bool
     return bool(gold) and prediction == gold
 
 
-def score_who(items: pd.DataFrame, replies, parser: str = "released", raw_answers=None) -> WhoScores:
+def score_who(
+    items: pd.DataFrame, replies, parser: str = "released", raw_answers=None, copies=()
+) -> WhoScores:
     """Score who-replies against items (WHO_ITEMS or any frame with item_id, correct_answer).
 
     `replies`: a frame with item_id, reply and optional model, modality columns, or a dict
@@ -173,16 +175,41 @@ def score_who(items: pd.DataFrame, replies, parser: str = "released", raw_answer
     (`released_consistency`), as the released pipeline and analysis do; with `raw_answers`
     (item_id -> the correct answer as written, `importers.ReadOptions.raw_answers`) it also
     compares the answer as written (docs/released-mode.md).
+
+    `copies` (released only; `importers.ReadOptions.duplicate_copies`): earlier copies of a
+    duplicated item id, each scored with its id's reply against its own answer (as written,
+    its "written") and counted in every breakdown but the consistency split, as the released
+    pipeline counts every copy and its analysis keys by id (the last copy, the item); not in
+    `items` of the result (one row per item).
     """
     check_parser(parser)
     released = parser == "released"
     lookup = _items_lookup(items, ("item_id", "correct_answer"))
     frame = _replies_frame(replies)
-    rows, groups = [], []
+    extra: dict[str, list[dict]] = {}
+    for copy in copies if released else ():
+        extra.setdefault(str(copy["item_id"]), []).append(copy)
+    rows, groups, copy_rows = [], [], []
     for record in frame.to_dict("records"):
         item = lookup.get(record["item_id"])
         if item is None:
             raise ValueError(f"reply for unknown item {record['item_id']!r}")
+        for copy in extra.get(record["item_id"], []):
+            prediction = extract_letter(record["reply"], "".join(LETTERS), parser)
+            copy_rows.append(
+                {
+                    "model": record["model"],
+                    "modality": record["modality"],
+                    "correct_answer": copy["correct_answer"],
+                    "prediction": prediction or "",
+                    "parsed": prediction is not None,
+                    "correct": _is_correct(prediction, copy, copy.get("written")),
+                    "domain": copy.get("domain") or "",
+                    "subcategory": copy.get("subcategory") or "",
+                    "other_prediction": extract_letter(record["reply"], item_letters(copy), "strict") or "",
+                    "consistency_group": "",  # the released analysis keys by id: not in its split
+                }
+            )
         letters = "".join(LETTERS) if released else item_letters(item)
         prediction = extract_letter(record["reply"], letters, parser)
         other_letters = item_letters(item) if released else "".join(LETTERS)
@@ -207,6 +234,8 @@ def score_who(items: pd.DataFrame, replies, parser: str = "released", raw_answer
         )
     scored = WHO_SCORES.validate(pd.DataFrame(rows, columns=WHO_SCORES.names))
     grouped = scored.assign(consistency_group=pd.Series(groups, index=scored.index, dtype=object))
+    if copy_rows:
+        grouped = pd.concat([grouped, pd.DataFrame(copy_rows)], ignore_index=True)
     breakdown, summary, confusion = [], [], []
     for (model, modality), group in grouped.groupby(["model", "modality"], sort=True):
         key = {"model": model, "modality": modality}

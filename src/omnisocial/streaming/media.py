@@ -21,10 +21,13 @@ start-up, each file's packet index read once per process), the video segments' p
 placed at the sum of the frame durations before it (`frames.json`: a segment's own header
 rounds its length up to its cut, and those roundings add up at every join), and the audio as
 the track's packets from start to t (from a pre-roll packet before `start`, which the mp4
-edit list skips, to the packet holding t, cut to end at t). So a step's audio and video last
-as long as a direct cut of [start, t] (`cut_prefix`) to within one audio frame (1024
-samples) at any t, and no join adds AAC priming: joining per-span AAC cuts did, 46 ms or more
-per join, so a streamed model heard speech later and later behind the picture. Stream copy
+edit list skips, to the packet holding t, cut to end at t), and the last frame shown cut short
+to end at t too. So at every step the audio and the video both end at t (to a tick of their
+time bases), hold the frames of a direct cut of [start, t] (`cut_prefix`) at its times, and
+its sound to within one audio frame (1024 samples); a direct cut's video runs on to its last
+frame's end, up to one frame past t (0.1 s at 10 fps, past its audio). No join adds AAC
+priming: joining per-span AAC cuts did, 46 ms or more per join, so a streamed model heard
+speech later and later behind the picture. Stream copy
 with a bitexact muxer: the same step always gives the same bytes and the same sha256 (the
 result cache keys on media content).
 """
@@ -391,6 +394,7 @@ def _join_mp4(segments: list[Path], manifest: dict, track: Path | None, destinat
         raise FileNotFoundError(f"missing audio track {track}: cut it with streaming.media.cut_segments")
     video = [_packets(path, "video") for path in segments]
     audio = _packets(track, "audio") if track is not None else None
+    start, end = segment_span(segments[0])[0], segment_span(segments[-1])[1]
     with av.open(str(destination), "w", format="mp4", options={"fflags": "+bitexact"}) as out:
         video_out = out.add_stream_from_template(_template(segments[0], "video"))
         video_out.time_base = video[0].time_base
@@ -400,29 +404,34 @@ def _join_mp4(segments: list[Path], manifest: dict, track: Path | None, destinat
             audio_out.time_base = audio.time_base
         offset = Fraction(0)  # segment i's start in the step, in seconds
         base = video[0].time_base
-        for path, packets in zip(segments, video, strict=True):
+        # the step's video ends at t, where its audio ends: the last frame shown is cut short
+        # there (a whole frame ran past t by up to a frame, 0.1 s at 10 fps, past the audio)
+        end_tick = round(Fraction(end - start) / base)
+        for index, (path, packets) in enumerate(zip(segments, video, strict=True)):
             raw = path.read_bytes()
             shift, scale = offset / base, packets.time_base / base
-            if scale == 1 and shift.denominator == 1:  # one encode's segments: whole ticks, no Fractions
+            whole = scale == 1 and shift.denominator == 1  # one encode's segments: whole ticks, no Fractions
+            if whole:
                 shift = int(shift)
-                for pos, size, pts, dts, duration, keyframe in packets.rows:
-                    _mux(
-                        out,
-                        video_out,
-                        raw[pos : pos + size],
-                        pts + shift,
-                        dts + shift,
-                        duration,
-                        keyframe,
-                        base,
+            # the frame shown last in the step (the last segment's highest pts), in step ticks
+            last = None
+            if index == len(segments) - 1:
+                top = max(row[2] for row in packets.rows)
+                last = top + shift if whole else round(top * scale + shift)
+            for pos, size, pts, dts, duration, keyframe in packets.rows:
+                if whole:
+                    pts, dts = pts + shift, dts + shift
+                else:
+                    pts, dts, duration = (
+                        round(pts * scale + shift),
+                        round(dts * scale + shift),
+                        round(duration * scale),
                     )
-            else:
-                for pos, size, pts, dts, duration, keyframe in packets.rows:
-                    _mux(out, video_out, raw[pos : pos + size], round(pts * scale + shift),
-                         round(dts * scale + shift), round(duration * scale), keyframe, base)  # fmt: skip
+                if pts == last and end_tick > pts:
+                    duration = end_tick - pts
+                _mux(out, video_out, raw[pos : pos + size], pts, dts, duration, keyframe, base)
             offset += frames_duration(manifest[path.name])
         if audio is not None:
-            start, end = segment_span(segments[0])[0], segment_span(segments[-1])[1]
             raw = track.read_bytes()
             for pos, size, pts, duration in _track_packets(audio, segment_span(track)[0], start, end):
                 _mux(out, audio_out, raw[pos : pos + size], pts, pts, duration, True, audio.time_base)
@@ -473,10 +482,10 @@ class StepMedia:
         """media_io.probe's answer (duration exact, where ffprobe rounds it to the millisecond)."""
         parts = self.segments[self.first : self.last]
         manifest = _counted(list(parts))
-        video = sum((frames_duration(manifest[path.name]) for path in parts), Fraction(0))
         has_audio = manifest[parts[0].name].get("audio") is not None
-        audio = segment_span(parts[-1])[1] - segment_span(parts[0])[0] if has_audio else 0.0
-        return {"duration_s": max(float(video), audio), "has_audio": has_audio, "has_video": True}
+        # video and audio both end at the step's t (`_join_mp4`)
+        span = segment_span(parts[-1])[1] - segment_span(parts[0])[0]
+        return {"duration_s": span, "has_audio": has_audio, "has_video": True}
 
     def sample_frames(
         self, fps: float = 1.0, max_frames: int = 32, width: int = 768, quality: int = 4
@@ -520,12 +529,10 @@ def step_frames(
     manifest = _counted(segments)
     lengths = [frames_duration(manifest[path.name]) for path in segments]
     rate = Fraction(f"{fps:.6f}")  # as ffmpeg reads the filter's rate (media_io._frames_stream)
-    offset, length = sum(lengths[:first], Fraction(0)) * rate, sum(lengths[first:last], Fraction(0))
-    has_audio = manifest[segments[first].name].get("audio") is not None
-    audio = (
-        Fraction(segment_span(segments[last - 1])[1] - segment_span(segments[first])[0]) if has_audio else 0
-    )
-    longest = max(length, audio) + Fraction(1, 1000)  # what probe may say: ms rounding, the audio's end
+    offset = sum(lengths[:first], Fraction(0)) * rate
+    # the step's video ends at its t, as its audio (`_join_mp4`: the last frame cut short there)
+    length = Fraction(segment_span(segments[last - 1])[1] - segment_span(segments[first])[0])
+    longest = length + Fraction(1, 1000)  # what probe may say: ms rounding
     if offset.denominator != 1 or longest * rate > max_frames:
         return None
     count = math.floor(length * rate + Fraction(1, 2))
