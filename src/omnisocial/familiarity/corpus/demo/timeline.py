@@ -41,7 +41,9 @@ from omnisocial.familiarity.intervals import union_seconds
 
 log = logging.getLogger(__name__)
 
-MAX_TRIES = 60
+# Clips must hold MIN_TURNS + CLIP_TURN_SLACK merged turns (a listener's count): a few of the
+# demo's slower conversations meet that in 1 try of 20-40, so 60 tries were too few for them
+MAX_TRIES = 200
 RESHUFFLE_EVERY = 10
 OVERLAP_S = (0.2, 0.8)
 IN_TURN_PAUSE_S = (0.12, 0.25)  # between sentences of one turn: below TURN_GAP_S, so one turn
