@@ -178,7 +178,7 @@ def pytest_terminal_summary(terminalreporter) -> None:
         over = _too_heavy(limit)
         if over:
             write(
-                f"not marked heavy, above {limit:.0f} CPU-s ({verdict}; @pytest.mark.heavy runs a test in "
+                f"not marked heavy, above {limit:g} CPU-s ({verdict}; @pytest.mark.heavy runs a test in "
                 f"make test-heavy): " + ", ".join(f"{t} {s:.1f}" for t, s in over),
                 red=True,
             )
