@@ -17,7 +17,7 @@ import pytest
 import yaml
 from rating_study import JSPSYCH_DIR
 from test_rating_collect import TOKEN, Client
-from test_release import real_study_run, snakemake
+from test_release import real_study_config, snakemake
 
 from omnisocial.familiarity.ratings.collect import CollectionStore, make_server
 
@@ -68,9 +68,10 @@ def _collect(experiments, data_dir, questionnaires, finish_later: bool = False) 
 
 
 @pytest.mark.heavy
-def test_survey_materials_build_the_experiment_and_collected_data_import(tmp_path_factory, tmp_path):
-    # the real study's run of survey_materials, shared with test_release (a copy of it)
-    config = real_study_run(tmp_path_factory, tmp_path)
+def test_survey_materials_build_the_experiment_and_collected_data_import(tmp_path):
+    config = real_study_config(tmp_path)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    snakemake(tmp_path, "--cores", "2", "survey_materials")
     ratings = tmp_path / "results" / "familiarity" / "ratings"
     experiments = ratings / "experiment"
     assert sorted(p.name for p in experiments.iterdir()) == ["audio", "text", "video"]

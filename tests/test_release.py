@@ -10,7 +10,6 @@ and the JSONL and parquet copies import to the same bytes.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import shared_dir
 
 from omnisocial.config import ConfigError, check_study, load_config, validate_config
 from omnisocial.familiarity.release import import_design, import_predictions, prediction_files
@@ -483,8 +481,6 @@ def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.Compl
 
 def planned_jobs(workdir: Path, *args: str) -> set[str]:
     output = snakemake(workdir, "-n", *args).stdout
-    if "Job stats:" not in output:  # nothing to do
-        return set()
     stats = output.split("Job stats:")[1].split("total")[0]
     return {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", stats, re.M)}
 
@@ -549,37 +545,18 @@ def real_study_config(tmp_path: Path) -> dict:
     }
 
 
-def _build_real_study(folder: Path) -> None:
-    config = real_study_config(folder)
-    (folder / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    snakemake(folder, "--cores", "2", "survey_materials")
-
-
-def real_study_run(tmp_path_factory: pytest.TempPathFactory, workdir: Path) -> dict:
-    """real_study_config's first run, to the survey lists (built once per session: conftest.shared_dir),
-    copied into `workdir` with its mtimes and .snakemake metadata, so that a test runs only the
-    jobs its own changes add; its config, whose corpus stays in the shared folder."""
-    source = shared_dir(tmp_path_factory, "real-study", _build_real_study)
-    corpus = lambda folder, names: ["corpus"] if Path(folder) == source else []  # noqa: E731
-    shutil.copytree(source, workdir, symlinks=True, ignore=corpus, dirs_exist_ok=True)  # copy2: mtimes
-    return yaml.safe_load((workdir / "config.yaml").read_text())
-
-
 @pytest.mark.slow
 @pytest.mark.heavy
-def test_real_study_runs_to_the_survey_lists_before_any_export(tmp_path_factory, tmp_path):
+def test_real_study_runs_to_the_survey_lists_before_any_export(tmp_path):
     """corpus -> filters -> design -> stimuli and survey lists with no export; asking for more
     names the key to fill; the exports added, only the ratings and what follows are planned."""
-    study = tmp_path / "study"
-    config = real_study_run(tmp_path_factory, study)  # its run: snakemake survey_materials
-    fresh = tmp_path / "fresh"  # the same config before that run: what it plans
-    fresh.mkdir()
-    (fresh / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    planned = planned_jobs(fresh, "survey_materials")
+    config = real_study_config(tmp_path)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    planned = planned_jobs(tmp_path, "survey_materials")
     assert {"ingest_corpus", "apply_filters", "sample_design", "render_stimuli", "rating_design"} <= planned
     assert not planned & {*DEMO_RULES, "import_ratings", "infer_model", "score_familiarity"}
-    assert not planned_jobs(study, "survey_materials")  # the run made them all
-    results = study / "results" / "familiarity"
+    snakemake(tmp_path, "--cores", "2", "survey_materials")
+    results = tmp_path / "results" / "familiarity"
     design = pd.read_csv(results / "design" / "design.csv")
     assert len(design) == 4  # 1 site x 2 relationships x 2 gender mixes
     manifest = pd.read_csv(results / "stimuli" / "manifest.csv")
@@ -590,21 +567,21 @@ def test_real_study_runs_to_the_survey_lists_before_any_export(tmp_path_factory,
         assert set(pd.concat(map(pd.read_csv, lists))["dyad_id"]) <= set(design["dyad_id"])
     assert not (results / "ratings" / "trials.csv").exists()
     # the whole study needs the ratings: the error names the key, before any job
-    result = snakemake(study, "-n", check=False)
+    result = snakemake(tmp_path, "-n", check=False)
     said = result.stdout + result.stderr
     assert result.returncode != 0 and "ratings.exports names no survey export" in said, said[-3000:]
     assert "ratings.exports.<modality>" in said and "survey_materials" in said
     # the exports collected: the rest is planned, the survey lists and stimuli are kept
     exports = {}
     for modality in MODALITIES:
-        exports[modality] = str(study / "surveys" / f"{modality}_export.csv")
+        exports[modality] = str(tmp_path / "surveys" / f"{modality}_export.csv")
         Path(exports[modality]).parent.mkdir(exist_ok=True)
         Path(exports[modality]).write_text(
             f"ResponseId,stimulus,answer\nR1,{design['dyad_id'][0]},familiar\n"
         )
     config["ratings"]["exports"] = exports
-    (study / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    planned = planned_jobs(study)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    planned = planned_jobs(tmp_path)
     assert {"import_ratings", "score_familiarity", "glmm", "rasch"} <= planned
     assert not planned & {"ingest_corpus", "sample_design", "render_stimuli", "rating_design"}, planned
 
