@@ -67,7 +67,6 @@ def _collect(experiments, data_dir, questionnaires, finish_later: bool = False) 
     return answered
 
 
-@pytest.mark.heavy
 def test_survey_materials_build_the_experiment_and_collected_data_import(tmp_path):
     config = real_study_config(tmp_path)
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
