@@ -131,14 +131,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.when != "teardown":
-        return
     for name, value in report.user_properties:
-        if name == CPU_PROPERTY:
+        if name == CPU_PROPERTY and report.when == "teardown":
             _CPU_BY_TEST[report.nodeid] = float(value)
-        elif name == HEAVY_PROPERTY and not value:
+        if name == HEAVY_PROPERTY and report.when == "teardown" and not value:
             _UNMARKED.add(report.nodeid)
-        elif name.startswith(SHARED_CPU_PROPERTY):
+        if name.startswith(SHARED_CPU_PROPERTY) and report.when == "teardown":
             _CPU_BY_BUILD[name.removeprefix(SHARED_CPU_PROPERTY)] = float(value)
 
 
