@@ -95,13 +95,13 @@ def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
 
 
 CPU_PROPERTY = "cpu_s"
-HEAVY_PROPERTY = "heavy"
-SHARED_CPU_PROPERTY = "shared_build_cpu_s:"  # + the shared folder's name
 TOP_CPU_TESTS = 10
-HEAVY_CPU_S = 15.0  # a test above this (its own CPU) is marked heavy: make test-heavy runs it
-FAIL_CPU_S = 2 * HEAVY_CPU_S
 _CPU_START = pytest.StashKey[float]()
 _CPU_BY_TEST: dict[str, float] = {}  # the controller's (or a plain run's) record, by test id
+HEAVY_PROPERTY = "heavy"
+SHARED_CPU_PROPERTY = "shared_build_cpu_s:"  # + the shared folder's name
+HEAVY_CPU_S = 15.0  # a test above this (its own CPU) is marked heavy: make test-heavy runs it
+FAIL_CPU_S = 2 * HEAVY_CPU_S
 _CPU_BY_BUILD: dict[str, float] = {}  # the shared folders' builds, by name
 _UNMARKED: set[str] = set()  # the tests not marked heavy
 _SHARED_CPU: dict[str, float] = {}  # this process's shared builds not yet reported
@@ -130,14 +130,22 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     return report
 
 
+def _record_heavy_and_builds(report: pytest.TestReport) -> None:
+    """The controller's record of which tests are not marked heavy and of the shared builds."""
+    if report.when != "teardown":
+        return
+    for name, value in report.user_properties:
+        if name == HEAVY_PROPERTY and not value:
+            _UNMARKED.add(report.nodeid)
+        if name.startswith(SHARED_CPU_PROPERTY):
+            _CPU_BY_BUILD[name.removeprefix(SHARED_CPU_PROPERTY)] = float(value)
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _record_heavy_and_builds(report)
     for name, value in report.user_properties:
         if name == CPU_PROPERTY and report.when == "teardown":
             _CPU_BY_TEST[report.nodeid] = float(value)
-        if name == HEAVY_PROPERTY and report.when == "teardown" and not value:
-            _UNMARKED.add(report.nodeid)
-        if name.startswith(SHARED_CPU_PROPERTY) and report.when == "teardown":
-            _CPU_BY_BUILD[name.removeprefix(SHARED_CPU_PROPERTY)] = float(value)
 
 
 def _too_heavy(limit: float) -> list[tuple[str, float]]:
