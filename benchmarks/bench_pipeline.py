@@ -88,26 +88,33 @@ def _label(pid: int) -> str:
 def sample_jobs(
     process: subprocess.Popen, every_s: float = 0.1
 ) -> tuple[dict[int, str], dict[int, float], float]:
-    """Polls snakemake's direct children (its jobs) while it runs: each job's label and its last
-    CPU seconds with everything it waited for, and snakemake's own CPU seconds (its `run:` rules
-    and scheduling). A job's last `every_s` before it exits is not seen (the total says how much)."""
+    """Polls snakemake's jobs (its direct children) while it runs: each job's label and the CPU
+    seconds of its process tree (every live process in it, each with the children it has waited
+    for: a worker's CPU moves into its parent's when it is reaped, so the sum goes on), and
+    snakemake's own CPU seconds (its `run:` rules and scheduling). A job's last `every_s` before it
+    exits is not seen (the table's "not seen" row says how much)."""
     labels: dict[int, str] = {}
     cpu: dict[int, float] = {}
     own = 0.0
     while process.poll() is None:
-        main = _proc_cpu(process.pid)
-        if main is not None:
-            own = main[1]
+        stats = {}
         for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            stat = _proc_cpu(int(entry.name))
-            if stat is None or stat[0] != process.pid:
-                continue
-            pid = int(entry.name)
-            if pid not in labels:
-                labels[pid] = _label(pid)
-            cpu[pid] = stat[1] + stat[2]
+            if entry.name.isdigit() and (stat := _proc_cpu(int(entry.name))) is not None:
+                stats[int(entry.name)] = stat
+        if process.pid in stats:
+            own = stats[process.pid][1]
+        children: dict[int, list[int]] = {}
+        for pid, (ppid, _, _) in stats.items():
+            children.setdefault(ppid, []).append(pid)
+        for job in children.get(process.pid, []):
+            if job not in labels:
+                labels[job] = _label(job)
+            tree, total = [job], 0.0
+            while tree:
+                pid = tree.pop()
+                total += stats[pid][1] + stats[pid][2]
+                tree.extend(children.get(pid, []))
+            cpu[job] = max(cpu.get(job, 0.0), total)
         time.sleep(every_s)
     return labels, cpu, own
 
