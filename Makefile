@@ -14,7 +14,7 @@ UV_VERSION := 0.13.9
 unexport PYTHONDONTWRITEBYTECODE
 UV_INSTALL = uv pip install --quiet
 
-.PHONY: setup system-deps notebook-deps notebook-strip demo test test-slurm lint format benchmark \
+.PHONY: setup system-deps notebook-deps notebook-strip demo test test-heavy test-slurm lint format benchmark \
 	report clean venv-omni venv-voxtral venv-asr test-local-models docs-deps docs docs-build \
 	web-deps test-browser
 
@@ -83,9 +83,15 @@ notebook-strip: setup
 # Two workers (pytest-xdist; TEST_WORKERS=auto takes one per core): tests/conftest.py groups the
 # tests (a module's fast ones together, each slow one alone or with the tests sharing its
 # workflow run) and queues the slow ones first; --no-loadscope-reorder keeps that order.
+# The tests marked heavy (above 15 CPU-s of their own) are a CI step of their own, test-heavy:
+# make test stays under 8 minutes on 2 cores. Each prints its CPU per test at the end.
 TEST_WORKERS ?= 2
+PYTEST_XDIST = $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 test: setup notebook-deps
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+	$(PYTEST_XDIST) -m 'not heavy'
+
+test-heavy: setup notebook-deps
+	$(PYTEST_XDIST) -m heavy
 
 # The rating experiment in headless chromium alone (make test, and so .ci/run, runs them too)
 test-browser: setup

@@ -10,8 +10,10 @@ generated there too), then a no-op `snakemake -n`, and prints:
   every job, user + sys) over the cores, and its critical path (the longest chain of rules in
   `--rulegraph`, each rule at its longest job's wall time in this run's log);
 - wall time of the no-op dry run (target: under 3 s);
-- per rule: wall seconds and peak memory (max_rss) from the rules' `benchmark:` files
-  (target: no job above 4 GiB);
+- where the run's CPU goes: each kind of job's CPU seconds (its process tree, with what it
+  waited for, polled from /proc while the run goes), the costliest first, and Snakemake's own;
+- per rule: wall seconds, sampled CPU seconds and peak memory (max_rss) from the rules'
+  `benchmark:` files (target: no job above 4 GiB);
 - signal measurement throughput: seconds of audio (both tracks) measured per wall second
   per thread of `measure_signals`.
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -57,16 +60,100 @@ def make_environment() -> dict[str, str]:
     return {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
-def snakemake(workdir: Path, *args: str) -> tuple[float, float, str]:
-    """(wall s, CPU s of snakemake and every job it ran, its log) of one snakemake call."""
+SCRIPT = re.compile(r"\.snakemake/scripts/tmp[^/ ]*?\.([A-Za-z0-9_]+)\.py")
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _proc_cpu(pid: int) -> tuple[int, float, float] | None:
+    """(parent pid, own CPU s, CPU s of the children it waited for) from /proc/<pid>/stat."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None  # gone meanwhile
+    ppid, utime, stime, cutime, cstime = int(fields[1]), *map(int, fields[11:15])
+    return ppid, (utime + stime) / TICKS, (cutime + cstime) / TICKS
+
+
+def _label(pid: int) -> str:
+    """A job's name: its script's (a `script:` job runs .snakemake/scripts/tmp<random>.<script>.py),
+    else the start of its command line."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "?"
+    found = SCRIPT.search(command)
+    return f"script {found.group(1)}" if found else " ".join(command.split())[:60]
+
+
+def sample_jobs(
+    process: subprocess.Popen, every_s: float = 0.1
+) -> tuple[dict[int, str], dict[int, float], float]:
+    """Polls snakemake's jobs (its direct children) while it runs: each job's label and the CPU
+    seconds of its process tree (every live process in it, each with the children it has waited
+    for: a worker's CPU moves into its parent's when it is reaped, so the sum goes on), and
+    snakemake's own CPU seconds (its `run:` rules and scheduling). A job's last `every_s` before it
+    exits is not seen (the table's "not seen" row says how much)."""
+    labels: dict[int, str] = {}
+    cpu: dict[int, float] = {}
+    own = 0.0
+    while process.poll() is None:
+        stats = {}
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit() and (stat := _proc_cpu(int(entry.name))) is not None:
+                stats[int(entry.name)] = stat
+        if process.pid in stats:
+            own = stats[process.pid][1]
+        children: dict[int, list[int]] = {}
+        for pid, (ppid, _, _) in stats.items():
+            children.setdefault(ppid, []).append(pid)
+        for job in children.get(process.pid, []):
+            if job not in labels:
+                labels[job] = _label(job)
+            tree, total = [job], 0.0
+            while tree:
+                pid = tree.pop()
+                total += stats[pid][1] + stats[pid][2]
+                tree.extend(children.get(pid, []))
+            cpu[job] = max(cpu.get(job, 0.0), total)
+        time.sleep(every_s)
+    return labels, cpu, own
+
+
+def snakemake(workdir: Path, *args: str, jobs: dict | None = None) -> tuple[float, float, str]:
+    """(wall s, CPU s of snakemake and every job it ran, its log) of one snakemake call; `jobs`,
+    where given, gets each job's CPU seconds by label (sample_jobs) and snakemake's own."""
     cpu = children_cpu_s()
     started = time.perf_counter()
     command = snakemake_command(workdir, *args)
-    result = subprocess.run(command, capture_output=True, text=True, env=make_environment())
-    elapsed = time.perf_counter() - started
-    if result.returncode != 0:
-        sys.exit(f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
-    return elapsed, children_cpu_s() - cpu, result.stdout + result.stderr
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(command, stdout=out, stderr=err, text=True, env=make_environment())
+        if jobs is not None:
+            labels, job_cpu, own = sample_jobs(process)
+            jobs["snakemake itself (scheduling, run: rules)"] = [own]
+            for pid, seconds in job_cpu.items():
+                jobs.setdefault(labels[pid], []).append(seconds)
+        returncode = process.wait()
+        elapsed = time.perf_counter() - started
+        out.seek(0), err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if returncode != 0:
+        sys.exit(f"snakemake {' '.join(args)} failed:\n{stdout[-3000:]}\n{stderr[-3000:]}")
+    return elapsed, children_cpu_s() - cpu, stdout + stderr
+
+
+def job_cpu_table(jobs: dict[str, list[float]], total: float) -> pd.DataFrame:
+    """Where the run's CPU went: each job kind's CPU seconds (sum, jobs, the costliest job), the
+    costliest first, and what sampling did not see."""
+    rows = [
+        {"job": label, "cpu_s": sum(seconds), "jobs": len(seconds), "max_job_cpu_s": max(seconds)}
+        for label, seconds in jobs.items()
+    ]
+    seen = sum(row["cpu_s"] for row in rows)
+    unseen = {"job": "not seen (jobs' last moments)", "cpu_s": total - seen, "jobs": 0, "max_job_cpu_s": 0.0}
+    rows.append(unseen)
+    table = pd.DataFrame(rows).sort_values("cpu_s", ascending=False)
+    table["share"] = (table["cpu_s"] / total).map("{:.0%}".format)
+    return table
 
 
 def job_walls(log: str) -> list[tuple[str, float]]:
@@ -109,7 +196,14 @@ def rule_benchmarks(workdir: Path) -> pd.DataFrame:
         if "benchmarks" not in path.parts:
             continue
         table = pd.read_csv(path, sep="\t")
-        rows.append({"rule": path.stem, "wall_s": table["s"].iloc[0], "max_rss_mb": table["max_rss"].iloc[0]})
+        rows.append(
+            {
+                "rule": path.stem,
+                "cpu_s": table["cpu_time"].iloc[0],
+                "wall_s": table["s"].iloc[0],
+                "max_rss_mb": table["max_rss"].iloc[0],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -134,7 +228,8 @@ def main() -> int:
     graph = subprocess.run(snakemake_command(workdir, "--rulegraph", "dot"), capture_output=True, text=True)
     if graph.returncode != 0:
         sys.exit(f"snakemake --rulegraph failed:\n{graph.stderr[-3000:]}")
-    full, cpu, log = snakemake(workdir, "--cores", str(args.cores))
+    jobs: dict[str, list[float]] = {}
+    full, cpu, log = snakemake(workdir, "--cores", str(args.cores), jobs=jobs)
     noop = snakemake(workdir, "-n")[0]
     walls = job_walls(log)
     path_s, path = critical_path(rule_needs(graph.stdout), walls)
@@ -153,7 +248,10 @@ def main() -> int:
     print(f"floor from CPU:          {cpu / args.cores:7.1f} s   ({cpu:.0f} CPU-s / {args.cores} cores)")
     print(f"floor from the chain:    {path_s:7.1f} s   (critical path: {' -> '.join(path)})")
     print(f"no-op dry run:           {noop:7.2f} s   (target < {TARGETS['noop_s']:.0f} s)")
-    print("per rule (from benchmark: files):")
+    print(f"where the {cpu:.0f} CPU-s go, by job (each job's process tree, polled from /proc):")
+    print(job_cpu_table(jobs, cpu).to_string(index=False, float_format="%.1f"))
+    # snakemake's benchmark: files sample a job once a second and leave out what it waited for
+    print("per rule (from benchmark: files; their CPU sampled, so a lower bound):")
     print(rules.sort_values("wall_s", ascending=False).to_string(index=False, float_format="%.1f"))
     peak = float(rules["max_rss_mb"].max()) if len(rules) else float("nan")
     print(f"peak job memory: {peak:.0f} MB   (target < {TARGETS['max_rss_mb']:.0f} MB)")

@@ -8,6 +8,10 @@
 - CPU per test: each test's CPU seconds (user + sys of its process and of the children it
   waited for, setup to teardown) go with its report; the summary prints their sum, the floor
   it puts on the run's wall time (the sum over the machine's cores) and the costliest tests.
+  A shared folder's build is counted apart from the test that happened to ask for it first.
+- `heavy`: a test above HEAVY_CPU_S of its own CPU (shared builds apart) goes to `make
+  test-heavy`, a CI step of its own; `make test` deselects it and fails naming any unmarked test
+  above FAIL_CPU_S (twice the line, so that a loaded machine's slower CPU seconds do not trip it).
 """
 
 from __future__ import annotations
@@ -77,11 +81,14 @@ def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
             pytest.fail(f"the shared {name!r} failed to build earlier:\n{failed.read_text()}")
         if not done.exists():
             folder.mkdir()
+            start, nested = _cpu_s(), sum(_SHARED_CPU.values())
             try:
                 build(folder)
             except BaseException as error:
                 failed.write_text(f"{type(error).__name__}: {error}"[-20000:])
                 raise
+            finally:  # charged to the build, not to the test; a shared run it built counts apart
+                _SHARED_CPU[name] = _cpu_s() - start - (sum(_SHARED_CPU.values()) - nested)
             done.touch()
     _BUILT[name] = folder
     return folder
@@ -95,6 +102,13 @@ _SUMMARIES: dict[str, str] = {}
 TOP_CPU_TESTS = 10
 _CPU_START = pytest.StashKey[float]()
 _CPU_BY_TEST: dict[str, float] = {}  # the controller's (or a plain run's) record, by test id
+HEAVY_PROPERTY = "heavy"
+SHARED_CPU_PROPERTY = "shared_build_cpu_s:"  # + the shared folder's name
+HEAVY_CPU_S = 15.0  # a test above this (its own CPU) is marked heavy: make test-heavy runs it
+FAIL_CPU_S = 2 * HEAVY_CPU_S
+_CPU_BY_BUILD: dict[str, float] = {}  # the shared folders' builds, by name
+_UNMARKED: set[str] = set()  # the tests not marked heavy
+_SHARED_CPU: dict[str, float] = {}  # this process's shared builds not yet reported
 
 
 def _cpu_s() -> float:
@@ -111,16 +125,47 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
     if call.when == "teardown" and _CPU_START in item.stash:
-        report.user_properties.append((CPU_PROPERTY, _cpu_s() - item.stash[_CPU_START]))
+        builds = sum(_SHARED_CPU.values())
+        for name, seconds in _SHARED_CPU.items():
+            report.user_properties.append((SHARED_CPU_PROPERTY + name, seconds))
+        _SHARED_CPU.clear()
+        report.user_properties.append((CPU_PROPERTY, _cpu_s() - item.stash[_CPU_START] - builds))
+        report.user_properties.append((HEAVY_PROPERTY, item.get_closest_marker("heavy") is not None))
     return report
 
 
+def _record_heavy_and_builds(report: pytest.TestReport) -> None:
+    """The controller's record of which tests are not marked heavy and of the shared builds."""
+    if report.when != "teardown":
+        return
+    for name, value in report.user_properties:
+        if name == HEAVY_PROPERTY and not value:
+            _UNMARKED.add(report.nodeid)
+        if name.startswith(SHARED_CPU_PROPERTY):
+            _CPU_BY_BUILD[name.removeprefix(SHARED_CPU_PROPERTY)] = float(value)
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _record_heavy_and_builds(report)
     for name, value in report.user_properties:
         if name == CPU_PROPERTY and report.when == "teardown":
             _CPU_BY_TEST[report.nodeid] = float(value)
         if name == SUMMARY_PROPERTY and report.when == "call":
             _SUMMARIES[report.nodeid] = str(value)
+
+
+def _too_heavy(limit: float) -> list[tuple[str, float]]:
+    """The tests not marked heavy whose own CPU is above the limit, costliest first."""
+    over = [(t, s) for t, s in _CPU_BY_TEST.items() if t in _UNMARKED and s > limit]
+    return sorted(over, key=lambda ts: -ts[1])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if hasattr(session.config, "workerinput") or session.exitstatus != pytest.ExitCode.OK:
+        return
+    if _too_heavy(FAIL_CPU_S):  # named in the summary
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
@@ -130,13 +175,27 @@ def pytest_terminal_summary(terminalreporter) -> None:
             terminalreporter.write_line(f"{nodeid.split('::')[-1]}: {line}")
     if not _CPU_BY_TEST or hasattr(terminalreporter.config, "workerinput"):
         return  # an xdist worker: the controller prints the whole run's
-    total = sum(_CPU_BY_TEST.values())
+    builds = sum(_CPU_BY_BUILD.values())
+    total = sum(_CPU_BY_TEST.values()) + builds
     cores = len(os.sched_getaffinity(0))  # a test may use several (its snakemake --cores 2)
     write = terminalreporter.write_line
     terminalreporter.section("CPU per test")
     write(
-        f"{len(_CPU_BY_TEST)} tests: {total:.0f} CPU-s (user + sys, with their children); "
+        f"{len(_CPU_BY_TEST)} tests: {total:.0f} CPU-s (user + sys, with their children; "
+        f"{builds:.0f} of them building {len(_CPU_BY_BUILD)} shared runs); "
         f"on this machine's {cores} cores the tests take at least {total / cores:.0f} s"
     )
+    for name, seconds in sorted(_CPU_BY_BUILD.items(), key=lambda kv: -kv[1]):
+        write(f"{seconds:8.1f}  shared run {name!r} (conftest.shared_dir), built once")
+    write(f"the {TOP_CPU_TESTS} costliest tests (their own CPU, shared runs apart):")
     for nodeid, seconds in sorted(_CPU_BY_TEST.items(), key=lambda kv: -kv[1])[:TOP_CPU_TESTS]:
         write(f"{seconds:8.1f}  {nodeid}")
+    for limit, verdict in ((FAIL_CPU_S, "FAILS the run"), (HEAVY_CPU_S, "mark them")):
+        over = _too_heavy(limit)
+        if over:
+            write(
+                f"not marked heavy, above {limit:g} CPU-s ({verdict}; @pytest.mark.heavy runs a test in "
+                f"make test-heavy): " + ", ".join(f"{t} {s:.1f}" for t, s in over),
+                red=True,
+            )
+            break

@@ -1,4 +1,5 @@
-"""tests/conftest.py's CPU record: each test's CPU (its children's included) in the summary."""
+"""tests/conftest.py's CPU record: each test's CPU (its children's included) in the summary, a
+shared run's build counted apart, and the `heavy` marker kept honest."""
 
 from __future__ import annotations
 
@@ -26,10 +27,79 @@ def test_the_summary_sums_each_tests_cpu_with_its_children(pytester, monkeypatch
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
-    lines = result.outlines
-    start = lines.index(next(line for line in lines if line.startswith("2 tests: ")))
-    assert "CPU-s" in lines[start] and "cores the tests take at least" in lines[start]
-    costs = {line.split()[1]: float(line.split()[0]) for line in lines[start + 1 : start + 3]}
+    costs = _costs(result.outlines, "2 tests: ")
     assert costs["test_busy.py::test_a_child_burns_cpu"] >= 0.4  # the child's CPU is counted
     assert costs["test_busy.py::test_idle"] < 0.4
     assert list(costs)[0] == "test_busy.py::test_a_child_burns_cpu"  # costliest first
+
+
+BUSY = """
+import subprocess, sys
+
+def burn(seconds):
+    busy = f"import time\\nend = time.process_time() + {seconds}\\nwhile time.process_time() < end: pass"
+    subprocess.run([sys.executable, "-c", busy], check=True)
+"""
+
+
+def _costs(lines: list[str], first: str) -> dict[str, float]:
+    """The summary's costliest tests, by id."""
+    start = lines.index(next(line for line in lines if line.startswith(first)))
+    assert "CPU-s" in lines[start] and "cores the tests take at least" in lines[start]
+    heading = lines.index(next(line for line in lines[start:] if "costliest tests" in line))
+    rows = [line.split() for line in lines[heading + 1 :]]
+    return {row[1]: float(row[0]) for row in rows if len(row) == 2 and row[1].startswith("test_")}
+
+
+def test_a_shared_runs_build_is_counted_apart_from_the_test_that_asked_first(pytester, monkeypatch):
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makeconftest(CONFTEST.read_text())
+    pytester.makepyfile(
+        busy=BUSY,
+        test_shared="""
+        from busy import burn
+        from conftest import shared_dir
+
+        def test_first(tmp_path_factory):
+            shared_dir(tmp_path_factory, "run", lambda folder: burn(0.4))
+
+        def test_second(tmp_path_factory):
+            shared_dir(tmp_path_factory, "run", lambda folder: burn(0.4))  # built already
+        """,
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    lines = result.outlines
+    total = next(line for line in lines if line.startswith("2 tests: "))
+    assert "building 1 shared runs" in total, total
+    built = next(line for line in lines if "shared run 'run'" in line)
+    assert float(built.split()[0]) >= 0.4  # the build, once
+    costs = _costs(lines, "2 tests: ")
+    assert costs["test_shared.py::test_first"] < 0.4 and costs["test_shared.py::test_second"] < 0.4
+
+
+def test_an_unmarked_test_far_above_the_heavy_line_fails_the_run(pytester, monkeypatch):
+    """At a line of 0.2 CPU-s (make test's is 15): 0.5 CPU-s unmarked fails the run (above twice
+    the line) and is named; marked heavy it passes; 0.3 CPU-s unmarked is named, not failed."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    source = CONFTEST.read_text()
+    assert "HEAVY_CPU_S = 15.0" in source
+    pytester.makeconftest(source.replace("HEAVY_CPU_S = 15.0", "HEAVY_CPU_S = 0.2"))
+    pytester.makeini("[pytest]\nmarkers =\n    heavy: above the line")
+    pytester.makepyfile(busy=BUSY, test_cost="from busy import burn\n\ndef test_costly():\n    burn(0.5)\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        ["not marked heavy, above 0.4 CPU-s (FAILS the run*test_cost.py::test_costly*"]
+    )
+
+    pytester.makepyfile(
+        test_cost="import pytest\nfrom busy import burn\n\n@pytest.mark.heavy\ndef test_costly():\n burn(0.5)"
+    )
+    assert pytester.runpytest_subprocess("-p", "no:cacheprovider").ret == 0
+
+    pytester.makepyfile(test_cost="from busy import burn\n\ndef test_costly():\n    burn(0.3)\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["not marked heavy, above 0.2 CPU-s (mark them*test_cost.py::test_costly*"])

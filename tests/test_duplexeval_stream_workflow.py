@@ -64,6 +64,7 @@ class Policy:
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_a_streamed_model_is_scored_beside_the_baselines_as_computed_by_hand(tmp_path_factory, tmp_path):
     social_run(tmp_path_factory, tmp_path)  # the demo and its baselines, done (social_workflow)
     config = social_config()

@@ -511,6 +511,7 @@ def _splits(model, point):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_fast_path_matches_out_of_the_box_bambi():
     """Same posterior (means within Monte Carlo error, same SDs) and same names as bambi + PyMC NUTS."""
     frame = _small_trials()

@@ -50,6 +50,8 @@ def _in_sync(name: str) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
+@pytest.mark.xdist_group("recorded")  # one worker builds the module's recorded study for the three
 def test_speech_turns_and_overlap_match_the_reference_up_to_minus_10_db(results):
     checked = 0
     for name, (condition, row) in results.items():
@@ -68,6 +70,8 @@ def test_speech_turns_and_overlap_match_the_reference_up_to_minus_10_db(results)
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
+@pytest.mark.xdist_group("recorded")  # one worker builds the module's recorded study for the three
 def test_the_lag_is_reported_only_where_the_tracks_share_a_signal(results):
     caught = unmeasured = 0
     for name, (_condition, row) in results.items():
@@ -83,6 +87,8 @@ def test_the_lag_is_reported_only_where_the_tracks_share_a_signal(results):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
+@pytest.mark.xdist_group("recorded")  # one worker builds the module's recorded study for the three
 def test_every_filter_decision(results):
     for name, (condition, row) in results.items():
         # the recording itself passes F1, F2, F3, F5 and the audit in every layout (F2 but

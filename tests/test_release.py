@@ -549,6 +549,7 @@ def real_study_config(tmp_path: Path) -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_real_study_runs_to_the_survey_lists_before_any_export(tmp_path):
     """corpus -> filters -> design -> stimuli and survey lists with no export; asking for more
     names the key to fill; the exports added, only the ratings and what follows are planned."""
@@ -630,6 +631,7 @@ def release_config(files: dict[str, Path], folder: Path) -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_release_rebuilds_the_study_without_inference(tmp_path):
     tables = {}
     for fmt in FORMATS:

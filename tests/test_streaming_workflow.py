@@ -109,6 +109,7 @@ def expected(items: pd.DataFrame, gibberish: tuple[str, float]) -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_a_model_streamed_through_the_when_protocol(tmp_path_factory, tmp_path):
     social_run(tmp_path_factory, tmp_path)  # the demo and its baselines, done (social_workflow)
     config = social_config()

@@ -222,6 +222,7 @@ def test_threshold_change_reruns_filters_onward_only(study):
 
 
 @pytest.mark.xdist_group("study_twin")  # queued with the study's group: the two runs side by side
+@pytest.mark.heavy  # a second run of the corpus to the stimuli
 def test_same_config_gives_the_same_bytes(tmp_path_factory, tmp_path):
     tables = ("filters/filter_report.csv", "design/design.csv", "stimuli/manifest.csv")
     # the jobs these tables need (corpus to stimuli), not the models, ratings and analyses after them
