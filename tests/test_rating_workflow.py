@@ -127,6 +127,7 @@ def my_study(folder: Path) -> dict:
     return example | {key: small[key] for key in small if key != "results"}
 
 
+@pytest.mark.heavy  # a whole study of its own, run four times (~140 CPU-s)
 def test_a_study_from_the_readme_to_the_figures_and_report(tmp_path):
     study = checkout(tmp_path / "study")
     config = my_study(tmp_path)

@@ -159,6 +159,7 @@ FIGURES = [
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # two releases of their own to their figures (~70 CPU-s)
 def test_the_release_examples_run_to_their_figures(tmp_path):
     """Each layout's preset, run as docs/friendbench-release.md shows it: the validation/ one
     imports the models' predictions and the released baselines; the val/ one is ratings-only and
