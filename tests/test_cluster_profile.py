@@ -82,7 +82,7 @@ LOGIN_NODE = {
     "render_tables", "report_summary",
     "social_import", "import_release", "import_release_predictions", "import_ratings",
     "select_clip_candidates", "apply_filters", "sample_design", "rating_design", "simulate_ratings",
-    "rating_experiment",
+    "rating_experiment", "rating_jatos", "figures",
     "socialomni_how_baselines", "socialomni_score_who", "socialomni_score_when", "socialomni_profile",
     "socialomni_figures", "duplexeval_figures", "social_judge_calibration", "score_familiarity",
     *(f"fam_figure_{name}" for name in

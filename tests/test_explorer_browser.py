@@ -141,11 +141,19 @@ def study(tmp_path_factory) -> Path:
     return shared_study(tmp_path_factory) / "results" / "familiarity"
 
 
+def tables_of_the_explorer(study: Path, folder: str) -> list[Path]:
+    """The model tables the explorer was built from: a test that runs jobs in the shared study
+    (test_a_dead_model_host_fails_its_job_fast_and_a_plain_rerun_resumes) may add a model's
+    tables afterwards, on another worker, without rebuilding the explorer."""
+    built = (study / "explorer" / "index.html").stat().st_mtime_ns
+    return [p for p in sorted((study / folder).glob("*.csv")) if p.stat().st_mtime_ns <= built]
+
+
 def test_familiarity_items_where_the_best_model_and_the_crowd_disagree(browser, study):
-    predictions = pd.concat([PREDICTIONS.read(p) for p in sorted((study / "predictions").glob("*.csv"))])
+    predictions = pd.concat([PREDICTIONS.read(p) for p in tables_of_the_explorer(study, "predictions")])
     votes = MAJORITY_VOTES.read(study / "analysis" / "majority_votes.csv")
     trials = TRIALS.read(study / "ratings" / "trials.csv")
-    responses = pd.concat([RESPONSES.read(p) for p in sorted((study / "responses").glob("*.csv"))])
+    responses = pd.concat([RESPONSES.read(p) for p in tables_of_the_explorer(study, "responses")])
     best = best_models(predictions)
     merged = predictions[predictions["model"] == predictions["modality"].map(best)].merge(
         votes, on=["item_id", "modality"], suffixes=("", "_crowd")
