@@ -68,7 +68,7 @@ class LoopbackServer:
     `serve` runs it in this process; `LoopbackProcess` starts it as a process of its own (a
     model server is one: it must not share the client's interpreter lock)."""
 
-    def __init__(self, latency_s: float):
+    def __init__(self, latency_s: float, nagle: bool = False):
         self.latency_s = latency_s
         self.calls = 0
         self.in_flight = 0
@@ -86,9 +86,11 @@ class LoopbackServer:
 
             def setup(self):
                 super().setup()
-                # as real servers (uvicorn, vLLM) do: without it, Nagle's algorithm and the
-                # client's delayed ACK hold each reply's last segment ~40 ms
-                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                # as uvicorn (vLLM) and Go (Ollama) servers do; `nagle` leaves it off, as Python's
+                # http.server and cpp-httplib (llama.cpp's server) do by default: then Nagle's
+                # algorithm holds each reply's body until the client ACKs its headers
+                if not nagle:
+                    self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def do_GET(self):  # noqa: N802 - http.server API: the backend's probe, the bench's stats
                 path, _, query = self.path.partition("?")
@@ -154,9 +156,9 @@ class LoopbackServer:
 class LoopbackProcess:
     """The loopback server in a child process (this file with --serve); stats over HTTP."""
 
-    def __init__(self, latency_s: float):
+    def __init__(self, latency_s: float, nagle: bool = False):
         self.latency_s = latency_s
-        command = [sys.executable, __file__, "--serve", str(latency_s)]
+        command = [sys.executable, __file__, "--serve", str(latency_s), *(["--nagle"] if nagle else [])]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
         self.port = int(self.process.stdout.readline())
 
@@ -260,9 +262,10 @@ def main() -> int:
     parser.add_argument("--items-per-slot", type=int, default=4)
     parser.add_argument("--compare-driver", type=Path, help="a driver module file to run beside this one")
     parser.add_argument("--serve", type=float, help=argparse.SUPPRESS)  # the server process
+    parser.add_argument("--nagle", action="store_true", help="the server leaves Nagle's algorithm on")
     args = parser.parse_args()
     if args.serve is not None:
-        LoopbackServer(args.serve).serve()
+        LoopbackServer(args.serve, args.nagle).serve()
         return 0
     drivers = {"new": new_stream}
     if args.compare_driver:

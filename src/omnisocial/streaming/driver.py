@@ -4,9 +4,12 @@
 up to `backend.batch_size` steps) whenever any item has a step to ask: the items are
 independent, and the steps of one item go in order (step k+1 is asked only after step k's
 reply, with its history), so a slot freed by one item's reply goes at once to the next step
-that can be asked (the lowest-numbered ready item first: about `concurrency` items stream at
-a time, each to its end, and the next item opens when one ends). No round waits for every
-item's step. Each step is one runner request (`models.runner.InferenceSession.answer`, from
+that can be asked. The item with the most planned steps left goes first (the lowest-numbered
+among equals), and items open longest plan first, up to 2 x the slots streaming at a time
+(the next opens when one ends): the longest items bound the job (their steps go one after
+another whatever the slots), so starting them last would leave slots idle at the end; this
+is highest-level-first scheduling of the items' chains of steps, within the open items. No
+round waits for every item's step. Each step is one runner request (`models.runner.InferenceSession.answer`, from
 the call threads): item id '<item_id>@<t>', the protocol's (system, prompt) for t, and the
 step's media assembled from the item's segments (`streaming.media`), so its cache key holds
 the prompt (t and any history) and the media's sha256: a job killed mid-item replays its
@@ -207,13 +210,16 @@ class _Streams:
         self.key = media_key(modality)
         self.slots = max(1, int(getattr(backend, "concurrency", 1) or 1))
         self.batch = max(1, int(getattr(backend, "batch_size", 1) or 1))
-        # items streaming at once: enough to fill every slot, plus a few ready while others wait
-        self.live_limit = self.slots * self.batch + max(1, self.slots // 4)
+        # items streaming at once: every slot's item and as many ready to take a freed slot,
+        # so the item with the most steps left can go first (module doc)
+        self.live_limit = 2 * self.slots * self.batch
         self.times = [item.schedule.times() for item in items]
+        # the order items open in: the longest plan first (the lowest-numbered among equals)
+        self.opening = sorted(range(len(items)), key=lambda index: (-len(self.times[index]), index))
         self.history: list[tuple[Said, ...]] = [() for _ in items]
         self.next_step = [0] * len(items)
-        self.ready: list[int] = []  # heap of items whose next step may be asked
-        self.opened = 0  # items [0, opened) have been opened
+        self.ready: list[tuple[int, int]] = []  # heap of (-steps left, item) that may be asked
+        self.opened = 0  # items opening[:opened] have been opened
         self.live = 0  # opened and not ended
         self.media: dict[tuple[int, int], Future] = {}  # (item, step) -> Future[Path]
         self.in_flight: dict[Future, list[_Step]] = {}
@@ -251,13 +257,16 @@ class _Streams:
 
     def _open_items(self) -> None:
         while self.live < self.live_limit and self.opened < len(self.items):
-            index = self.opened
+            index = self.opening[self.opened]
             self.opened += 1
             self.live += 1
             self._prefetch(index, 0)
-            heapq.heappush(self.ready, index)
-        for index in range(self.opened, min(len(self.items), self.opened + self.slots)):
+            self._push_ready(index)
+        for index in self.opening[self.opened : self.opened + self.slots]:
             self._prefetch(index, 0)  # the first steps of the items to open next
+
+    def _push_ready(self, index: int) -> None:
+        heapq.heappush(self.ready, (self.next_step[index] - len(self.times[index]), index))
 
     def _fill_slots(self) -> None:
         while len(self.in_flight) < self.slots:
@@ -270,23 +279,24 @@ class _Streams:
             self.in_flight[self.call_pool.submit(self.session.answer_records, requests)] = batch
 
     def _take(self, limit: int) -> list[_Step]:
-        """Up to `limit` ready steps whose media are prepared, the lowest-numbered items first."""
+        """Up to `limit` ready steps whose media are prepared, the most steps left first."""
         chosen, kept = [], []
         while self.ready and len(chosen) < limit:
-            index = heapq.heappop(self.ready)
+            entry = heapq.heappop(self.ready)
+            index = entry[1]
             future = self.media[(index, self.next_step[index])]
             if future.done():
                 step = self.next_step[index]
                 del self.media[(index, step)]
                 chosen.append(_Step(index, step, self.times[index][step], future.result()))
             else:
-                kept.append(index)
-        for index in kept:
-            heapq.heappush(self.ready, index)
+                kept.append(entry)
+        for entry in kept:
+            heapq.heappush(self.ready, entry)
         return chosen
 
     def _ready_media(self) -> list[Future]:
-        return [self.media[(index, self.next_step[index])] for index in self.ready]
+        return [self.media[(index, self.next_step[index])] for _, index in self.ready]
 
     def _request(self, step: _Step) -> Request:
         item = self.items[step.index]
@@ -316,7 +326,7 @@ class _Streams:
                     continue
             if step.step + 1 < len(self.times[step.index]):
                 self.next_step[step.index] = step.step + 1
-                heapq.heappush(self.ready, step.index)
+                self._push_ready(step.index)
             else:
                 self._end(step.index)
 
