@@ -7,9 +7,12 @@
 what a study runs: Snakemake on the demo's SocialOmni when stream items (`config/demo.yaml`:
 19 items), one `socialomni_stream_when` job per (entry, concurrency), each with a fresh result
 cache, against an OpenAI-compatible server in a process of its own that answers every call
-"NO" after exactly `--latency-ms` (so every planned step is asked). The demo's items and their
-step segments (audio, audio_video) are built once first, not timed (`--workdir` keeps them for
-the next run).
+"NO" after exactly `--latency-ms` (so every planned step is asked). Two servers (`--servers`):
+`nodelay` sends each reply at once, as uvicorn (vLLM) and Go (Ollama) servers do; `nagle` leaves
+Nagle's algorithm on, as Python's http.server and cpp-httplib (llama.cpp's server) do, so a
+reply's body waits for the client's ACK of its headers (Linux delays it up to 40 ms). The
+demo's items and their step segments (audio, audio_video) are built once first, not timed
+(`--workdir` keeps them for the next run).
 
 Calls per second are counted on the server's side, from the first call's arrival to the last
 reply (the job's start-up, imports and store read left out), and printed against two limits:
@@ -31,8 +34,8 @@ from __future__ import annotations
 
 import argparse
 import heapq
+import itertools
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -76,9 +79,10 @@ def in_order_steps(steps: list[int], slots: int) -> int:
 
 
 def snakemake(snakefile: Path, workdir: Path, *targets: str, env: dict) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory", str(workdir),
-               "--configfile", str(workdir / "config.yaml"), "--cores", "2", "--rerun-triggers", "mtime", "--",
-               *targets]  # fmt: skip
+    # only mtimes decide what is out of date: a baseline tree's other code reruns no upstream job
+    command = [sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory",
+               str(workdir), "--configfile", str(workdir / "config.yaml"), "--cores", "2",
+               "--rerun-triggers", "mtime", "--", *targets]  # fmt: skip
     result = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True)
     if result.returncode != 0:
         raise SystemExit(f"snakemake {' '.join(targets)} failed:\n{result.stderr[-4000:]}")
@@ -92,7 +96,7 @@ def tree_env(tree: Path) -> dict:
 def export(ref: str, folder: Path) -> Path:
     """The repository at `ref` (its tracked files) written into `folder`."""
     folder.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True)
+    archive = subprocess.run(["git", "archive", ref], check=True, capture_output=True)  # the cwd's repository
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
     return folder
 
@@ -104,8 +108,9 @@ def write_config(workdir: Path, models: list[dict]) -> None:
 
 
 def entry_for(name: str, url: str, concurrency: int) -> dict:
-    return {"name": f"loop-{name.replace('_', '-')}", "backend": "openai", "model": "loopback", "base_url": url,
-            "max_retries": 0, "concurrency": concurrency, "timeout_s": 60, **ENTRIES[name]}  # fmt: skip
+    return {"name": f"loop-{name.replace('_', '-')}", "backend": "openai", "model": "loopback",
+            "base_url": url, "max_retries": 0, "concurrency": concurrency, "timeout_s": 60,
+            **ENTRIES[name]}  # fmt: skip
 
 
 def prepare(workdir: Path, entries: list[str]) -> None:
@@ -162,15 +167,62 @@ def run_job(tree: Path, workdir: Path, server, name: str, concurrency: int) -> d
     }
 
 
+def measure(args, trees: dict, workdir: Path, steps: list[int]) -> list[dict]:
+    """Every (server, entry, concurrency) job of each tree, alternating trees; prints each row."""
+    latency = args.latency_ms / 1000
+    header = ["server", "tree", "entry", "c", "calls", "job_s", "server_s", "calls/s", "little",
+              "in_order", "of_little", "of_order", "busy", "load"]  # fmt: skip
+    print(" ".join(f"{h:>10}" for h in header), flush=True)
+    rows = []
+    for kind in args.servers:
+        with LoopbackProcess(latency, nagle=kind == "nagle") as server:
+            for name, concurrency in itertools.product(args.entries, args.concurrency):
+                little = concurrency / latency
+                bound = sum(steps) / (in_order_steps(steps, concurrency) * latency)
+                for label, tree in trees.items():
+                    row = run_job(tree, workdir, server, name, concurrency)
+                    counts = (row["calls"], row["made"], row["planned"])
+                    if counts != (sum(steps),) * 3:  # every planned step asked once, every call seen
+                        raise SystemExit(f"{label} {name} c={concurrency}: calls seen, made, planned "
+                                         f"{counts}, {sum(steps)} steps")  # fmt: skip
+                    rate = row["calls"] / row["span_s"]
+                    row.update(server=kind, tree=label, entry=name, c=concurrency, rate=rate,
+                               of_little=rate / little, of_order=rate / bound)  # fmt: skip
+                    rows.append(row)
+                    cells = [kind, label, name, str(concurrency), str(row["calls"])]
+                    values = [row["wall_s"], row["span_s"], rate, little, bound, row["of_little"],
+                              row["of_order"], row["busy"], row["load"]]  # fmt: skip
+                    print(" ".join([f"{c:>10}" for c in cells] + [f"{v:10.3f}" for v in values]), flush=True)
+    return rows
+
+
+def compare(rows: list[dict]) -> list[str]:
+    """The new tree against the baseline per job: ratios, and whether the responses are the same."""
+    failed = []
+    print("\nof the in-order bound, baseline -> new (calls/s new / baseline); responses tables")
+    for row in rows:
+        if row["tree"] != "new":
+            continue
+        key = (row["server"], row["entry"], row["c"])
+        other = next(r for r in rows if r["tree"] == "baseline" and (r["server"], r["entry"], r["c"]) == key)
+        same = other["responses"] == row["responses"]
+        print(f"  {row['server']:>7} {row['entry']:>11} c={row['c']:<3} {other['of_order']:.3f} -> "
+              f"{row['of_order']:.3f} ({row['rate'] / other['rate']:.2f}x); "
+              f"{'byte-identical' if same else 'DIFFER'}")  # fmt: skip
+        if not same:
+            failed.append(f"{' '.join(map(str, key))}: responses differ from the baseline's")
+    return failed
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", help="a git ref whose workflow runs the same jobs, alternating")
     parser.add_argument("--latency-ms", type=float, default=200.0)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16])
     parser.add_argument("--entries", nargs="+", default=list(ENTRIES), choices=list(ENTRIES))
+    parser.add_argument("--servers", nargs="+", default=["nodelay", "nagle"], choices=["nodelay", "nagle"])
     parser.add_argument("--workdir", type=Path, help="the demo run to use (built there when missing)")
     args = parser.parse_args()
-    latency = args.latency_ms / 1000
     with tempfile.TemporaryDirectory(prefix="bench-rule-") as scratch:
         workdir = args.workdir or Path(scratch) / "run"
         prepare(workdir, args.entries)
@@ -178,44 +230,13 @@ def main() -> int:
         trees = {"new": ROOT}
         if args.baseline:
             trees = {"baseline": export(args.baseline, Path(scratch) / "baseline"), "new": ROOT}
-        print(f"load average {os.getloadavg()[0]:.1f} on {len(os.sched_getaffinity(0))} cores; loopback latency "
-              f"{args.latency_ms:g} ms; {len(steps)} items, {sum(steps)} planned steps (longest {max(steps)}); "
-              f"target >= {TARGET} of the in-order bound{f'; baseline {args.baseline}' if args.baseline else ''}")  # fmt: skip
-        header = ["tree", "entry", "c", "calls", "job_s", "server_s", "calls/s", "little", "in_order",
-                  "of_little", "of_order", "busy", "load"]  # fmt: skip
-        print(" ".join(f"{h:>10}" for h in header), flush=True)
-        rows = []
-        with LoopbackProcess(latency) as server:
-            for name in args.entries:
-                for concurrency in args.concurrency:
-                    little = concurrency / latency
-                    bound = sum(steps) / (in_order_steps(steps, concurrency) * latency)
-                    for label, tree in trees.items():
-                        row = run_job(tree, workdir, server, name, concurrency)
-                        if not row["calls"] == row["made"] == row["planned"] == sum(steps):
-                            raise SystemExit(f"{label} {name} c={concurrency}: {row['calls']} calls seen, "
-                                             f"{row['made']} made, {row['planned']} planned, {sum(steps)} steps")  # fmt: skip
-                        rate = row["calls"] / row["span_s"]
-                        row.update(tree=label, entry=name, c=concurrency, rate=rate, little=little, bound=bound,
-                                   of_little=rate / little, of_order=rate / bound)  # fmt: skip
-                        rows.append(row)
-                        cells = [f"{label:>10}", f"{name:>10}", f"{concurrency:>10}", f"{row['calls']:>10}"]
-                        values = [row["wall_s"], row["span_s"], rate, little, bound, row["of_little"],
-                                  row["of_order"], row["busy"], row["load"]]  # fmt: skip
-                        print(" ".join(cells + [f"{v:10.3f}" for v in values]), flush=True)
-    failed = []
-    if args.baseline:
-        for row in rows:
-            if row["tree"] != "new":
-                continue
-            other = next(r for r in rows if r["tree"] == "baseline" and (r["entry"], r["c"]) == (row["entry"], row["c"]))
-            same = other["responses"] == row["responses"]
-            print(f"  {row['entry']:>11} c={row['c']:<3} of in-order bound {other['of_order']:.3f} -> "
-                  f"{row['of_order']:.3f} ({row['rate'] / other['rate']:.2f}x); responses tables "
-                  f"{'byte-identical' if same else 'DIFFER'}")  # fmt: skip
-            if not same:
-                failed.append(f"{row['entry']} c={row['c']}: responses differ from the baseline's")
-    failed += [f"{r['entry']} c={r['c']}: {r['of_order']:.3f} of the in-order bound"
+        print(f"load average {os.getloadavg()[0]:.1f} on {len(os.sched_getaffinity(0))} cores; "
+              f"loopback latency {args.latency_ms:g} ms; {len(steps)} items, {sum(steps)} planned steps "
+              f"(longest {max(steps)}); target >= {TARGET} of the in-order bound"
+              f"{f'; baseline {args.baseline}' if args.baseline else ''}")  # fmt: skip
+        rows = measure(args, trees, workdir, steps)
+    failed = compare(rows) if args.baseline else []
+    failed += [f"{r['server']} {r['entry']} c={r['c']}: {r['of_order']:.3f} of the in-order bound"
                for r in rows if r["tree"] == "new" and r["of_order"] < TARGET]  # fmt: skip
     for line in failed:
         print(f"below target: {line}")

@@ -100,6 +100,28 @@ def json_bytes(data) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
+_BASE64_TOKEN = "\x00omnisocial-base64\x00"
+
+
+def _part_json(part: dict) -> bytes:
+    """`json_bytes(part)` of a media part `_media_parts` built, its base64 payload (an
+    `_audio_part`'s data, a `_data_url`'s after ';base64,', b64encode's output both) copied in
+    rather than scanned by the JSON encoder: base64's characters need no escaping, so the bytes
+    are the same, for a fraction of the CPU (a megabyte a step, 16 calls under one lock)."""
+    kind = part.get("type")
+    inner = part.get(kind) if kind in ("input_audio", "image_url", "video_url") else None
+    field = "data" if kind == "input_audio" else "url"
+    value = inner.get(field) if isinstance(inner, dict) else None
+    if not isinstance(value, str):
+        return json_bytes(part)
+    head, marker, payload = ("", "", value) if kind == "input_audio" else value.partition(";base64,")
+    if kind != "input_audio" and not (marker and head.startswith("data:")):
+        return json_bytes(part)  # a file:// URL
+    skeleton = {**part, kind: {**inner, field: head + marker + _BASE64_TOKEN}}
+    before, _, after = json_bytes(skeleton).partition(json_bytes(_BASE64_TOKEN)[1:])
+    return b"".join((before, payload.encode("ascii"), b'"', after))
+
+
 def _data_url(mime: str, data: bytes) -> str:
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
@@ -139,6 +161,7 @@ class OpenAICompatBackend:
         self._rng = rng
         self._reasoning = is_reasoning(self.entry)
         self._prepared: dict[tuple, _Prepared] = {}  # `prepare_media`
+        self._prepared_keys: dict[tuple[str, str], tuple] = {}  # (modality, path as given) -> key
         self._prepared_lock = threading.Lock()
         # a placeholder for a prepared part in the body's skeleton: no prompt holds it
         self._token = f"\x00omnisocial-part-{uuid.uuid4().hex}-"
@@ -262,21 +285,32 @@ class OpenAICompatBackend:
                 key = _prepared_key(modality, path)
             except (media_io.MediaError, RegistryError, OSError, ValueError):
                 continue
-            prepared = _Prepared(parts, audio_path, [json_bytes(part) for part in parts])
+            prepared = _Prepared(parts, audio_path, [_part_json(part) for part in parts])
             with self._prepared_lock:
                 self._prepared[key] = prepared
+                self._prepared_keys[(modality, str(path))] = key
 
     def release_media(self, media: Mapping[str, str | os.PathLike]) -> None:
-        """Drop what `prepare_media` built for `media` and no request used (a cached step)."""
-        for modality, path in media.items():
-            with self._prepared_lock:
-                self._prepared.pop(_prepared_key(modality, Path(path), missing_ok=True), None)
+        """Drop what `prepare_media` built for `media` and no request used (a cached step).
+        Found by the path as given (no stat: the driver releases every answered step's media,
+        on the path from a reply to the next call)."""
+        if not self._prepared_keys:
+            return
+        with self._prepared_lock:
+            for modality, path in media.items():
+                key = self._prepared_keys.pop((modality, str(Path(path))), None)
+                if key is not None:
+                    self._prepared.pop(key, None)
 
     def _take_prepared(self, modality: str, path: Path) -> _Prepared | None:
         if not self._prepared:
             return None
+        key = _prepared_key(modality, path, missing_ok=True)
         with self._prepared_lock:
-            return self._prepared.pop(_prepared_key(modality, path, missing_ok=True), None)
+            prepared = self._prepared.pop(key, None)
+            if prepared is not None:
+                self._prepared_keys.pop((modality, str(path)), None)
+            return prepared
 
     def _video_parts(self, path: Path, known: media_io.Known | None = None) -> tuple[list[dict], str]:
         cfg = self.entry["media"]
@@ -441,6 +475,8 @@ class _Prepared:
     parts: list[dict]
     audio_path: str
     encoded: list[bytes]
+
+
 _QUICKACK = getattr(socket, "TCP_QUICKACK", None)  # Linux
 
 

@@ -4,15 +4,17 @@
 up to `backend.batch_size` steps) whenever any item has a step to ask: the items are
 independent, and the steps of one item go in order (step k+1 is asked only after step k's
 reply, with its history), so a slot freed by one item's reply goes at once to the next step
-that can be asked. The item with the most planned steps left goes first (the lowest-numbered
-among equals), and items open longest plan first, up to 2 x the slots streaming at a time
+that can be asked. The item with the most planned steps left goes first (among equals, the
+one opened first: an item under way keeps going), and items open longest plan first (the
+lowest-numbered among equals), up to 2 x the slots streaming at a time
 (the next opens when one ends): the longest items bound the job (their steps go one after
 another whatever the slots), so starting them last would leave slots idle at the end; this
 is highest-level-first scheduling of the items' chains of steps, within the open items. No
-round waits for every item's step. Each step is one runner request (`models.runner.InferenceSession.answer`, from
-the call threads): item id '<item_id>@<t>', the protocol's (system, prompt) for t, and the
-step's media assembled from the item's segments (`streaming.media`), so its cache key holds
-the prompt (t and any history) and the media's sha256: a job killed mid-item replays its
+round waits for every item's step. Each step is one runner request
+(`models.runner.InferenceSession.answer`, from the call threads): item id '<item_id>@<t>',
+the protocol's (system, prompt) for t, and the step's media assembled from the item's
+segments (`streaming.media`), so its cache key holds the prompt (t and any history) and the
+media's sha256: a job killed mid-item replays its
 answered steps from the cache, repeats no call, and goes on from the first unanswered step.
 
 Media are prepared ahead, off the request path, by a bounded prefetch (`prepare_threads`
@@ -63,6 +65,7 @@ from omnisocial.streaming.protocol import (
     SILENCE,
     UNPARSED,
     UTTERANCE,
+    Parsed,
     Said,
     StreamItem,
     StreamProtocol,
@@ -73,6 +76,7 @@ log = logging.getLogger(__name__)
 
 # media preparation (joins in process; frame sampling, an item's once, by ffmpeg): at least 4
 PREPARE_THREADS = max(4, os.cpu_count() or 1)
+PARSE_MEMO_CHARS, PARSE_MEMO_SIZE = 256, 4096  # replies read once each (`_Streams._parse`)
 
 
 @dataclass
@@ -216,14 +220,16 @@ class _Streams:
         self.times = [item.schedule.times() for item in items]
         # the order items open in: the longest plan first (the lowest-numbered among equals)
         self.opening = sorted(range(len(items)), key=lambda index: (-len(self.times[index]), index))
+        self.rank = {index: rank for rank, index in enumerate(self.opening)}
         self.history: list[tuple[Said, ...]] = [() for _ in items]
         self.next_step = [0] * len(items)
-        self.ready: list[tuple[int, int]] = []  # heap of (-steps left, item) that may be asked
+        self.ready: list[tuple[int, int, int]] = []  # heap of (-steps left, rank, item) to ask
         self.opened = 0  # items opening[:opened] have been opened
         self.live = 0  # opened and not ended
         self.media: dict[tuple[int, int], Future] = {}  # (item, step) -> Future[Path]
         self.in_flight: dict[Future, list[_Step]] = {}
         self.rows: list[dict] = []
+        self.parsed: dict[str, Parsed] = {}  # `_parse`
         self.failed: dict[str, str] = {}
         self.prepare = getattr(backend, "prepare_media", None)
         self.release = getattr(backend, "release_media", None)
@@ -266,7 +272,8 @@ class _Streams:
             self._prefetch(index, 0)  # the first steps of the items to open next
 
     def _push_ready(self, index: int) -> None:
-        heapq.heappush(self.ready, (self.next_step[index] - len(self.times[index]), index))
+        left = len(self.times[index]) - self.next_step[index]
+        heapq.heappush(self.ready, (-left, self.rank[index], index))
 
     def _fill_slots(self) -> None:
         while len(self.in_flight) < self.slots:
@@ -283,7 +290,7 @@ class _Streams:
         chosen, kept = [], []
         while self.ready and len(chosen) < limit:
             entry = heapq.heappop(self.ready)
-            index = entry[1]
+            index = entry[-1]
             future = self.media[(index, self.next_step[index])]
             if future.done():
                 step = self.next_step[index]
@@ -296,7 +303,7 @@ class _Streams:
         return chosen
 
     def _ready_media(self) -> list[Future]:
-        return [self.media[(index, self.next_step[index])] for _, index in self.ready]
+        return [self.media[(index, self.next_step[index])] for *_, index in self.ready]
 
     def _request(self, step: _Step) -> Request:
         item = self.items[step.index]
@@ -306,7 +313,7 @@ class _Streams:
         for step, record in zip(batch, records, strict=True):
             self._forget(step.media)
             item = self.items[step.index]
-            row = _row(self.model, item, self.protocol, step.step, step.t, record)
+            row = _row(self.model, item, self.protocol, step.step, step.t, record, self._parse)
             self.rows.append(row)
             if row["kind"] == FAILED:
                 self.failed[item.item_id] = row["error"]
@@ -329,6 +336,19 @@ class _Streams:
                 self._push_ready(step.index)
             else:
                 self._end(step.index)
+
+    def _parse(self, reply: str) -> Parsed:
+        """The protocol's reading of a reply, once per distinct short reply: a parser is a
+        function of the text, most replies are the same few words ("NO"), and the released
+        parsers' regular expressions cost a millisecond a reply on the path to the next call."""
+        if len(reply) > PARSE_MEMO_CHARS:
+            return self.protocol.parse(reply)
+        parsed = self.parsed.get(reply)
+        if parsed is None:
+            parsed = self.protocol.parse(reply)
+            if len(self.parsed) < PARSE_MEMO_SIZE:
+                self.parsed[reply] = parsed
+        return parsed
 
     def _end(self, index: int) -> None:
         self.live -= 1
@@ -374,7 +394,7 @@ class _Streams:
 
 
 def _row(
-    model: str, item: StreamItem, protocol: StreamProtocol, step: int, t: float, record: Mapping
+    model: str, item: StreamItem, protocol: StreamProtocol, step: int, t: float, record: Mapping, parse=None
 ) -> dict:
     base = {
         "model": model,
@@ -394,7 +414,7 @@ def _row(
             "error": str(record["error"] or "call failed"),
         }
     reply = str(record["text"] or "")
-    parsed = protocol.parse(reply)
+    parsed = (parse or protocol.parse)(reply)
     text = parsed.text if parsed.kind == UTTERANCE else ""
     return {**base, "kind": parsed.kind, "text": text, "reply": reply, "error": ""}
 
