@@ -82,7 +82,7 @@ def snakemake(snakefile: Path, workdir: Path, *targets: str, env: dict) -> subpr
     # only mtimes decide what is out of date: a baseline tree's other code reruns no upstream job
     command = [sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory",
                str(workdir), "--configfile", str(workdir / "config.yaml"), "--cores", "2",
-               "--rerun-triggers", "mtime", "--", *targets]  # fmt: skip
+               "--rerun-triggers", "mtime", "--rerun-incomplete", "--", *targets]  # fmt: skip
     result = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True)
     if result.returncode != 0:
         raise SystemExit(f"snakemake {' '.join(targets)} failed:\n{result.stderr[-4000:]}")
