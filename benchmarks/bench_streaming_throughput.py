@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_streaming_throughput.py [--latency-ms 200] [--concurrency 1 4 16]
         [--entries audio audio_video frames] [--clip-s 8] [--items-per-slot 2] [--compare-driver FILE]
+        [--nagle]
 
 A loopback OpenAI-compatible server (a threading HTTP server on 127.0.0.1, port 0) answers
 every chat completion after exactly `--latency-ms` (the reply "NO" or "SILENT"), so a client
@@ -28,7 +29,10 @@ encoding), with the share the machine's cores could sustain at that CPU cost: wh
 is below the latency limit the run is CPU-bound, not scheduling-bound. Each run uses a fresh
 result cache (every step a real call). `--compare-driver FILE` also runs a driver module
 loaded from FILE (e.g. an older `streaming/driver.py` written out with `git show`) on the same
-clips and server, in the same run, and prints the ratio of the two.
+clips and server, in the same run, and prints the ratio of the two. `--nagle`: the server leaves
+Nagle's algorithm on (as Python's http.server and cpp-httplib do), so each reply's body waits for
+the client's ACK of its headers. `benchmarks/bench_streaming_rule.py` measures the workflow's own
+job instead.
 """
 
 from __future__ import annotations
