@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_streaming_throughput.py [--latency-ms 200] [--concurrency 1 4 16]
         [--entries audio audio_video frames] [--clip-s 8] [--items-per-slot 2] [--compare-driver FILE]
+        [--nagle]
 
 A loopback OpenAI-compatible server (a threading HTTP server on 127.0.0.1, port 0) answers
 every chat completion after exactly `--latency-ms` (the reply "NO" or "SILENT"), so a client
@@ -28,7 +29,10 @@ encoding), with the share the machine's cores could sustain at that CPU cost: wh
 is below the latency limit the run is CPU-bound, not scheduling-bound. Each run uses a fresh
 result cache (every step a real call). `--compare-driver FILE` also runs a driver module
 loaded from FILE (e.g. an older `streaming/driver.py` written out with `git show`) on the same
-clips and server, in the same run, and prints the ratio of the two.
+clips and server, in the same run, and prints the ratio of the two. `--nagle`: the server leaves
+Nagle's algorithm on (as Python's http.server and cpp-httplib do), so each reply's body waits for
+the client's ACK of its headers. `benchmarks/bench_streaming_rule.py` measures the workflow's own
+job instead.
 """
 
 from __future__ import annotations
@@ -68,7 +72,7 @@ class LoopbackServer:
     `serve` runs it in this process; `LoopbackProcess` starts it as a process of its own (a
     model server is one: it must not share the client's interpreter lock)."""
 
-    def __init__(self, latency_s: float):
+    def __init__(self, latency_s: float, nagle: bool = False):
         self.latency_s = latency_s
         self.calls = 0
         self.in_flight = 0
@@ -86,9 +90,11 @@ class LoopbackServer:
 
             def setup(self):
                 super().setup()
-                # as real servers (uvicorn, vLLM) do: without it, Nagle's algorithm and the
-                # client's delayed ACK hold each reply's last segment ~40 ms
-                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                # as uvicorn (vLLM) and Go (Ollama) servers do; `nagle` leaves it off, as Python's
+                # http.server and cpp-httplib (llama.cpp's server) do by default: then Nagle's
+                # algorithm holds each reply's body until the client ACKs its headers
+                if not nagle:
+                    self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def do_GET(self):  # noqa: N802 - http.server API: the backend's probe, the bench's stats
                 path, _, query = self.path.partition("?")
@@ -154,9 +160,9 @@ class LoopbackServer:
 class LoopbackProcess:
     """The loopback server in a child process (this file with --serve); stats over HTTP."""
 
-    def __init__(self, latency_s: float):
+    def __init__(self, latency_s: float, nagle: bool = False):
         self.latency_s = latency_s
-        command = [sys.executable, __file__, "--serve", str(latency_s)]
+        command = [sys.executable, __file__, "--serve", str(latency_s), *(["--nagle"] if nagle else [])]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
         self.port = int(self.process.stdout.readline())
 
@@ -260,9 +266,10 @@ def main() -> int:
     parser.add_argument("--items-per-slot", type=int, default=4)
     parser.add_argument("--compare-driver", type=Path, help="a driver module file to run beside this one")
     parser.add_argument("--serve", type=float, help=argparse.SUPPRESS)  # the server process
+    parser.add_argument("--nagle", action="store_true", help="the server leaves Nagle's algorithm on")
     args = parser.parse_args()
     if args.serve is not None:
-        LoopbackServer(args.serve).serve()
+        LoopbackServer(args.serve, args.nagle).serve()
         return 0
     drivers = {"new": new_stream}
     if args.compare_driver:

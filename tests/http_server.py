@@ -96,8 +96,10 @@ class FakeChatServer:
         default: Action | None = None,
         responder: Callable[[dict, int], Action | None] | None = None,
         port: int = 0,
+        nagle: bool = False,
     ):
         self.default = default or Action.ok()
+        self.nagle = nagle  # leave Nagle's algorithm on, as Python's http.server and cpp-httplib do
         self.port = port  # 0: any free port
         self.responder = responder
         self._queue: list[Action] = []
@@ -149,7 +151,7 @@ class FakeChatServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # else headers and body meet delayed ACKs: +40 ms a call
+            disable_nagle_algorithm = not server.nagle  # else the body waits for the client's ACK
 
             def log_message(self, *args):  # keep test output clean
                 pass

@@ -710,3 +710,61 @@ def test_a_gzip_encoded_reply_is_read_once():
         backend = OpenAICompatBackend(config, client=client)
         (reply,) = backend.generate([Request("d01", "q")])
     assert reply.ok and reply.text == "FAMILIAR" and reply.finish_reason == "stop", reply.error
+
+
+def test_a_reply_body_held_by_nagles_algorithm_is_released_by_a_quick_ack(monkeypatch):
+    """A server with Nagle's algorithm on (http.server's default, cpp-httplib's) sends a reply's
+    body only once the client ACKs its headers, which Linux delays 40 ms: every call took
+    40 ms more than the model (issue 53). The backend ACKs the headers at once (ack_now)."""
+    import statistics
+
+    from omnisocial.models import openai_compat
+
+    def latencies() -> list[float]:
+        with (
+            FakeChatServer(default=Action.ok("NO"), nagle=True) as server,
+            OpenAICompatBackend(entry(server, concurrency=1, max_retries=0)) as backend,
+        ):
+            replies = [backend.generate([Request(f"d{i}", f"q{i}")])[0] for i in range(12)]
+        assert all(reply.ok for reply in replies)
+        return [reply.latency_s for reply in replies[2:]]  # a connection ACKs its first segments at once
+
+    assert statistics.median(latencies()) < 0.025
+    monkeypatch.setattr(openai_compat, "ack_now", lambda response: None)
+    assert statistics.median(latencies()) >= 0.035  # the server does hold the body without it
+
+
+def test_prepared_media_are_sent_as_the_same_json_bytes(tmp_path):
+    """Media parts prepared ahead (the streaming prefetch) are JSON-encoded there; the body the
+    call sends is byte for byte what httpx's json= sends for the same request built at call time."""
+    import json
+    import wave
+
+    clip = tmp_path / "a.wav"
+    with wave.open(str(clip), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(16000)
+        out.writeframes(bytes(range(256)) * 125)
+    sent: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        message = {"role": "assistant", "content": "NO"}
+        return httpx.Response(
+            200, json={"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+        )
+
+    config = {"name": "p", "backend": "openai", "model": "m", "base_url": "http://loopback/v1",
+              "modalities": ["text", "audio"], "extra_body": {"top_k": 5}}  # fmt: skip
+    request = Request("d01", 'say "é" \\ \x00 then NO', system="be brief", media={"audio": clip})
+    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+        backend = OpenAICompatBackend(config, client=client)
+        expected = json.dumps(backend.body(request), ensure_ascii=False, separators=(",", ":"))
+        backend.prepare_media({"audio": clip})
+        assert backend._prepared  # taken by the next request
+        (reply,) = backend.generate([request])
+        (again,) = backend.generate([request])  # built at call time
+    assert reply.ok and again.ok and not backend._prepared
+    assert sent[0].content == sent[1].content == expected.encode("utf-8")
+    assert sent[0].headers["content-type"] == "application/json"

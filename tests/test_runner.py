@@ -241,3 +241,38 @@ def test_store_appends_are_whole_lines_under_threads(tmp_path):
     store.close()
     records = ResultStore(Path(tmp_path / "s.jsonl")).read()
     assert len(records) == 200 and {len(r["text"]) for r in records} == {20000}
+
+
+def test_a_record_is_in_the_file_at_once_and_fsynced_behind(tmp_path, monkeypatch):
+    """append returns with the line in the file (a killed job cannot lose it; a rerun repeats no
+    call), and the store's own thread fsyncs every record written meanwhile (one fsync for
+    several); close waits for the last one, and an fsync error is raised, not lost."""
+    import os
+    import threading
+
+    from omnisocial.models import runner
+
+    synced, gate = [], threading.Event()
+
+    def fsync(fd):
+        gate.wait(10)  # a slow disk: appends go on meanwhile
+        synced.append(os.fstat(fd).st_size)
+
+    monkeypatch.setattr(runner.os, "fsync", fsync)
+    path = tmp_path / "s.jsonl"
+    store = ResultStore(path).open()
+    for i in range(5):
+        store.append({"key": f"k{i}", "ok": True})
+        assert len(ResultStore(path).read()) == i + 1  # in the file before the next call
+    gate.set()
+    store.close()
+    assert 1 <= len(synced) < 5 and synced[-1] == path.stat().st_size
+
+    def failing(fd):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(runner.os, "fsync", failing)
+    store = ResultStore(path).open()
+    store.append({"key": "k5", "ok": True})
+    with pytest.raises(OSError, match="Input/output"):
+        store.close()

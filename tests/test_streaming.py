@@ -330,6 +330,43 @@ def test_a_slow_item_holds_back_no_other_and_every_slot_stays_busy(clip, tmp_pat
     assert run.steps[["item_id", "step"]].values.tolist() == [[i, k] for i in "abcde" for k in range(5)]
 
 
+class Recorder:
+    """A backend at concurrency `concurrency` that answers NO after 0.2 s and records the steps asked."""
+
+    modalities = ("text", "audio")
+    name = "recorder"
+
+    def __init__(self, concurrency):
+        self.concurrency = concurrency
+        self.asked: list[tuple[str, float]] = []
+
+    def fingerprint(self) -> str:
+        return "recorder:v1"
+
+    def generate(self, requests):
+        for request in requests:
+            item, t = ITEM_T.search(request.prompt).groups()
+            self.asked.append((item, float(t)))
+        time.sleep(0.2)  # a model's latency: the next step's media are prepared meanwhile
+        return [Reply("NO") for _ in requests]
+
+
+def test_the_item_with_the_most_steps_left_goes_first(clip, tmp_path):
+    """The longest item bounds the job (its steps go one after another), so items open longest
+    plan first and a freed slot goes to the ready item with the most planned steps left; the
+    rows still come out in the items' order."""
+    root = tmp_path / "seg"
+    items = [*_audio_items(clip, root, ["a"], end=2), *_audio_items(clip, root, ["b"], end=3),
+             *_audio_items(clip, root, ["c"], end=5)]  # fmt: skip
+    backend = Recorder(concurrency=1)
+    run = stream(backend, items, RUN_ON, modality="audio", segments_root=root,
+                 cache_path=tmp_path / "c.jsonl", progress=False)  # fmt: skip
+    # c opens first (5 steps), with b (3; two items open at concurrency 1); each call goes to the
+    # open item with the most steps left, the earlier opened among equals; a opens when c ends
+    assert "".join(item for item, _ in backend.asked) == "cccbcbcaba"
+    assert run.steps["item_id"].tolist() == list("aabbbccccc")
+
+
 CHILD = """
 import sys
 sys.path.insert(0, {src!r})

@@ -4,12 +4,17 @@
 up to `backend.batch_size` steps) whenever any item has a step to ask: the items are
 independent, and the steps of one item go in order (step k+1 is asked only after step k's
 reply, with its history), so a slot freed by one item's reply goes at once to the next step
-that can be asked (the lowest-numbered ready item first: about `concurrency` items stream at
-a time, each to its end, and the next item opens when one ends). No round waits for every
-item's step. Each step is one runner request (`models.runner.InferenceSession.answer`, from
-the call threads): item id '<item_id>@<t>', the protocol's (system, prompt) for t, and the
-step's media assembled from the item's segments (`streaming.media`), so its cache key holds
-the prompt (t and any history) and the media's sha256: a job killed mid-item replays its
+that can be asked. The item with the most planned steps left goes first (among equals, the
+one opened first: an item under way keeps going), and items open longest plan first (the
+lowest-numbered among equals), up to 2 x the slots streaming at a time
+(the next opens when one ends): the longest items bound the job (their steps go one after
+another whatever the slots), so starting them last would leave slots idle at the end; this
+is highest-level-first scheduling of the items' chains of steps, within the open items. No
+round waits for every item's step. Each step is one runner request
+(`models.runner.InferenceSession.answer`, from the call threads): item id '<item_id>@<t>',
+the protocol's (system, prompt) for t, and the step's media assembled from the item's
+segments (`streaming.media`), so its cache key holds the prompt (t and any history) and the
+media's sha256: a job killed mid-item replays its
 answered steps from the cache, repeats no call, and goes on from the first unanswered step.
 
 Media are prepared ahead, off the request path, by a bounded prefetch (`prepare_threads`
@@ -60,6 +65,7 @@ from omnisocial.streaming.protocol import (
     SILENCE,
     UNPARSED,
     UTTERANCE,
+    Parsed,
     Said,
     StreamItem,
     StreamProtocol,
@@ -70,6 +76,7 @@ log = logging.getLogger(__name__)
 
 # media preparation (joins in process; frame sampling, an item's once, by ffmpeg): at least 4
 PREPARE_THREADS = max(4, os.cpu_count() or 1)
+PARSE_MEMO_CHARS, PARSE_MEMO_SIZE = 256, 4096  # replies read once each (`_Streams._parse`)
 
 
 @dataclass
@@ -207,17 +214,22 @@ class _Streams:
         self.key = media_key(modality)
         self.slots = max(1, int(getattr(backend, "concurrency", 1) or 1))
         self.batch = max(1, int(getattr(backend, "batch_size", 1) or 1))
-        # items streaming at once: enough to fill every slot, plus a few ready while others wait
-        self.live_limit = self.slots * self.batch + max(1, self.slots // 4)
+        # items streaming at once: every slot's item and as many ready to take a freed slot,
+        # so the item with the most steps left can go first (module doc)
+        self.live_limit = 2 * self.slots * self.batch
         self.times = [item.schedule.times() for item in items]
+        # the order items open in: the longest plan first (the lowest-numbered among equals)
+        self.opening = sorted(range(len(items)), key=lambda index: (-len(self.times[index]), index))
+        self.rank = {index: rank for rank, index in enumerate(self.opening)}
         self.history: list[tuple[Said, ...]] = [() for _ in items]
         self.next_step = [0] * len(items)
-        self.ready: list[int] = []  # heap of items whose next step may be asked
-        self.opened = 0  # items [0, opened) have been opened
+        self.ready: list[tuple[int, int, int]] = []  # heap of (-steps left, rank, item) to ask
+        self.opened = 0  # items opening[:opened] have been opened
         self.live = 0  # opened and not ended
         self.media: dict[tuple[int, int], Future] = {}  # (item, step) -> Future[Path]
         self.in_flight: dict[Future, list[_Step]] = {}
         self.rows: list[dict] = []
+        self.parsed: dict[str, Parsed] = {}  # `_parse`
         self.failed: dict[str, str] = {}
         self.prepare = getattr(backend, "prepare_media", None)
         self.release = getattr(backend, "release_media", None)
@@ -251,13 +263,17 @@ class _Streams:
 
     def _open_items(self) -> None:
         while self.live < self.live_limit and self.opened < len(self.items):
-            index = self.opened
+            index = self.opening[self.opened]
             self.opened += 1
             self.live += 1
             self._prefetch(index, 0)
-            heapq.heappush(self.ready, index)
-        for index in range(self.opened, min(len(self.items), self.opened + self.slots)):
+            self._push_ready(index)
+        for index in self.opening[self.opened : self.opened + self.slots]:
             self._prefetch(index, 0)  # the first steps of the items to open next
+
+    def _push_ready(self, index: int) -> None:
+        left = len(self.times[index]) - self.next_step[index]
+        heapq.heappush(self.ready, (-left, self.rank[index], index))
 
     def _fill_slots(self) -> None:
         while len(self.in_flight) < self.slots:
@@ -270,23 +286,24 @@ class _Streams:
             self.in_flight[self.call_pool.submit(self.session.answer_records, requests)] = batch
 
     def _take(self, limit: int) -> list[_Step]:
-        """Up to `limit` ready steps whose media are prepared, the lowest-numbered items first."""
+        """Up to `limit` ready steps whose media are prepared, the most steps left first."""
         chosen, kept = [], []
         while self.ready and len(chosen) < limit:
-            index = heapq.heappop(self.ready)
+            entry = heapq.heappop(self.ready)
+            index = entry[-1]
             future = self.media[(index, self.next_step[index])]
             if future.done():
                 step = self.next_step[index]
                 del self.media[(index, step)]
                 chosen.append(_Step(index, step, self.times[index][step], future.result()))
             else:
-                kept.append(index)
-        for index in kept:
-            heapq.heappush(self.ready, index)
+                kept.append(entry)
+        for entry in kept:
+            heapq.heappush(self.ready, entry)
         return chosen
 
     def _ready_media(self) -> list[Future]:
-        return [self.media[(index, self.next_step[index])] for index in self.ready]
+        return [self.media[(index, self.next_step[index])] for *_, index in self.ready]
 
     def _request(self, step: _Step) -> Request:
         item = self.items[step.index]
@@ -296,7 +313,7 @@ class _Streams:
         for step, record in zip(batch, records, strict=True):
             self._forget(step.media)
             item = self.items[step.index]
-            row = _row(self.model, item, self.protocol, step.step, step.t, record)
+            row = _row(self.model, item, self.protocol, step.step, step.t, record, self._parse)
             self.rows.append(row)
             if row["kind"] == FAILED:
                 self.failed[item.item_id] = row["error"]
@@ -316,9 +333,22 @@ class _Streams:
                     continue
             if step.step + 1 < len(self.times[step.index]):
                 self.next_step[step.index] = step.step + 1
-                heapq.heappush(self.ready, step.index)
+                self._push_ready(step.index)
             else:
                 self._end(step.index)
+
+    def _parse(self, reply: str) -> Parsed:
+        """The protocol's reading of a reply, once per distinct short reply: a parser is a
+        function of the text, most replies are the same few words ("NO"), and the released
+        parsers' regular expressions cost a millisecond a reply on the path to the next call."""
+        if len(reply) > PARSE_MEMO_CHARS:
+            return self.protocol.parse(reply)
+        parsed = self.parsed.get(reply)
+        if parsed is None:
+            parsed = self.protocol.parse(reply)
+            if len(self.parsed) < PARSE_MEMO_SIZE:
+                self.parsed[reply] = parsed
+        return parsed
 
     def _end(self, index: int) -> None:
         self.live -= 1
@@ -364,7 +394,7 @@ class _Streams:
 
 
 def _row(
-    model: str, item: StreamItem, protocol: StreamProtocol, step: int, t: float, record: Mapping
+    model: str, item: StreamItem, protocol: StreamProtocol, step: int, t: float, record: Mapping, parse=None
 ) -> dict:
     base = {
         "model": model,
@@ -384,7 +414,7 @@ def _row(
             "error": str(record["error"] or "call failed"),
         }
     reply = str(record["text"] or "")
-    parsed = protocol.parse(reply)
+    parsed = (parse or protocol.parse)(reply)
     text = parsed.text if parsed.kind == UTTERANCE else ""
     return {**base, "kind": parsed.kind, "text": text, "reply": reply, "error": ""}
 
