@@ -388,7 +388,7 @@ def test_glmm_figure_flags_exactly_the_unconverged_contrasts(tmp_path, monkeypat
     intervals = [c for c in ax.collections if len(c.get_segments()) == 1]
     assert [to_rgba(c.get_colors()[0]) == red for c in intervals] == list(expected)
     caption = " ".join(text.get_text() for text in fig.texts)
-    assert "3 of 5 contrasts" in caption and "R-hat > 1.01 or bulk ESS < 400" in caption
+    assert "3 of 5 contrasts" in caption and "R-hat > 1.01, bulk or tail ESS < 400" in caption
 
 
 def _is_hollow(ax) -> bool:
