@@ -626,7 +626,7 @@ def test_glmm_pp_contrasts_of_the_demo_panel_equal_bambi(tiny_study):
     from omnisocial.stats import glmm
 
     trials = tiny_study[1]
-    result = glmm.fit_glmm(trials[["rater_id", "dyad_id", "modality", "correct"]], seed=0)
+    result = glmm.fit_glmm(trials[["rater_id", "dyad_id", "modality", "correct"]], seed=0, draws=500)
     table = assert_pp_contrasts_match_bambi(result, trials)
     assert table["pp_p_gt_0"].between(0, 1).all() and len(table) == 3
 

@@ -439,7 +439,7 @@ def test_difficulty_figure_marks_the_panels_of_unconverged_fits(tmp_path, monkey
     flagged_axes = [ax.get_ylabel() for ax in panels.values() if to_rgba(ax.yaxis.label.get_color()) == red]
     assert flagged_axes == ["models, text\n(not converged)", "models, audio\n(not converged)"]
     legend = [text.get_text() for ax in fig.axes if ax.get_legend() for text in ax.get_legend().get_texts()]
-    assert "not converged: R-hat > 1.01 or bulk ESS < 400" in legend
+    assert "not converged: R-hat > 1.01, bulk or tail ESS < 400, or divergent transitions" in legend
     assert "2 of 4 Rasch fits" in " ".join(text.get_text() for text in fig.texts)
 
 
