@@ -958,7 +958,8 @@ def test_divergent_fit_is_flagged_in_every_output_of_the_command(tmp_path, capsy
     out = tmp_path / "summary.csv"
     assert cli.main(["glmm", str(path), "-o", str(out), "--draws", "500", "--tune", "300"]) == 0
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert report["divergences"] > 0 and report["attempts"] == 3 and report["target_accept"] == 0.95
+    assert report["divergences"] > 0 and report["attempts"] == 3
+    assert report["target_accept"] == pytest.approx(0.9125)  # 0.65 -> 0.825 -> 0.9125
     assert report["converged"] is False and report["flagged"] == report["rows"]
     assert "divergent transitions > 0" in report["fit_flag"]
     for name in ("summary.csv", "summary_contrasts.csv", "summary_variance.csv"):
