@@ -133,16 +133,25 @@ BAMBI_DRAWS = 2000  # draws per chain of the bambi samplers when `draws` is None
 BAMBI_TUNE = 500  # and their tuning steps when `tune` is None
 
 
-TARGET_ACCEPT = 0.8  # nutpie's and PyMC's default: the bambi samplers' first fit
-# The fast path's first fit. On FriendBench-sized tables of other shapes (benchmarks/bench_glmm.py
-# --shapes) NUTS's adapted step size at 0.8 (0.36-0.44) sits just below what a tree one level
-# shallower needs: 15 leapfrog steps per draw (10 crossed). At 0.65 (near the asymptotically
-# optimal acceptance of HMC, 0.651: Beskos et al. 2013) the step is 0.47-0.59 and a draw takes
-# 7-8 steps, with the same worst ESS (unequal trials: 1,025 against 998 at 1,500 draws per
-# chain) and 0 divergences: the sampling's CPU halves. A fit that diverges is sampled again at
-# 0.825, then 0.9125 (`fit_glmm`): where the larger step does not suit a posterior, the
-# divergences it causes undo it, at the cost of a second fit.
+TARGET_ACCEPT = 0.8  # nutpie's and PyMC's default
+# The fast path's first fit when every factor is sampled centred. On FriendBench-sized tables of
+# other shapes (benchmarks/bench_glmm.py --shapes: all centred) NUTS's adapted step size at 0.8
+# (0.36-0.44) sits just below what a tree one level shallower needs: 15 leapfrog steps per draw
+# (10 crossed). At 0.65 (near the asymptotically optimal acceptance of HMC, 0.651: Beskos et al.
+# 2013) the step is 0.47-0.59 and a draw takes 7-8 steps with the same worst ESS (unequal trials:
+# 1,025 against 998 at 1,500 draws per chain) and 0 divergences: the sampling's CPU halves. Not
+# where a factor is non-centred (a small, weakly identified SD): rater SD 0.2 with the larger
+# step mixed its SD 4x worse (bulk ESS 143 against 619, tail 81 against 569), so those fits stay
+# at 0.8. A fit that diverges is sampled again at a higher target (`fit_glmm`).
 FAST_TARGET_ACCEPT = 0.65
+
+
+def default_target_accept(sampler: str, fast: FastModel | None) -> float:
+    """FAST_TARGET_ACCEPT on the fast path ("fast", "pymc") when every factor is centred, else
+    TARGET_ACCEPT."""
+    if sampler in ("fast", "pymc") and fast is not None and all(f.centered for f in fast.factors):
+        return FAST_TARGET_ACCEPT
+    return TARGET_ACCEPT
 
 
 @dataclass
@@ -209,28 +218,24 @@ def fit_glmm(
 ) -> GLMMResult:
     """Fit a bambi-formula GLMM (`_fit_once`); after more than `max_divergences` divergent
     transitions sample again at a higher `target_accept` (`stats.convergence.raised_target_accept`:
-    halves the distance to 1, 0.65 -> 0.825 -> 0.9125), at most MAX_ROUNDS fits. `target_accept`
-    None: FAST_TARGET_ACCEPT where the fast path samples (sampler "fast" or "pymc", or "auto" with
-    a standard formula), else TARGET_ACCEPT; the result records `target_accept`,
-    `max_divergences` and `attempts`, and a last fit that still diverges has every row of its
-    summaries flagged (`_summary.fit_divergence`). Other arguments: `_fit_once`.
+    halves the distance to 1: 0.8 -> 0.9 -> 0.95), at most MAX_ROUNDS fits. `target_accept`
+    None: `default_target_accept` (0.65 on the fast path when every factor is centred, else 0.8);
+    the result records `target_accept`, `max_divergences` and `attempts`, and a last fit that
+    still diverges has every row of its summaries flagged (`_summary.fit_divergence`). Other
+    arguments: `_fit_once`.
     """
     from omnisocial.stats.convergence import divergence_problem, raised_target_accept
 
     started = time.perf_counter()
-    if target_accept is None:
-        fast = sampler in ("fast", "pymc") or (sampler == "auto" and parse_standard_formula(formula))
-        target_accept = FAST_TARGET_ACCEPT if fast else TARGET_ACCEPT
     for attempt in range(1, MAX_ROUNDS + 1):
-        kwargs = {**(sampler_kwargs or {}), "target_accept": target_accept}
+        kwargs = dict(sampler_kwargs or {})
+        if target_accept is not None:
+            kwargs["target_accept"] = target_accept
         result = _fit_once(
             data, formula, family, draws, tune, chains, seed, sampler, cores, priors, centered, kwargs
         )
-        result.max_divergences, result.target_accept, result.attempts = (
-            max_divergences,
-            target_accept,
-            attempt,
-        )
+        result.max_divergences, result.attempts = max_divergences, attempt
+        target_accept = result.target_accept
         diverged = divergence_problem(result.divergences, max_divergences)
         if not diverged or attempt == MAX_ROUNDS or target_accept >= 0.99:
             break
@@ -300,6 +305,8 @@ def _fit_once(
         else:
             chosen = "fast" if sampler == "auto" else sampler
 
+    sampler_kwargs = dict(sampler_kwargs or {})
+    sampler_kwargs.setdefault("target_accept", default_target_accept(chosen, fast))
     rounds = 1
     if chosen in ("fast", "pymc"):
         sample = sample_fast_model if chosen == "fast" else _sample_pymc
@@ -344,6 +351,7 @@ def _fit_once(
             seed=seed,
             wall_s=0.0,
             divergences=divergences,
+            target_accept=float(sampler_kwargs["target_accept"]),
             fast_model=fast,
             cells=cells,
         )
@@ -483,7 +491,7 @@ def add_cli(subparsers) -> None:
         type=float,
         default=None,
         help=f"NUTS target acceptance of the first fit, raised after divergences (default: "
-        f"{FAST_TARGET_ACCEPT} on the fast path, {TARGET_ACCEPT} for the bambi samplers)",
+        f"{FAST_TARGET_ACCEPT} on the fast path when every factor is centred, else {TARGET_ACCEPT})",
     )
     parser.add_argument(
         "--max-divergences",
