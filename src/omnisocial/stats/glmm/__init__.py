@@ -55,8 +55,9 @@ Convergence (`stats.convergence`, the one rule of the command, the workflow and 
 every reported row carries `r_hat`, `ess_bulk`, `ess_tail`, `converged` and `flag`; a row with
 r_hat > 1.01, ess_bulk or ess_tail < 400 (or undefined) is flagged and logged at WARNING level,
 and a fit with more divergent transitions than `max_divergences` (0 by default) is first sampled
-again at a higher target acceptance (0.8 -> 0.9 -> 0.95, `fit_glmm`) and, if it still diverges,
-has every row of every table flagged.
+again at a higher target acceptance (halving its distance to 1: 0.8 -> 0.9 -> 0.95, or from the
+fast path's 0.65 where every factor is centred, `default_target_accept`; `fit_glmm`) and, if it
+still diverges, has every row of every table flagged.
 """
 
 from __future__ import annotations
