@@ -147,7 +147,9 @@ PP_DEFINITIONS = {
     "zero": "accuracy at random effects zero: invlogit(b_level) per draw",
 }
 DEFAULT_PP = "averaged"  # the one the paper's figures match (docs/statistics.md)
-_CHUNK = 256  # draws per block of the averaged accuracies (cells x draws floats at a time)
+# Draws per block of the averaged accuracies: a block's cells x draws floats stay in the CPU's
+# cache (16 draws x 25,000 cells: 3.2 MB); 256 took 2.5x the time on the 26,496-trial table.
+_CHUNK = 16
 
 
 def accuracy_draws(result: GLMMResult, definition: str = DEFAULT_PP) -> np.ndarray:
@@ -182,14 +184,16 @@ def accuracy_draws(result: GLMMResult, definition: str = DEFAULT_PP) -> np.ndarr
     n = cells["n"].to_numpy(dtype=np.float64)
     weights = np.zeros((len(cells), n_levels))  # each cell's share of its level's trials
     weights[np.arange(len(cells)), mod] = n / np.bincount(mod, weights=n, minlength=n_levels)[mod]
+    from scipy import special  # loaded already by the diagnostics (`_mcmc`)
+
     flat = fixed.reshape(chains * draws, n_levels)
     out = np.empty_like(flat)
     for start in range(0, len(flat), _CHUNK):
         block = slice(start, start + _CHUNK)
-        eta = flat[block][:, mod]
+        eta = np.take(flat[block], mod, axis=1)
         for values, codes in effects:
-            eta += values[block][:, codes]
-        out[block] = (1.0 / (1.0 + np.exp(-eta))) @ weights
+            eta += np.take(values[block], codes, axis=1)
+        out[block] = special.expit(eta, out=eta) @ weights
     return out.reshape(chains, draws, n_levels)
 
 
