@@ -1,7 +1,8 @@
 """Speed and convergence of `omnisocial glmm` (the command itself) against lme4 (R), in one run.
 
     .venv/bin/python benchmarks/bench_glmm.py [--sds 0.2,0.5,1.0,1.5] [--sizes friendbench,large]
-        [--cli-runs 1] [--in-process [--skip-bambi]] [--seed 0]
+        [--shapes crossed,unequal,few-raters,missing,mixed-3x] [--cli-runs 1]
+        [--in-process [--skip-bambi]] [--seed 0]
 
 The measured thing is the command a user runs: `omnisocial glmm trials.csv -o summary.csv` in a
 subprocess, end to end (Python start, imports, read, fit, summaries, the three CSVs), with its
@@ -11,7 +12,7 @@ read.csv, glmer; Laplace, the same formula, family binomial, the same CSV), so t
 the machine's load; the ratios command / lme4 (wall and CPU: user + system of the child; the CPU
 ratio moves less with the load of a shared machine) are of the medians over `--cli-runs`.
 
-Two sets of tables:
+Three sets of tables:
 
 - `--sds` (default 0.2,0.5,1.0,1.5): FriendBench-sized tables (3 modalities, 92 raters nested in
   each, 96 dyads, 32 dyads per rater: 8,832 trials) from this file's own simulator
@@ -21,10 +22,14 @@ Two sets of tables:
 - `--sizes` (default none; friendbench, large): `glmm.simulate_trials` tables at its default
   SDs (rater 0.5, dyad 1), FriendBench-sized and 3x ("large": 276 raters per modality, 288
   dyads, 26,496 trials), with a cold call first (an empty numba cache: `NUMBA_CACHE_DIR` a
-  fresh folder, so the kernel is compiled as on the first call in a new setup).
+  fresh folder, so the kernel is compiled as on the first call in a new setup);
+- `--shapes` (default all; '' for none): `shaped_trials`, the shapes of real rating studies that
+  neither simulator makes (SHAPES: raters crossed with modality, unequal trials per rater, dyads
+  with few ratings, missing rows, each 8,832 trials, and all of it at 26,496); their rows add the
+  mean leapfrog steps per draw (the command's `mean_steps`), the time per draw.
 
 Convergence is read from the command's own CSVs (summary and contrasts): every reported quantity
-at R-hat <= 1.01 and bulk ESS >= 400; the command's JSON line gives the draws per chain, the
+at R-hat <= 1.01 and bulk and tail ESS >= 400 (tail ESS where the command reports it); the command's JSON line gives the draws per chain, the
 rounds of the draw sizing and the parameterization it chose (C: centred, N: non-centred; rater,
 dyad). Targets: every table's command <= 3x lme4 (wall, median) and <= 30 s warm on 2 cores, all
 converged; exits 1 on a miss.
