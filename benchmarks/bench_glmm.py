@@ -29,8 +29,9 @@ Three sets of tables:
   mean leapfrog steps per draw (the command's `mean_steps`), the time per draw.
 
 Convergence is read from the command's own CSVs (summary and contrasts): every reported quantity
-at R-hat <= 1.01 and bulk and tail ESS >= 400 (tail ESS where the command reports it); the command's JSON line gives the draws per chain, the
-rounds of the draw sizing and the parameterization it chose (C: centred, N: non-centred; rater,
+at R-hat <= 1.01 and bulk and tail ESS >= 400 (tail ESS where the command reports it); the
+command's JSON line gives the draws per chain, the rounds of the draw sizing and the
+parameterization it chose (C: centred, N: non-centred; rater,
 dyad). Targets: every table's command <= 3x lme4 (wall, median) and <= 30 s warm on 2 cores, all
 converged; exits 1 on a miss.
 
