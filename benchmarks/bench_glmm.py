@@ -1,7 +1,8 @@
 """Speed and convergence of `omnisocial glmm` (the command itself) against lme4 (R), in one run.
 
     .venv/bin/python benchmarks/bench_glmm.py [--sds 0.2,0.5,1.0,1.5] [--sizes friendbench,large]
-        [--cli-runs 1] [--in-process [--skip-bambi]] [--seed 0]
+        [--shapes crossed,unequal,few-raters,missing,mixed-3x] [--cli-runs 1]
+        [--in-process [--skip-bambi]] [--seed 0]
 
 The measured thing is the command a user runs: `omnisocial glmm trials.csv -o summary.csv` in a
 subprocess, end to end (Python start, imports, read, fit, summaries, the three CSVs), with its
@@ -11,7 +12,7 @@ read.csv, glmer; Laplace, the same formula, family binomial, the same CSV), so t
 the machine's load; the ratios command / lme4 (wall and CPU: user + system of the child; the CPU
 ratio moves less with the load of a shared machine) are of the medians over `--cli-runs`.
 
-Two sets of tables:
+Three sets of tables:
 
 - `--sds` (default 0.2,0.5,1.0,1.5): FriendBench-sized tables (3 modalities, 92 raters nested in
   each, 96 dyads, 32 dyads per rater: 8,832 trials) from this file's own simulator
@@ -21,11 +22,16 @@ Two sets of tables:
 - `--sizes` (default none; friendbench, large): `glmm.simulate_trials` tables at its default
   SDs (rater 0.5, dyad 1), FriendBench-sized and 3x ("large": 276 raters per modality, 288
   dyads, 26,496 trials), with a cold call first (an empty numba cache: `NUMBA_CACHE_DIR` a
-  fresh folder, so the kernel is compiled as on the first call in a new setup).
+  fresh folder, so the kernel is compiled as on the first call in a new setup);
+- `--shapes` (default all; '' for none): `shaped_trials`, the shapes of real rating studies that
+  neither simulator makes (SHAPES: raters crossed with modality, unequal trials per rater, dyads
+  with few ratings, missing rows, each 8,832 trials, and all of it at 26,496); their rows add the
+  mean leapfrog steps per draw (the command's `mean_steps`), the time per draw.
 
 Convergence is read from the command's own CSVs (summary and contrasts): every reported quantity
-at R-hat <= 1.01 and bulk ESS >= 400; the command's JSON line gives the draws per chain, the
-rounds of the draw sizing and the parameterization it chose (C: centred, N: non-centred; rater,
+at R-hat <= 1.01 and bulk and tail ESS >= 400 (tail ESS where the command reports it); the
+command's JSON line gives the draws per chain, the rounds of the draw sizing and the
+parameterization it chose (C: centred, N: non-centred; rater,
 dyad). Targets: every table's command <= 3x lme4 (wall, median) and <= 30 s warm on 2 cores, all
 converged; exits 1 on a miss.
 
@@ -90,6 +96,81 @@ def independent_trials(
     return pd.concat(parts, ignore_index=True)
 
 
+# Tables that neither `glmm.simulate_trials` nor `independent_trials` make (issue 53): the shapes
+# of real rating studies. Each is FriendBench-sized (8,832 trials before missing rows) unless
+# its scale is 3 (26,496).
+SHAPES = {
+    "crossed": "every rater rates 32 random dyads in each of the 3 modalities (raters crossed with modality)",
+    "unequal": "raters nested in modality, trials per rater from 2 to 96 (negative binomial, mean 32)",
+    "few-raters": "a fifth of the dyads drawn 33x less often: those have 1-8 ratings",
+    "missing": "5% of the rows removed at random and 1% with an empty `correct` (dropped, counted)",
+    "mixed-3x": "all of it at 3x (26,496 trials): unequal trials, a third of the raters in 2-3 "
+    "modalities, few-rater dyads, missing rows",
+}
+SHAPE_EFFECTS = {"text": -0.2, "audio": 0.15, "video": 0.45}  # logits: other accuracies again
+
+
+def _dyad_weights(rng, dyads: int, skewed: bool) -> np.ndarray:
+    weights = np.ones(dyads)
+    if skewed:
+        weights[rng.choice(dyads, dyads // 5, replace=False)] = 0.03
+    return weights / weights.sum()
+
+
+def shaped_trials(shape: str, seed: int = 0) -> pd.DataFrame:
+    """A trial table of one of SHAPES (rater SD 0.7, dyad SD 0.8), made by neither simulator.
+
+    Raters rate distinct dyads within a modality, drawn with the dyads' weights; rows
+    rater_id, dyad_id, modality, correct (0/1, or empty for a missing answer)."""
+    if shape not in SHAPES:
+        raise ValueError(f"unknown shape {shape!r}; choose from {', '.join(SHAPES)}")
+    scale = 3 if shape.endswith("3x") else 1
+    mixed = shape == "mixed-3x"
+    rng = np.random.default_rng([seed, sorted(SHAPES).index(shape)])
+    raters, dyads, modalities = 92 * scale, 96 * scale, list(SHAPE_EFFECTS)
+    total = raters * len(modalities) * 32
+    dyad_effect = rng.normal(0.0, 0.8, dyads)
+    weights = _dyad_weights(rng, dyads, skewed=shape == "few-raters" or mixed)
+    if shape == "crossed":  # one pool of raters, each in every modality
+        pool = [(f"r{r:04d}", modalities) for r in range(raters)]
+    elif mixed:  # a third of the raters in 2 or 3 modalities, the others in one
+        pool = []
+        for r in range(int(raters * len(modalities) * 0.8)):
+            k = int(rng.choice([1, 2, 3], p=[0.67, 0.2, 0.13]))
+            pool.append((f"r{r:04d}", list(rng.choice(modalities, k, replace=False))))
+    else:
+        pool = [(f"{m[0]}{r:03d}", [m]) for m in modalities for r in range(raters)]
+    slots = sum(len(ms) for _, ms in pool)
+    if shape == "unequal" or mixed:  # negative binomial counts, mean 32, within 2..96
+        counts = np.clip(rng.negative_binomial(2, 2 / (2 + 32), slots), 2, 96).astype(float)
+        counts = np.clip(np.round(counts * total / counts.sum()), 2, 96).astype(int)
+    else:
+        counts = np.full(slots, total // slots)
+    rater_effect = {name: rng.normal(0.0, 0.7) for name, _ in pool}
+    parts, slot = [], 0
+    for name, rated in pool:
+        for modality in rated:
+            chosen = rng.choice(dyads, min(counts[slot], dyads), replace=False, p=weights)
+            slot += 1
+            logit = SHAPE_EFFECTS[modality] + rater_effect[name] + dyad_effect[chosen]
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "rater_id": name,
+                        "dyad_id": [f"pair{d:04d}" for d in chosen],
+                        "modality": modality,
+                        "correct": (rng.random(len(chosen)) < 1 / (1 + np.exp(-logit))).astype(int),
+                    }
+                )
+            )
+    frame = pd.concat(parts, ignore_index=True)
+    if shape == "missing" or mixed:
+        frame = frame.drop(index=rng.choice(len(frame), len(frame) // 20, replace=False))
+        frame = frame.reset_index(drop=True).astype({"correct": object})
+        frame.loc[rng.choice(len(frame), len(frame) // 100, replace=False), "correct"] = ""
+    return frame
+
+
 def _clock() -> tuple[float, float]:
     """Wall seconds, and CPU seconds of this process and its finished children (PyMC's chains)."""
     cpu = os.times()
@@ -100,6 +181,7 @@ R_SCRIPT = """
 t0 <- proc.time()
 suppressMessages(library(lme4))
 d <- read.csv(commandArgs(TRUE)[1], colClasses = "character")
+d <- d[d$correct != "", ]  # missing answers: dropped, as the command drops them
 d$correct <- as.integer(d$correct %in% c("True", "true", "1"))
 t1 <- proc.time()
 m <- glmer(correct ~ 0 + modality + (1|rater_id) + (1|dyad_id), data = d, family = binomial)
@@ -147,6 +229,7 @@ def run_cli(csv: Path, cache_dir: Path) -> dict:
     summary = pd.read_csv(output)
     contrast = pd.read_csv(output.with_name(f"{output.stem}_contrasts.csv"))
     both = pd.concat([summary, contrast], ignore_index=True)
+    ess = both[[c for c in ("ess_bulk", "ess_tail") if c in both.columns]]  # ess_tail: since issue 52
     report = json.loads(out.strip().splitlines()[-1])
     centered = report.get("centered", {})
     return {
@@ -158,7 +241,9 @@ def run_cli(csv: Path, cache_dir: Path) -> dict:
         "divergences": report.get("divergences"),
         "param": "".join("C" if centered[c] else "N" for c in ("rater_id", "dyad_id")) if centered else "-",
         "rows": len(both),
-        "min_ess": float(both["ess_bulk"].min()),
+        "min_ess": float(ess.min().min()),
+        "steps": report.get("mean_steps"),
+        "attempts": report.get("attempts"),
         "max_rhat": float(both["r_hat"].max()),
         "flagged": int((~both["converged"].astype(bool)).sum()),
     }
@@ -306,6 +391,58 @@ def bench_sds(sds: list[float], runs: int, lme4: bool, seed: int, tmp: Path) -> 
     return missed
 
 
+def bench_shapes(shapes: list[str], runs: int, lme4: bool, seed: int, tmp: Path) -> list[str]:
+    """One `shaped_trials` table per shape: the command and lme4, `runs` times each, interleaved;
+    one row per table (with the mean leapfrog steps per draw: the time per draw), then the worst
+    ratio."""
+    cache = tmp / "numba_cache_shapes"
+    warmup = tmp / "warmup_shapes.csv"
+    independent_trials(0.5, 0.5, seed + 1, raters=12, dyads=12, per_rater=6).to_csv(warmup, index=False)
+    run_cli(warmup, cache)  # compiles the kernel into the cache: the rows below are warm calls
+    print(
+        f"{'shape':>10} {'trials':>6} | {'command s':>9} {'CPU s':>6} | {'lme4 s':>6} {'CPU s':>6} |"
+        f" {'ratio':>5} {'CPU':>5} | {'param':>5} {'draws':>5} {'rounds':>6} {'steps':>5}"
+        f" {'min ESS':>7} {'max R-hat':>9} {'flagged':>7} {'div':>4} | load",
+        flush=True,
+    )
+    missed, ratios = [], []
+    for shape in shapes:
+        frame = shaped_trials(shape, seed)
+        csv = tmp / f"shape_{shape}.csv"
+        frame.to_csv(csv, index=False)
+        ours, ref = [], []
+        for _ in range(runs):
+            ours.append(run_cli(csv, cache))
+            if lme4:
+                ref.append(run_lme4(csv))
+        med = {key: statistics.median(r[key] for r in ours) for key in ("total_s", "cpu_s")}
+        last = ours[-1]
+        if lme4:
+            lm = {key: statistics.median(r[key] for r in ref) for key in ("total_s", "cpu_s")}
+            ratio, cpu_ratio = med["total_s"] / lm["total_s"], med["cpu_s"] / lm["cpu_s"]
+        else:
+            lm, ratio, cpu_ratio = {"total_s": math.nan, "cpu_s": math.nan}, math.nan, math.nan
+        ratios.append(ratio)
+        steps = "-" if last["steps"] is None else f"{last['steps']:.1f}"
+        answered = int((frame["correct"].astype(str) != "").sum())
+        print(
+            f"{shape:>10} {answered:6d} | {med['total_s']:9.1f} {med['cpu_s']:6.1f}"
+            f" | {lm['total_s']:6.1f} {lm['cpu_s']:6.1f} | {ratio:4.1f}x {cpu_ratio:4.1f}x"
+            f" | {last['param']:>5} {_count(last['draws']):>5} {_count(last['rounds']):>6} {steps:>5}"
+            f" {last['min_ess']:7.0f} {last['max_rhat']:9.4f} {last['flagged']:7d}"
+            f" {_count(last['divergences']):>4} | {_load():.1f}",
+            flush=True,
+        )
+        if lme4 and ratio > RATIO_MAX:
+            missed.append(f"{shape}: command {ratio:.1f}x lme4 > {RATIO_MAX:g}x")
+        if any(r["flagged"] or r["sampler"] != "fast" for r in ours):
+            missed.append(f"{shape}: command convergence or sampler")
+    if lme4 and ratios:
+        worst, middle = max(ratios), statistics.median(ratios)
+        print(f"worst ratio command / lme4: {worst:.1f}x wall (median {middle:.1f}x)")
+    return missed
+
+
 def bench_in_process(frame, samplers: list[str], seed: int) -> dict:
     results = {}
     for sampler in samplers:
@@ -338,6 +475,11 @@ def main() -> int:
     parser.add_argument("--sds", default="0.2,0.5,1.0,1.5", help="rater and dyad SDs ('' for none)")
     parser.add_argument("--sizes", default="", help="glmm.simulate_trials tables: friendbench,large")
     parser.add_argument(
+        "--shapes",
+        default=",".join(SHAPES),
+        help=f"tables of real studies' shapes ('' for none): {', '.join(SHAPES)}",
+    )
+    parser.add_argument(
         "--cli-runs", type=int, default=1, help="calls of the command (and of lme4) per table"
     )
     parser.add_argument("--in-process", action="store_true", help="also fit in this process")
@@ -367,6 +509,12 @@ def main() -> int:
         sds = [float(value) for value in args.sds.split(",")]
         print("\n== independent tables, FriendBench-sized, rater SD x dyad SD ==", flush=True)
         missed += bench_sds(sds, args.cli_runs, lme4, args.seed, tmp)
+    shapes = [shape for shape in args.shapes.split(",") if shape]
+    if shapes:
+        print("\n== tables of other shapes (neither simulator's) ==", flush=True)
+        for shape in shapes:
+            print(f"  {shape}: {SHAPES[shape]}")
+        missed += bench_shapes(shapes, args.cli_runs, lme4, args.seed, tmp)
     for name in [size for size in args.sizes.split(",") if size]:
         raters, dyads = SIZES[name]
         frame = glmm.simulate_trials(raters, dyads, 32, seed=args.seed)

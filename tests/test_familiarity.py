@@ -15,6 +15,7 @@ import pytest
 import soundfile as sf
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
+from test_glmm_rasch import assert_pp_contrasts_match_bambi
 from test_ratings import GENDERS, SITES
 from test_ratings import make_design as ratings_design
 
@@ -616,6 +617,18 @@ def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
     in_two = analysis.rasch_tables(frames, trials, design, rasch_sampler, workers=2)
     for name, table in rasch.items():
         pd.testing.assert_frame_equal(in_two[name], table, obj=name)
+
+
+@pytest.mark.slow
+def test_glmm_pp_contrasts_of_the_demo_panel_equal_bambi(tiny_study):
+    """Issue 52, point 1 on the demo's simulated rater panel (12 raters per modality, 24 dyads):
+    the contrasts in percentage points equal bambi's own computation on the same draws."""
+    from omnisocial.stats import glmm
+
+    trials = tiny_study[1]
+    result = glmm.fit_glmm(trials[["rater_id", "dyad_id", "modality", "correct"]], seed=0, draws=500)
+    table = assert_pp_contrasts_match_bambi(result, trials)
+    assert table["pp_p_gt_0"].between(0, 1).all() and len(table) == 3
 
 
 # --- figures and notebook -----------------------------------------------------------------

@@ -388,7 +388,7 @@ def test_glmm_figure_flags_exactly_the_unconverged_contrasts(tmp_path, monkeypat
     intervals = [c for c in ax.collections if len(c.get_segments()) == 1]
     assert [to_rgba(c.get_colors()[0]) == red for c in intervals] == list(expected)
     caption = " ".join(text.get_text() for text in fig.texts)
-    assert "3 of 5 contrasts" in caption and "R-hat > 1.01 or bulk ESS < 400" in caption
+    assert "3 of 5 contrasts" in caption and "R-hat > 1.01, bulk or tail ESS < 400" in caption
 
 
 def _is_hollow(ax) -> bool:
@@ -439,7 +439,7 @@ def test_difficulty_figure_marks_the_panels_of_unconverged_fits(tmp_path, monkey
     flagged_axes = [ax.get_ylabel() for ax in panels.values() if to_rgba(ax.yaxis.label.get_color()) == red]
     assert flagged_axes == ["models, text\n(not converged)", "models, audio\n(not converged)"]
     legend = [text.get_text() for ax in fig.axes if ax.get_legend() for text in ax.get_legend().get_texts()]
-    assert "not converged: R-hat > 1.01 or bulk ESS < 400" in legend
+    assert "not converged: R-hat > 1.01, bulk or tail ESS < 400, or divergent transitions" in legend
     assert "2 of 4 Rasch fits" in " ".join(text.get_text() for text in fig.texts)
 
 

@@ -93,13 +93,14 @@ def test_mcmc_diagnostics_match_arviz():
         draws[:, t] += np.linspace(0.0, 0.9, 6) * draws[:, t - 1]
     draws[1] += np.linspace(0.0, 0.5, 6)  # chains that disagree more and more
     idata = az.from_dict(posterior={"x": draws})
-    rhat, ess = _mcmc.diagnostics(draws)
+    rhat, ess, tail = _mcmc.diagnostics(draws)
     low, high = _mcmc.hdi(draws, 0.95)
     np.testing.assert_allclose(rhat, az.rhat(idata)["x"].to_numpy(), rtol=1e-10)
     np.testing.assert_allclose(ess, az.ess(idata, method="bulk")["x"].to_numpy(), rtol=1e-10)
+    np.testing.assert_allclose(tail, az.ess(idata, method="tail")["x"].to_numpy(), rtol=1e-10)
     reference = az.hdi(idata, hdi_prob=0.95)["x"].to_numpy()
     np.testing.assert_allclose(np.c_[low, high], reference, rtol=1e-12)
-    one_chain_rhat, _ = _mcmc.diagnostics(draws[:1])
+    one_chain_rhat, *_ = _mcmc.diagnostics(draws[:1])
     assert np.isnan(one_chain_rhat).all()  # never reported as clean
 
 
@@ -178,7 +179,7 @@ def test_mcmc_summaries_keep_the_hand_written_numbers():
     draws = rng.normal(size=(3, 60, 4))
     draws[:, 1:] += np.array([0.0, 0.3, 0.6, 0.9]) * draws[:, :-1]
     draws[2] += 0.4
-    rhat, ess = _mcmc.diagnostics(draws)
+    rhat, ess, _ = _mcmc.diagnostics(draws)
     low, high = _mcmc.hdi(draws, 0.9)
     # values of the hand-written implementation (git show 57c5a6c:src/omnisocial/stats/_mcmc.py)
     np.testing.assert_allclose(
@@ -216,7 +217,7 @@ def test_mcmc_summaries_keep_the_hand_written_numbers():
 
     draws[..., 1] = 3.0  # constant: no R-hat, ESS = all draws
     draws[0, 0, 2] = np.inf  # non-finite: neither
-    rhat, ess = _mcmc.diagnostics(draws)
+    rhat, ess, _ = _mcmc.diagnostics(draws)
     assert np.isnan(rhat[1]) and ess[1] == 180 and np.isnan(rhat[2]) and np.isnan(ess[2])
     assert np.isnan(_mcmc.diagnostics(draws[:, :3])[1]).all()  # fewer than 4 draws
 
@@ -879,3 +880,182 @@ def test_cli_registers_subcommands():
     assert args.func is rasch.run_cli and args.person == "p"
     assert rasch.sidecar_path("out/items.csv") == "out/items.csv.json"
     assert math.isclose(glmm.RHAT_MAX, 1.01) and glmm.ESS_MIN == 400
+
+
+# --- issue 52: one convergence rule, tail ESS, centring within cells, pp contrasts ----------
+
+
+def _separated(n_raters: int = 6, n_dyads: int = 12, per_rater: int = 6, seed: int = 0) -> pd.DataFrame:
+    """A small pathological table: text all wrong, video all right (raters separated: every
+    rater of those modalities all wrong or all right), audio as simulated."""
+    frame = glmm.simulate_trials(n_raters, n_dyads, per_rater, rater_sd=0.3, dyad_sd=0.3, seed=seed)
+    frame["correct"] = frame["correct"].astype(int)
+    frame.loc[frame["modality"] == "text", "correct"] = 0
+    frame.loc[frame["modality"] == "video", "correct"] = 1
+    return frame[["rater_id", "dyad_id", "modality", "correct"]]
+
+
+def test_one_rule_checks_tail_ess_as_bulk_ess():
+    """Point 3: a quantity with bulk ESS 483 but tail ESS 218 is not converged, and the rule is
+    the same function for the GLMM rows, the Rasch fits and the figures."""
+    from omnisocial.familiarity.figures.convergence import not_converged, rows_not_converged
+    from omnisocial.stats.convergence import convergence_problems, fit_problems
+
+    assert convergence_problems(1.001, 483.0, 218.0) == ["ess_tail 218 < 400"]
+    assert convergence_problems(1.001, 483.0, float("nan")) == ["ess_tail undefined"]
+    assert fit_problems(1.001, 900.0, 800.0, "106 divergent transitions > 0") == [
+        "106 divergent transitions > 0"
+    ]
+    rows = pd.DataFrame(
+        {"term": ["a", "b"], "r_hat": [1.0, 1.0], "ess_bulk": [483.0, 900.0], "ess_tail": [218.0, 800.0]}
+    )
+    flagged = glmm._flags(rows, "term")
+    assert flagged["converged"].tolist() == [False, True] and "ess_tail 218 < 400" in flagged["flag"][0]
+    assert not glmm._flags(rows, "term", "2 divergent transitions > 0")["converged"].any()
+    assert not_converged(rows["r_hat"], rows["ess_bulk"], rows["ess_tail"]).tolist() == [True, False]
+    # the figures read the table's own judgement (divergences included) when it has one
+    assert rows_not_converged(rows.assign(converged=[True, False])).tolist() == [False, True]
+
+
+def test_centring_measures_the_spread_within_the_fixed_cells():
+    """Point 4: raters nested in modalities whose accuracies differ (0%, simulated, 100%) are
+    not spread out within their modality: the rater factor is sampled non-centred. Measured
+    across the modalities (the former rule) the same raters look spread out (ratio > 1.5)."""
+    from omnisocial.stats.glmm import _fast
+
+    frame = _separated()
+    fast = glmm.make_fast_model(
+        frame.astype({"correct": int}),
+        "correct",
+        "modality",
+        ["audio", "text", "video"],
+        0.0,
+        1.0,
+        [glmm.GroupSpec(c, f"1|{c}", sorted(frame[c].unique()), 2.5) for c in ("rater_id", "dyad_id")],
+    )
+    assert [factor.centered for factor in fast.factors] == [False, False]
+    # the former measure: each rater's logit over all its trials, modality differences included
+    per_rater = frame.groupby("rater_id")["correct"].agg(["sum", "count"])
+    k, n = per_rater["sum"], per_rater["count"]
+    logits = np.log((k + 0.5) / (n - k + 0.5))
+    noise = np.mean((n + 1.0) / ((k + 0.5) * (n - k + 0.5)))
+    rate = k.sum() / n.sum()
+    across = np.median(n) * rate * (1 - rate) * max(float(np.var(logits)) - noise, 0.0)
+    assert across > _fast.CENTERED_MIN_RATIO
+
+
+@pytest.mark.slow
+def test_divergent_fit_is_flagged_in_every_output_of_the_command(tmp_path, capsys, monkeypatch):
+    """Point 2: the former centring choice (forced here) makes the separated table diverge at
+    every target_accept; the command then says converged: false, and every row of the summary,
+    the contrasts and the variance components is flagged with the divergences. The automatic
+    choice (point 4) fits the same table without divergences."""
+    from omnisocial.stats.glmm import _fast
+
+    frame = _separated()
+    path = tmp_path / "separated.csv"
+    frame.to_csv(path, index=False)
+    monkeypatch.setattr(_fast, "CENTERED_MIN_RATIO", -1.0)  # centre every factor
+    out = tmp_path / "summary.csv"
+    assert cli.main(["glmm", str(path), "-o", str(out), "--draws", "500", "--tune", "300"]) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert report["divergences"] > 0 and report["attempts"] == 3
+    assert report["target_accept"] == pytest.approx(0.9125)  # 0.65 -> 0.825 -> 0.9125
+    assert report["converged"] is False and report["flagged"] == report["rows"]
+    assert "divergent transitions > 0" in report["fit_flag"]
+    for name in ("summary.csv", "summary_contrasts.csv", "summary_variance.csv"):
+        table = pd.read_csv(tmp_path / name, keep_default_na=False)
+        assert not table["converged"].astype(str).eq("True").any(), name
+        assert table["flag"].str.contains(f"{report['divergences']} divergent transitions > 0").all(), name
+    monkeypatch.undo()
+    result = glmm.fit_glmm(frame, draws=500, tune=300)
+    assert [f.centered for f in result.fast_model.factors] == [False, False]
+    assert result.divergences == 0 and result.attempts == 1 and result.converged
+
+
+@pytest.mark.slow
+def test_workflow_glmm_flags_a_divergent_fit_everywhere(monkeypatch):
+    """Point 2, the workflow's tables: the same rule and the same flags as the command."""
+    from omnisocial.familiarity.analysis.glmm_rasch import glmm_tables
+    from omnisocial.stats.glmm import _fast
+
+    trials = _separated().assign(response="familiar", source="test")  # response: not read here
+    monkeypatch.setattr(_fast, "CENTERED_MIN_RATIO", -1.0)
+    params = {"draws": 400, "tune": 300, "chains": 2, "seed": 0, "target_accept": 0.8, "max_divergences": 0}
+    tables = glmm_tables(trials, params)
+    summary, contrasts = tables["glmm_summary"], tables["glmm_contrasts"]
+    assert (summary["divergences"] > 0).all() and (summary["target_accept"] == 0.95).all()
+    for table in (summary, contrasts):
+        assert not table["converged"].any() and table["flag"].str.contains("divergent transitions").all()
+    assert {"ess_tail", "pp_mean", "pp_zero_mean"} <= set(contrasts.columns)
+
+
+def assert_pp_contrasts_match_bambi(result: glmm.GLMMResult, frame: pd.DataFrame) -> pd.DataFrame:
+    """The pp columns of `glmm.contrasts(result)` equal bambi's own computation on the same
+    draws: `Model.predict(kind="response_params")` per trial with the group-specific effects
+    (averaged: the mean over each modality's trials) and without them (zero); mean, 95% HDI
+    (arviz) and P(> 0). Returns the contrasts."""
+    import arviz as az
+    import bambi as bmb
+    import xarray as xr
+
+    data = frame[["rater_id", "dyad_id", "modality", "correct"]].copy()
+    data["correct"] = glmm.coerce_binary(data["correct"])
+    for column in ("rater_id", "dyad_id", "modality"):
+        data[column] = data[column].astype(str)
+    model = bmb.Model(glmm.DEFAULT_FORMULA, data, family="bernoulli")
+    model.build()
+    table = glmm.contrasts(result).set_index("contrast")
+    assert (table["pp_definition"] == "averaged").all()
+    modality = xr.DataArray(data["modality"].to_numpy(), dims="__obs__", name="modality")
+    for prefix, groups in (("pp", True), ("pp_zero", False)):
+        predicted = model.predict(
+            result.idata, kind="response_params", data=data, inplace=False, include_group_specific=groups
+        )
+        accuracy = 100.0 * predicted.posterior["p"].groupby(modality).mean()
+        for contrast, row in table.iterrows():
+            first, second = (part.split("[")[1].rstrip("]") for part in contrast.split(" - "))
+            diff = accuracy.sel(modality=first) - accuracy.sel(modality=second)
+            low, high = az.hdi(diff.to_numpy().ravel(), hdi_prob=0.95)
+            assert row[f"{prefix}_mean"] == pytest.approx(float(diff.mean()), abs=1e-9)
+            assert (row[f"{prefix}_hdi_low"], row[f"{prefix}_hdi_high"]) == pytest.approx(
+                (low, high), abs=1e-9
+            )
+            assert row[f"{prefix}_p_gt_0"] == pytest.approx(float((diff > 0).mean()), abs=1e-12)
+    return table
+
+
+@pytest.mark.slow
+def test_pp_contrasts_equal_bambi_friendbench_size():
+    """Point 1 on a FriendBench-sized simulated study (92 raters per modality, 96 dyads, 32 dyads
+    per rater: 8,832 trials) whose modality effects give the paper's marginal accuracies (text
+    49.9%, audio 56.3%, video 60.9%): the pp contrasts equal bambi's on the same draws, and the
+    averaged definition lands on the paper's figures (6.5 / 4.5 / 10.9 pp, HDIs about 4.8 pp
+    wide) where the one at random effects zero does not (wider, and larger by a fifth)."""
+    frame = glmm.simulate_trials(modality_effects={"text": -0.005, "audio": 0.303, "video": 0.532}, seed=0)
+    result = glmm.fit_glmm(frame, seed=0, draws=500)  # the same draws go to bambi: any number
+    table = assert_pp_contrasts_match_bambi(result, frame)
+    observed = 100 * frame.groupby("modality")["correct"].mean()
+    for contrast, row in table.iterrows():
+        first, second = (part.split("[")[1].rstrip("]") for part in contrast.split(" - "))
+        raw = observed[first] - observed[second]
+        assert abs(row["pp_mean"] - raw) < 0.5  # the averaged accuracies track the marginal ones
+        assert 3.5 < row["pp_hdi_high"] - row["pp_hdi_low"] < 6.0  # the paper: 4.8-4.9 pp
+        assert row["pp_zero_hdi_high"] - row["pp_zero_hdi_low"] > row["pp_hdi_high"] - row["pp_hdi_low"]
+
+
+def test_fast_path_starts_at_the_lower_target_only_where_every_factor_is_centred():
+    """Issue 53: 0.65 (7-8 leapfrog steps per draw instead of 15 on tables of other shapes) where
+    every factor is centred; 0.8 where one is non-centred (a small SD mixes worse with the larger
+    step) and for the bambi samplers."""
+    frame = _separated()
+    groups = [glmm.GroupSpec(c, f"1|{c}", sorted(frame[c].unique()), 2.5) for c in ("rater_id", "dyad_id")]
+
+    def model(centered):
+        return glmm.make_fast_model(
+            frame, "correct", "modality", ["audio", "text", "video"], 0.0, 1.0, groups, centered
+        )
+
+    assert glmm.default_target_accept("fast", model(True)) == glmm.FAST_TARGET_ACCEPT == 0.65
+    assert glmm.default_target_accept("fast", model({"rater_id": True})) == glmm.TARGET_ACCEPT == 0.8
+    assert glmm.default_target_accept("bambi-nutpie", None) == 0.8

@@ -216,3 +216,18 @@ def test_bootstrap_interval_of_the_corrected_correlation_and_its_cap():
     refused = corrected_columns("r_corrected", 0.3, 0.24, 0.6, (0.5, 1.0), min_reliability=0.5)
     assert np.isnan(refused["r_corrected"]) and np.isnan(refused["r_corrected_low"])
     assert refused["r_corrected_note"] == "not corrected: reliability 0.24 < min_reliability 0.5"
+
+
+def test_refused_correction_leaves_the_uncapped_value_empty():
+    """Issue 52, point 5: a correction refused for low reliability (r 0.9 with reliabilities 0.2
+    and 0.19: 4.62 uncapped) leaves the corrected value, the uncapped one and the interval empty,
+    not capped, and the note says why; one above the threshold keeps its uncapped value."""
+    from omnisocial.familiarity.analysis.glmm_rasch import corrected_columns
+
+    refused = corrected_columns("pearson_r_corrected", 0.9, 0.2, 0.19, (0.5, 1.0), min_reliability=0.3)
+    assert np.isnan(refused["pearson_r_corrected"]) and np.isnan(refused["pearson_r_corrected_uncapped"])
+    assert np.isnan(refused["pearson_r_corrected_low"]) and np.isnan(refused["pearson_r_corrected_high"])
+    assert refused["pearson_r_corrected_capped"] is False
+    assert refused["pearson_r_corrected_note"] == "not corrected: reliability 0.19 < min_reliability 0.3"
+    kept = corrected_columns("pearson_r_corrected", 0.9, 0.2, 0.19, (0.5, 1.0), min_reliability=0.1)
+    assert kept["pearson_r_corrected_uncapped"] == pytest.approx(0.9 / np.sqrt(0.2 * 0.19))

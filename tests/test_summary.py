@@ -246,3 +246,30 @@ def test_social_sections_list_streaming_calls_and_the_timing_per_model(tmp_path)
         "benchmark",
         "protocol",
     ]
+
+
+def test_glmm_contrasts_section_shows_percentage_points_beside_logits(tmp_path):
+    """Issue 52: the summary page states the modality contrasts as the paper does (pp, 95% HDI,
+    P > 0) beside the logit ones, and keeps a flagged row flagged."""
+    contrasts = pd.DataFrame(
+        {
+            "contrast": ["modality[audio] - modality[text]"],
+            "mean": [0.27],
+            "hdi_low": [0.1],
+            "hdi_high": [0.43],
+            "p_gt_0": [0.998],
+            "pp_mean": [6.28],
+            "pp_hdi_low": [3.98],
+            "pp_hdi_high": [8.6],
+            "pp_p_gt_0": [1.0],
+            "converged": [False],
+            "flag": ["not converged: ess_tail 218 < 400"],
+        }
+    )
+    sections = summary.build_summary({"social": {"enabled": False}}, {"glmm_contrasts": contrasts})
+    row = sections["glmm_contrasts"].iloc[0]
+    assert row["pp"] == 6.28 and row["pp_hdi"] == "[4.0, 8.6]" and row["logit_hdi"] == "[0.100, 0.430]"
+    assert not row["converged"] and "ess_tail" in row["flag"]
+    summary.write_summary(sections, tmp_path)
+    assert "GLMM modality contrasts: percentage points" in (tmp_path / "summary.md").read_text()
+    assert "glmm_contrasts" not in summary.build_summary({"social": {"enabled": False}}, {})

@@ -421,6 +421,7 @@ def convergence_section(glmm_summary: pd.DataFrame | None, rasch_fits: pd.DataFr
                     "part": row.term,
                     "r_hat": row.r_hat,
                     "ess_bulk": row.ess_bulk,
+                    "ess_tail": getattr(row, "ess_tail", math.nan),
                     "divergences": _count(getattr(row, "divergences", None)),
                     "converged": bool(row.converged) if pd.notna(row.converged) else False,
                     "flag": row.flag if isinstance(row.flag, str) else "",
@@ -435,6 +436,7 @@ def convergence_section(glmm_summary: pd.DataFrame | None, rasch_fits: pd.DataFr
                     "part": f"{row.modality} / {row.rater_type}",
                     "r_hat": row.r_hat_max,
                     "ess_bulk": row.ess_bulk_min,
+                    "ess_tail": getattr(row, "ess_tail_min", math.nan),
                     "divergences": _count(getattr(row, "divergences", None)) if fitted else None,
                     "converged": fitted and bool(row.converged),
                     "flag": (row.flag if isinstance(row.flag, str) else "")
@@ -442,8 +444,35 @@ def convergence_section(glmm_summary: pd.DataFrame | None, rasch_fits: pd.DataFr
                     else f"not fitted: {row.reason}",
                 }
             )
-    columns = ["fit", "part", "r_hat", "ess_bulk", "divergences", "converged", "flag"]
+    columns = ["fit", "part", "r_hat", "ess_bulk", "ess_tail", "divergences", "converged", "flag"]
     return pd.DataFrame(rows, columns=columns).astype({"divergences": "Int64"})
+
+
+GLMM_CONTRAST_COLUMNS = ["contrast", "pp", "pp_hdi", "pp_p_gt_0", "logit", "logit_hdi", "converged", "flag"]
+
+
+def glmm_contrasts_section(contrasts: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The GLMM's modality contrasts as the paper states them: the difference in percentage points
+    of accuracy (glmm_contrasts' pp_definition, by default averaged over the raters and dyads)
+    with its 95% HDI and posterior probability, beside the logit-scale difference and its HDI."""
+    if contrasts is None:
+        return None
+    rows = []
+    for row in contrasts.itertuples(index=False):
+        pp = getattr(row, "pp_mean", math.nan)
+        rows.append(
+            {
+                "contrast": row.contrast,
+                "pp": pp,
+                "pp_hdi": f"[{row.pp_hdi_low:.1f}, {row.pp_hdi_high:.1f}]" if pd.notna(pp) else "",
+                "pp_p_gt_0": getattr(row, "pp_p_gt_0", math.nan),
+                "logit": row.mean,
+                "logit_hdi": f"[{row.hdi_low:.3f}, {row.hdi_high:.3f}]",
+                "converged": bool(row.converged) if pd.notna(row.converged) else False,
+                "flag": row.flag if isinstance(row.flag, str) else "",
+            }
+        )
+    return pd.DataFrame(rows, columns=GLMM_CONTRAST_COLUMNS)
 
 
 def _count(value) -> int | None:
@@ -499,6 +528,7 @@ SECTION_TITLES = {
     "finish_reasons": "Finish reasons per model (failed calls included)",
     "headline": "Headline: familiarity accuracy by modality",
     "convergence": "Convergence of every Bayesian fit",
+    "glmm_contrasts": "GLMM modality contrasts: percentage points of accuracy (and logit)",
     "social": "Who / when / how profile",
     "streaming": "Streaming (Omni-DuplexEval-style)",
     "social_timing": "When to speak, streamed: timing per model (SocialOmni-style)",
@@ -515,7 +545,7 @@ def build_summary(
 
     tables: filter_report, design, raters (`familiarity.ratings.panel.raters_section`, built by
     the caller), metrics, responses (the models' RESPONSES, concatenated), glmm_summary,
-    rasch_fits, social_profile, streaming_metrics, social_timing (the streaming when timing
+    glmm_contrasts, rasch_fits, social_profile, streaming_metrics, social_timing (the streaming when timing
     table), stream_calls (every streaming job's STREAM_SUMMARY row), release_predictions and
     release_report (the released predictions and their import report).
     """
@@ -528,6 +558,7 @@ def build_summary(
         "finish_reasons": finish_reasons_section(get("responses")),
         "headline": headline_section(get("metrics"), variant),
         "convergence": convergence_section(get("glmm_summary"), get("rasch_fits")),
+        "glmm_contrasts": glmm_contrasts_section(get("glmm_contrasts")),
     }
     if (config.get("social") or {}).get("enabled"):
         sections["social"] = social_section(get("social_profile"))

@@ -209,6 +209,7 @@ def summary_inputs(wildcards=None):
         # every model's responses: the finish reasons (and audio paths) of its calls
         "responses": [out("responses", f"{name}.csv") for name in FAM_MODELS],
         "glmm_summary": out("analysis", "glmm_summary.csv"),
+        "glmm_contrasts": out("analysis", "glmm_contrasts.csv"),
         "rasch_fits": out("analysis", "rasch_fits.csv"),
     }
     if RELEASE_PREDICTION_FILES:
@@ -231,6 +232,7 @@ SUMMARY_SECTIONS = [
     "finish_reasons",
     "headline",
     "convergence",
+    "glmm_contrasts",
 ] + (
     ["social", "streaming", "social_timing", "stream_calls"]
     if SOCIAL["enabled"]

@@ -517,7 +517,10 @@ INDIVIDUAL_DIFFERENCES = Contract(
 _DIAGNOSTICS = (
     Column("r_hat", "float", nullable=True),
     Column("ess_bulk", "float", nullable=True),
-    Column("converged", "bool"),
+    Column("ess_tail", "float", nullable=True, doc="tail ESS (5% and 95% quantiles), checked as ess_bulk"),
+    Column(
+        "converged", "bool", doc="R-hat, bulk and tail ESS, and the fit's divergences (stats.convergence)"
+    ),
     Column("flag", doc="why it does not count as converged; empty when it does"),
 )
 
@@ -554,12 +557,34 @@ GLMM_SUMMARY = Contract(
 GLMM_CONTRASTS = Contract(
     "glmm_contrasts",
     (
-        Column("contrast", doc="modality[a] - modality[b], logit scale"),
+        Column(
+            "contrast",
+            doc="modality[a] - modality[b]: mean..p_gt_0 on the logit scale, pp_* in percentage points",
+        ),
         Column("mean", "float"),
         Column("sd", "float"),
         Column("hdi_low", "float", nullable=True),
         Column("hdi_high", "float", nullable=True),
         Column("p_gt_0", "float", doc="posterior probability that the contrast is positive"),
+        Column(
+            "pp_mean",
+            "float",
+            doc="the accuracy difference in percentage points (pp_definition; docs/statistics.md)",
+        ),
+        Column("pp_sd", "float"),
+        Column("pp_hdi_low", "float", nullable=True, doc="95% HDI of the pp difference"),
+        Column("pp_hdi_high", "float", nullable=True),
+        Column("pp_p_gt_0", "float", doc="posterior probability that the pp difference is positive"),
+        Column("pp_zero_mean", "float", doc="the pp difference at random effects zero"),
+        Column("pp_zero_sd", "float"),
+        Column("pp_zero_hdi_low", "float", nullable=True),
+        Column("pp_zero_hdi_high", "float", nullable=True),
+        Column("pp_zero_p_gt_0", "float"),
+        Column(
+            "pp_definition",
+            allowed=("averaged", "zero"),
+            doc="averaged: over each modality's raters and dyads (the paper's marginal accuracies)",
+        ),
         *_DIAGNOSTICS,
         SOURCE,
     ),
@@ -615,6 +640,7 @@ RASCH_FITS = Contract(
         ),
         Column("r_hat_max", "float", nullable=True),
         Column("ess_bulk_min", "float", nullable=True),
+        Column("ess_tail_min", "float", nullable=True),
         Column("converged", "bool"),
         Column("flag"),
         Column(
@@ -648,6 +674,7 @@ RASCH_PERSONS = Contract(
         Column("hdi_high", "float", nullable=True),
         Column("r_hat", "float", nullable=True, doc="of the ability; the fit's r_hat_max covers it"),
         Column("ess_bulk", "float", nullable=True, doc="of the ability; the fit's ess_bulk_min covers it"),
+        Column("ess_tail", "float", nullable=True, doc="of the ability; the fit's ess_tail_min covers it"),
         Column("n_responses", "int", doc="the person's answered responses in the fit"),
         SOURCE,
     ),

@@ -39,8 +39,9 @@ Two implementations of that same density, both sampled with nutpie's NUTS:
 - `method="pymc"`: the same layout written in PyMC (`glmm.build_pymc_model`), compiled by
   nutpie (numba); the compilation alone takes 20-40 s.
 
-Draws: `until_converged=True` samples `draws` per chain, and when a difficulty, mu, tau or the
-person SD misses R-hat <= 1.01 or bulk ESS >= 400 (`stats.convergence`) samples again from the
+Draws: `until_converged=True` samples `draws` per chain, and when a difficulty, mu, tau, the
+person SD or an ability misses R-hat <= 1.01 or bulk or tail ESS >= 400 (`stats.convergence`,
+the rule of the GLMM command and workflow as well) samples again from the
 start with more draws (the GLMM's `next_draws`: scaled to the ESS target, or to the R-hat
 miss), up to `max_draws` per chain and `max_attempts` fits in all; the same seed every time, so
 the result is deterministic. The draws used and the attempts are in the fit's info.
@@ -61,7 +62,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from omnisocial.stats.convergence import divergence_problem, raised_target_accept
+from omnisocial.stats.convergence import divergence_problem, fit_problems, flag_text, raised_target_accept
 from omnisocial.stats.glmm import (
     ESS_MIN,
     MAX_ROUNDS,
@@ -71,7 +72,6 @@ from omnisocial.stats.glmm import (
     build_pymc_model,
     chain_threads,
     coerce_binary,
-    convergence_problems,
     make_fast_model,
     next_draws,
     sample_fast_model,
@@ -81,7 +81,7 @@ from omnisocial.stats.glmm import (
 log = logging.getLogger(__name__)
 
 ITEM_COLUMNS = ["item", "difficulty", "sd", "hdi_low", "hdi_high", "sd_relative", "sd_unscaled"]
-PERSON_COLUMNS = ["person", "ability", "sd", "hdi_low", "hdi_high", "r_hat", "ess_bulk"]
+PERSON_COLUMNS = ["person", "ability", "sd", "hdi_low", "hdi_high", "r_hat", "ess_bulk", "ess_tail"]
 METHODS = ("fast", "pymc")
 MAX_DRAWS = 20000  # per chain, the GLMM's cap
 # the fast model's names: the intercept (-mu) of its one level, and the two factors' terms
@@ -175,7 +175,8 @@ def _unscaled_sd(relative: np.ndarray) -> np.ndarray:
 
 
 def _summaries(draws: dict, items, persons):
-    """(item table, person table, the summary rows of the hyperparameters, r_hat max, ESS min).
+    """(item table, person table, the summary rows of the hyperparameters, r_hat max, bulk ESS
+    min, tail ESS min).
 
     The worst R-hat and ESS run over the difficulties, mu, tau, the person SD and the person
     abilities: every quantity the fit reports."""
@@ -190,13 +191,15 @@ def _summaries(draws: dict, items, persons):
     table = table[ITEM_COLUMNS]
     abilities = summary_frame(persons, draws["theta"], "person").rename(columns={"mean": "ability"})
     rows = stats.iloc[len(items) :].set_index("item")
-    every = pd.concat([stats[["r_hat", "ess_bulk"]], abilities[["r_hat", "ess_bulk"]]])
+    diagnostics = ["r_hat", "ess_bulk", "ess_tail"]
+    every = pd.concat([stats[diagnostics], abilities[diagnostics]])
     return (
         table,
         abilities[PERSON_COLUMNS],
         rows,
         float(every["r_hat"].max(skipna=False)),
         float(every["ess_bulk"].min(skipna=False)),
+        float(every["ess_tail"].min(skipna=False)),
     )
 
 
@@ -225,11 +228,12 @@ def fit_rasch(
     hdi_low, hdi_high (95% HDI), sd_relative (posterior SD of b_i - mean_j b_j, the error that
     attenuates a correlation across items; see the module docstring). persons: one row per
     person (sorted): person, ability (posterior mean of theta, on the difficulties' logit
-    scale), sd, hdi_low, hdi_high, r_hat, ess_bulk.
+    scale), sd, hdi_low, hdi_high, r_hat, ess_bulk, ess_tail.
     info: person_sd_mean and its 95% HDI, difficulty_mean (of mu), difficulty_sd_mean (of tau)
-    and its HDI, r_hat_max and ess_bulk_min over the difficulties, mu, tau, the person SD and
-    the abilities, converged, flag (non-empty and logged at WARNING level when r_hat > 1.01 or
-    bulk ESS < 400 anywhere, or more than `max_divergences` divergent transitions), divergences,
+    and its HDI, r_hat_max, ess_bulk_min and ess_tail_min over the difficulties, mu, tau, the
+    person SD and the abilities, converged, flag (`stats.convergence.fit_problems`: non-empty and
+    logged at WARNING level when r_hat > 1.01 or bulk or tail ESS < 400 anywhere, or more than
+    `max_divergences` divergent transitions), divergences,
     the counts, the sampler settings, target_accept, draws (per chain, of the last fit) and
     attempts. `until_converged`: after too many divergences rerun with a higher target_accept
     (`stats.convergence.raised_target_accept`, and more draws if R-hat/ESS missed too), else on
@@ -247,11 +251,12 @@ def fit_rasch(
     attempts = 1
     while True:
         idata = sample(fast, draws, tune, chains, cores, seed, {"target_accept": target_accept})
-        table, abilities, rows, r_hat_max, ess_min = _summaries(_draws(idata), items, persons)
+        table, abilities, rows, r_hat_max, ess_min, tail_min = _summaries(_draws(idata), items, persons)
         divergences = int(idata.sample_stats["diverging"].sum()) if "diverging" in idata.sample_stats else 0
         if not until_converged or attempts >= max_attempts:
             break
-        more = next_draws(draws, ess_min, 1.0 if chains == 1 else r_hat_max, ESS_MIN, RHAT_MAX)
+        worst_ess = min(ess_min, tail_min) if np.isfinite(ess_min) and np.isfinite(tail_min) else np.nan
+        more = next_draws(draws, worst_ess, 1.0 if chains == 1 else r_hat_max, ESS_MIN, RHAT_MAX)
         more = None if more is None or draws >= max_draws else min(more, max_draws)
         if divergence_problem(divergences, max_divergences) and target_accept < 0.99:
             more_accept = raised_target_accept(target_accept)
@@ -273,10 +278,8 @@ def fit_rasch(
             more,
         )
         draws, attempts = more, attempts + 1
-    why = convergence_problems(r_hat_max, ess_min)
-    diverged = divergence_problem(divergences, max_divergences)
-    why += [diverged] if diverged else []
-    flag = f"not converged: {'; '.join(why)}" if why else ""
+    why = fit_problems(r_hat_max, ess_min, tail_min, divergence_problem(divergences, max_divergences))
+    flag = flag_text(why)
     if flag:
         log.warning("Rasch fit: %s (%d draws per chain, %d attempt(s))", flag, draws, attempts)
     info = {
@@ -289,6 +292,7 @@ def fit_rasch(
         "difficulty_sd_hdi_high": float(rows.loc["difficulty_sd", "hdi_high"]),
         "r_hat_max": r_hat_max,
         "ess_bulk_min": ess_min,
+        "ess_tail_min": tail_min,
         "converged": not why,
         "flag": flag,
         "divergences": divergences,
@@ -415,8 +419,8 @@ def run_cli(args: argparse.Namespace) -> int:
     print(
         f"rasch: person SD {info['person_sd_mean']:.3f} "
         f"[{info['person_sd_hdi_low']:.3f}, {info['person_sd_hdi_high']:.3f}] (95% HDI), "
-        f"r_hat max {info['r_hat_max']:.3f}, ess_bulk min {info['ess_bulk_min']:.0f}"
-        + (f"; {info['flag']}" if info["flag"] else ""),
+        f"r_hat max {info['r_hat_max']:.3f}, ess_bulk min {info['ess_bulk_min']:.0f}, "
+        f"ess_tail min {info['ess_tail_min']:.0f}" + (f"; {info['flag']}" if info["flag"] else ""),
         file=sys.stderr,
     )
     print(

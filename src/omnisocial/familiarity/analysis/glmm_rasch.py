@@ -60,15 +60,6 @@ def required_settings(params: Mapping, keys: Iterable[str], section: str) -> dic
     return {key: params[key] for key in keys}
 
 
-def _flag_divergent(frame: pd.DataFrame, diverged: str) -> pd.DataFrame:
-    """Every row flagged with the fit's divergence problem (a fit-wide one: all draws come from
-    the same sampler); unchanged when `diverged` is empty."""
-    if not diverged:
-        return frame
-    flags = [f"{flag}; {diverged}" if flag else f"not converged: {diverged}" for flag in frame["flag"]]
-    return frame.assign(converged=False, flag=flags)
-
-
 GLMM_KEYS = ("draws", "tune", "chains", "seed", "target_accept", "max_divergences")
 
 
@@ -77,36 +68,31 @@ def glmm_tables(trials: pd.DataFrame, params: Mapping, cores: int = 1) -> dict[s
     `correct ~ 0 + modality + (1|rater_id) + (1|dyad_id)` on the human trials.
 
     params (config analysis.glmm and the seed, all required): draws, tune, chains, seed,
-    target_accept, max_divergences. A fit with more divergent transitions than max_divergences
-    is sampled again with a higher target_accept (`stats.convergence`), at most 3 fits; if the
-    last still has too many, every row is flagged. Every row carries r_hat, ess_bulk,
-    converged, flag and the fit's divergences.
+    target_accept, max_divergences. The convergence rule is the command's and the Rasch fits'
+    (`stats.convergence`, applied by `glmm.fit_glmm` and its summaries): a fit with more
+    divergent transitions than max_divergences is sampled again with a higher target_accept, at
+    most 3 fits; if the last still has too many, every row is flagged. Every row carries r_hat,
+    ess_bulk, ess_tail, converged, flag and the fit's divergences; the contrasts are on the logit
+    scale and in percentage points of accuracy (`glmm.contrasts`).
     """
     from omnisocial.stats import glmm
-    from omnisocial.stats.convergence import divergence_problem, raised_target_accept
 
     settings = required_settings(params, GLMM_KEYS, "analysis.glmm")
     frame = _trials(trials)
     if frame.empty:
         raise ValueError("the GLMM needs human trials; the trial table is empty")
     human = human_source(trials)
-    target_accept = float(settings["target_accept"])
-    for attempt in range(1, glmm.MAX_ROUNDS + 1):
-        result = glmm.fit_glmm(
-            frame[["rater_id", "dyad_id", "modality", "correct"]],
-            glmm.DEFAULT_FORMULA,
-            draws=int(settings["draws"]),
-            tune=int(settings["tune"]),
-            chains=int(settings["chains"]),
-            seed=int(settings["seed"]),
-            cores=max(1, int(cores)),
-            sampler_kwargs={"target_accept": target_accept},
-        )
-        diverged = divergence_problem(result.divergences, int(settings["max_divergences"]))
-        if not diverged or attempt == glmm.MAX_ROUNDS or target_accept >= 0.99:
-            break
-        log.info("GLMM: %s at target_accept %.3f; sampling again", diverged, target_accept)
-        target_accept = raised_target_accept(target_accept)
+    result = glmm.fit_glmm(
+        frame[["rater_id", "dyad_id", "modality", "correct"]],
+        glmm.DEFAULT_FORMULA,
+        draws=int(settings["draws"]),
+        tune=int(settings["tune"]),
+        chains=int(settings["chains"]),
+        seed=int(settings["seed"]),
+        cores=max(1, int(cores)),
+        target_accept=float(settings["target_accept"]),
+        max_divergences=int(settings["max_divergences"]),
+    )
     summary = glmm.summarize(result, levels=False).assign(
         formula=result.formula,
         sampler=result.sampler,
@@ -115,14 +101,11 @@ def glmm_tables(trials: pd.DataFrame, params: Mapping, cores: int = 1) -> dict[s
         tune=result.tune,
         chains=result.chains,
         divergences=result.divergences,
-        target_accept=target_accept,
+        target_accept=result.target_accept,
         source=human,
     )
-    summary = _flag_divergent(summary, diverged)
     if len(result.fixed_levels) >= 2:
-        contrasts = GLMM_CONTRASTS.validate(
-            _flag_divergent(glmm.contrasts(result), diverged).assign(source=human)
-        )
+        contrasts = GLMM_CONTRASTS.validate(glmm.contrasts(result).assign(source=human))
     else:
         log.warning("one modality only: no modality contrasts")
         contrasts = GLMM_CONTRASTS.empty()
@@ -204,9 +187,9 @@ def corrected_columns(
     """`name` (capped at +/-1), `name`_uncapped, `name`_capped (the cap changed it), `name`_low and
     `name`_high (the bootstrap interval, `stats.reliability.bootstrap_corrected`), `name`_note.
 
-    A reliability below `min_reliability` leaves `name` and its interval empty, and the note
-    says why: there the reliability's error term is itself off (docs/rasch-correction.md) and
-    the correction overshoots."""
+    A reliability below `min_reliability` leaves `name`, `name`_uncapped and the interval empty,
+    and the note says why: there the reliability's error term is itself off
+    (docs/rasch-correction.md) and the correction overshoots."""
     uncapped = disattenuate(r, rel_x, rel_y, cap=False)
     out = {
         name: disattenuate(r, rel_x, rel_y),
@@ -219,7 +202,13 @@ def corrected_columns(
     lowest = min(rel_x, rel_y)
     if math.isfinite(lowest) and lowest < min_reliability:
         out.update(
-            {name: math.nan, f"{name}_low": math.nan, f"{name}_high": math.nan, f"{name}_capped": False}
+            {
+                name: math.nan,
+                f"{name}_uncapped": math.nan,
+                f"{name}_low": math.nan,
+                f"{name}_high": math.nan,
+                f"{name}_capped": False,
+            }
         )
         out[f"{name}_note"] = f"not corrected: reliability {lowest:.2f} < min_reliability {min_reliability:g}"
     return out

@@ -10,7 +10,7 @@ Top row: human values for every pair of modalities. Bottom row: humans against m
 modality. Each panel gives Pearson r and the number of dyads; points are coloured by the true
 class when a truth column is present (the published analysis controls for it: the partial r
 lives in `stats.rasch`). Given the Rasch fits (rasch_fits: modality, rater_type, fitted,
-r_hat_max, ess_bulk_min), a panel with a fit that did not converge (`convergence.not_converged`)
+r_hat_max, ess_bulk_min), a panel with a fit that did not converge (`convergence.rows_not_converged`)
 draws hollow points and names that fit's axis in red; the caption counts such fits.
 """
 

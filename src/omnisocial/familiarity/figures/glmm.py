@@ -4,7 +4,7 @@ Takes the contrasts table of `stats.glmm.contrasts` (columns contrast, mean, hdi
 p_gt_0, r_hat, ess_bulk; on the logit scale of `correct ~ 0 + modality + (1|rater) + (1|dyad)`).
 Labels like `modality[audio] - modality[text]` are shown as `audio - text`. A contrast whose HDI
 excludes 0 is drawn filled, one that includes 0 hollow; one that did not converge
-(`convergence.not_converged`) red and dashed, its label saying so, and the caption counts them.
+(`convergence.rows_not_converged`) red and dashed, its label saying so, and the caption counts them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from omnisocial.familiarity.figures.convergence import convergence_note, not_converged
+from omnisocial.familiarity.figures.convergence import convergence_note, rows_not_converged
 from omnisocial.figures.style import FLAG_COLOR, chance_line, full_subtitle, new_figure, save_figure, styled
 
 _LEVEL = re.compile(r"\w+\[([^\]]+)\]")
@@ -75,7 +75,7 @@ def glmm_contrast_figure(
     if missing:
         raise ValueError(f"contrasts table lacks column(s) {missing}")
     rows = contrasts.reset_index(drop=True)
-    flagged = not_converged(rows["r_hat"], rows["ess_bulk"])
+    flagged = rows_not_converged(rows)
     note = convergence_note(int(flagged.sum()), len(rows), "contrasts", "Red, dashed") if len(rows) else ""
     with styled():
         fig, axes = new_figure(

@@ -26,10 +26,12 @@ priors read from the bambi model object, but
    `tests/test_glmm_rasch.py` checks the log density against PyMC and the posterior means
    against an out-of-the-box bambi fit;
 3. samples a factor's zero-sum part centred (w ~ N(0, sigma_g)) when the data inform its
-   levels clearly more than the prior does (median trials per level x p(1-p) x a moment
-   estimate of sigma_g^2 > `_fast.CENTERED_MIN_RATIO`, 1.5: e.g. dyads rated ~90 times with a
-   dyad SD of 0.5 or more), else non-centred (w ~ N(0, 1), scaled by sigma_g): a small SD
-   (rater or dyad SD 0.2) sampled centred is a funnel that mixes several times slower;
+   levels clearly more than the prior does (median over levels of the Fisher information
+   sum p(1-p) x a moment estimate of sigma_g^2, both within the fixed effect's cells, so that
+   modality differences do not count as rater spread, > `_fast.CENTERED_MIN_RATIO`, 1.5: e.g.
+   dyads rated ~90 times with a dyad SD of 0.5 or more), else non-centred (w ~ N(0, 1),
+   scaled by sigma_g): a small SD (rater or dyad SD 0.2) sampled centred is a funnel that
+   mixes several times slower;
 4. evaluates the log density and its gradient with a hand-written numba kernel
    (`glmm/_kernel.py`, compiled once and cached on disk, by `make setup` through
    `compile_kernel()`; where the cache lives: `_kernel.py`) and samples it with nutpie's NUTS.
@@ -49,8 +51,13 @@ density), `_sample` (nutpie and draw sizing), `_pymc` (the PyMC reference model)
 (summaries, HDI_PROB, and the targets RHAT_MAX, ESS_MIN of `stats.convergence`); this module
 fits and holds the CLI.
 
-Convergence: every reported row carries `r_hat`, `ess_bulk`, `converged` and `flag`; a row with
-r_hat > 1.01 or ess_bulk < 400 (or undefined) is flagged and logged at WARNING level.
+Convergence (`stats.convergence`, the one rule of the command, the workflow and the Rasch fits):
+every reported row carries `r_hat`, `ess_bulk`, `ess_tail`, `converged` and `flag`; a row with
+r_hat > 1.01, ess_bulk or ess_tail < 400 (or undefined) is flagged and logged at WARNING level,
+and a fit with more divergent transitions than `max_divergences` (0 by default) is first sampled
+again at a higher target acceptance (halving its distance to 1: 0.8 -> 0.9 -> 0.95, or from the
+fast path's 0.65 where every factor is centred, `default_target_accept`; `fit_glmm`) and, if it
+still diverges, has every row of every table flagged.
 """
 
 from __future__ import annotations
@@ -101,10 +108,13 @@ from omnisocial.stats.glmm._sample import (  # noqa: F401
 from omnisocial.stats.glmm._summary import (  # noqa: F401
     ESS_MIN,
     HDI_PROB,
+    PP_DEFINITIONS,
     RHAT_MAX,
     _flags,
+    accuracy_draws,
     contrasts,
     convergence_problems,
+    fit_divergence,
     posterior_matrix,
     summarize,
     summary_frame,
@@ -122,6 +132,27 @@ SAMPLERS = ("auto", "fast", "pymc", "bambi", "bambi-nutpie")
 
 BAMBI_DRAWS = 2000  # draws per chain of the bambi samplers when `draws` is None
 BAMBI_TUNE = 500  # and their tuning steps when `tune` is None
+
+
+TARGET_ACCEPT = 0.8  # nutpie's and PyMC's default
+# The fast path's first fit when every factor is sampled centred. On FriendBench-sized tables of
+# other shapes (benchmarks/bench_glmm.py --shapes: all centred) NUTS's adapted step size at 0.8
+# (0.36-0.44) sits just below what a tree one level shallower needs: 15 leapfrog steps per draw
+# (10 crossed). At 0.65 (near the asymptotically optimal acceptance of HMC, 0.651: Beskos et al.
+# 2013) the step is 0.47-0.59 and a draw takes 7-8 steps with the same worst ESS (unequal trials:
+# 1,025 against 998 at 1,500 draws per chain) and 0 divergences: the sampling's CPU halves. Not
+# where a factor is non-centred (a small, weakly identified SD): rater SD 0.2 with the larger
+# step mixed its SD 4x worse (bulk ESS 143 against 619, tail 81 against 569), so those fits stay
+# at 0.8. A fit that diverges is sampled again at a higher target (`fit_glmm`).
+FAST_TARGET_ACCEPT = 0.65
+
+
+def default_target_accept(sampler: str, fast: FastModel | None) -> float:
+    """FAST_TARGET_ACCEPT on the fast path ("fast", "pymc") when every factor is centred, else
+    TARGET_ACCEPT."""
+    if sampler in ("fast", "pymc") and fast is not None and all(f.centered for f in fast.factors):
+        return FAST_TARGET_ACCEPT
+    return TARGET_ACCEPT
 
 
 @dataclass
@@ -151,7 +182,16 @@ class GLMMResult:
     divergences: int = 0
     fast_model: FastModel | None = None
     rounds: int = 1
+    max_divergences: int = 0  # more divergent transitions flag every reported row
+    target_accept: float = TARGET_ACCEPT  # NUTS target acceptance of the reported fit
+    attempts: int = 1  # fits made: more than one after divergences (higher target_accept)
+    cells: pd.DataFrame | None = field(default=None, repr=False)  # trials per (fixed, groups...) cell
     diagnostics: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def converged(self) -> bool:
+        """Whether the fit-wide part of the rule holds (divergences); rows add R-hat and ESS."""
+        return not fit_divergence(self)
 
     @property
     def idata(self):
@@ -162,6 +202,51 @@ class GLMMResult:
 
 
 def fit_glmm(
+    data: pd.DataFrame,
+    formula: str = DEFAULT_FORMULA,
+    family: str = "bernoulli",
+    draws: int | None = None,
+    tune: int | None = None,
+    chains: int = 2,
+    seed: int = 0,
+    sampler: str = "auto",
+    cores: int | None = None,
+    priors: dict | None = None,
+    centered="auto",
+    sampler_kwargs: dict | None = None,
+    target_accept: float | None = None,
+    max_divergences: int = 0,
+) -> GLMMResult:
+    """Fit a bambi-formula GLMM (`_fit_once`); after more than `max_divergences` divergent
+    transitions sample again at a higher `target_accept` (`stats.convergence.raised_target_accept`:
+    halves the distance to 1: 0.8 -> 0.9 -> 0.95), at most MAX_ROUNDS fits. `target_accept`
+    None: `default_target_accept` (0.65 on the fast path when every factor is centred, else 0.8);
+    the result records `target_accept`, `max_divergences` and `attempts`, and a last fit that
+    still diverges has every row of its summaries flagged (`_summary.fit_divergence`). Other
+    arguments: `_fit_once`.
+    """
+    from omnisocial.stats.convergence import divergence_problem, raised_target_accept
+
+    started = time.perf_counter()
+    for attempt in range(1, MAX_ROUNDS + 1):
+        kwargs = dict(sampler_kwargs or {})
+        if target_accept is not None:
+            kwargs["target_accept"] = target_accept
+        result = _fit_once(
+            data, formula, family, draws, tune, chains, seed, sampler, cores, priors, centered, kwargs
+        )
+        result.max_divergences, result.attempts = max_divergences, attempt
+        target_accept = result.target_accept
+        diverged = divergence_problem(result.divergences, max_divergences)
+        if not diverged or attempt == MAX_ROUNDS or target_accept >= 0.99:
+            break
+        log.info("GLMM: %s at target_accept %.3f; sampling again", diverged, target_accept)
+        target_accept = raised_target_accept(target_accept)
+    result.wall_s = time.perf_counter() - started
+    return result
+
+
+def _fit_once(
     data: pd.DataFrame,
     formula: str = DEFAULT_FORMULA,
     family: str = "bernoulli",
@@ -195,6 +280,10 @@ def fit_glmm(
     started = time.perf_counter()
     standard = parse_standard_formula(formula)
     frame = _prepare(data, formula, standard, family)
+    cells = None  # what the accuracies in percentage points average over (`_summary.accuracy_draws`)
+    if standard is not None and family == "bernoulli":
+        columns = [standard.fixed, *standard.groups]
+        cells = frame.groupby(columns, sort=False, observed=True).size().rename("n").reset_index()
     cores = min(chains, cores or os.cpu_count() or 1)
 
     model = None
@@ -217,6 +306,8 @@ def fit_glmm(
         else:
             chosen = "fast" if sampler == "auto" else sampler
 
+    sampler_kwargs = dict(sampler_kwargs or {})
+    sampler_kwargs.setdefault("target_accept", default_target_accept(chosen, fast))
     rounds = 1
     if chosen in ("fast", "pymc"):
         sample = sample_fast_model if chosen == "fast" else _sample_pymc
@@ -261,7 +352,9 @@ def fit_glmm(
             seed=seed,
             wall_s=0.0,
             divergences=divergences,
+            target_accept=float(sampler_kwargs["target_accept"]),
             fast_model=fast,
+            cells=cells,
         )
 
     if chosen in ("fast", "pymc"):
@@ -309,7 +402,7 @@ def fit_glmm(
         result = make_result(idata, draws)
     if result.divergences:
         log.warning(
-            "%d divergent transitions in %d draws: treat the fit with caution",
+            "%d divergent transitions in %d draws",
             result.divergences,
             draws * chains,
         )
@@ -371,9 +464,11 @@ def add_cli(subparsers) -> None:
         help="Bayesian logistic GLMM (bambi formula) of trial-level data",
         description=(
             "Fit a bambi-formula logistic GLMM and write one row per parameter "
-            "(term, mean, sd, hdi_low, hdi_high, r_hat, ess_bulk, converged, flag). Pairwise "
-            "contrasts of the `0 + factor` term go to SUMMARY_contrasts.csv and variance "
-            "components to SUMMARY_variance.csv when the formula has that form."
+            "(term, mean, sd, hdi_low, hdi_high, r_hat, ess_bulk, ess_tail, converged, flag). Pairwise "
+            "contrasts of the `0 + factor` term (logit scale, and in percentage points of accuracy) "
+            "go to SUMMARY_contrasts.csv and variance components to SUMMARY_variance.csv when the "
+            "formula has that form. A row is flagged when R-hat > 1.01 or bulk or tail ESS < 400; "
+            "every row when the fit has more than --max-divergences divergent transitions."
         ),
     )
     parser.add_argument("data", help="trial-level CSV (e.g. a TRIALS table)")
@@ -392,6 +487,19 @@ def add_cli(subparsers) -> None:
     parser.add_argument("--chains", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sampler", choices=SAMPLERS, default="auto")
+    parser.add_argument(
+        "--target-accept",
+        type=float,
+        default=None,
+        help=f"NUTS target acceptance of the first fit, raised after divergences (default: "
+        f"{FAST_TARGET_ACCEPT} on the fast path when every factor is centred, else {TARGET_ACCEPT})",
+    )
+    parser.add_argument(
+        "--max-divergences",
+        type=int,
+        default=0,
+        help="divergent transitions a converged fit may have (more: sampled again, then flagged)",
+    )
     parser.set_defaults(func=run_cli)
 
 
@@ -432,20 +540,30 @@ def run_cli(args: argparse.Namespace) -> int:
             chains=args.chains,
             seed=args.seed,
             sampler=args.sampler,
+            target_accept=args.target_accept,
+            max_divergences=args.max_divergences,
         )
     except ValueError as error:
         raise InputError(f"{args.data}: {error}") from None
     summary = summarize(result)
+    tables = [summary]
     write_csv(args.output, summary)
     stem = args.output[:-4] if args.output.endswith(".csv") else args.output
     if result.fixed_term is not None and len(result.fixed_levels) > 1:
-        write_csv(f"{stem}_contrasts.csv", contrasts(result))
+        tables.append(contrasts(result))
+        write_csv(f"{stem}_contrasts.csv", tables[-1])
     if result.group_terms:
-        write_csv(f"{stem}_variance.csv", variance_components(result))
+        tables.append(variance_components(result))
+        write_csv(f"{stem}_variance.csv", tables[-1])
     bad = int((~summary["converged"]).sum())
+    converged = all(bool(table["converged"].all()) for table in tables)
     log.info("glmm: %s sampler %s, %d rows, %d flagged", args.data, result.sampler, len(summary), bad)
     report = {"output": args.output, "sampler": result.sampler, "rows": len(summary), "flagged": bad}
+    report.update({"converged": converged, "fit_flag": fit_divergence(result)})
     report.update({"draws": result.draws, "rounds": result.rounds, "divergences": result.divergences})
+    report.update({"target_accept": result.target_accept, "attempts": result.attempts})
+    if "n_steps" in result.trace.sample_stats:  # leapfrog steps per draw: the time per draw
+        report["mean_steps"] = round(float(result.trace.sample_stats["n_steps"].mean()), 2)
     if result.fast_model is not None:
         report["centered"] = {factor.column: factor.centered for factor in result.fast_model.factors}
     print(json.dumps(report))

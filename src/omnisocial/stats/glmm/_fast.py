@@ -178,21 +178,42 @@ def build_fast_model(
 CENTERED_MIN_RATIO = 1.5
 
 
-def _information_ratio(cells: pd.DataFrame, column: str, codes: np.ndarray, trials: np.ndarray) -> float:
-    """Median over levels of (Fisher information of a level's effect) * (a rough sigma^2).
+def _information_ratio(cells: pd.DataFrame, codes: np.ndarray, mod: np.ndarray, n_levels: int) -> float:
+    """Median over levels of (Fisher information of a level's effect) * (a rough sigma^2), both
+    measured within the fixed effect's cells.
 
-    sigma^2 is a moment estimate: the variance of the levels' empirical logits minus their mean
-    sampling variance (0 when the noise explains it all: nothing to centre on). Above
-    CENTERED_MIN_RATIO the data dominate the prior of a level's effect, and the centred
-    parameterization mixes better than the non-centred one.
+    The information of a level is sum over its trials of p_m (1 - p_m), p_m the share correct
+    of the trial's fixed level (a level rated only in an all-correct modality has none).
+    sigma^2 is a moment estimate from the empirical logits of the (level, fixed level) cells:
+    their variance around the mean of their fixed level, pooled over the fixed levels, minus
+    their mean sampling variance (0 when the noise explains it all: nothing to centre on). The
+    fixed levels' differences are the fixed effects' to explain, not the factor's: measured
+    across all of a factor's trials, raters nested in modalities whose accuracies differ look
+    spread out where within each modality they are not (issue 52: a ratio of 12.0, centred,
+    106 divergences, where within modality it is 0.0). Above CENTERED_MIN_RATIO the data
+    dominate the prior of a level's effect, and the centred parameterization mixes better
+    than the non-centred one.
     """
-    successes = np.bincount(codes, weights=cells["sum"].to_numpy(), minlength=len(trials))
-    rate = successes.sum() / trials.sum()
-    info = np.median(trials) * rate * (1.0 - rate)
-    logits = np.log((successes + 0.5) / (trials - successes + 0.5))
-    noise = np.mean((trials + 1.0) / ((successes + 0.5) * (trials - successes + 0.5)))
-    sigma2 = max(float(np.var(logits)) - float(noise), 0.0)
-    return float(info * sigma2)
+    k = cells["sum"].to_numpy(dtype=np.float64)
+    n = cells["count"].to_numpy(dtype=np.float64)
+    n_fixed = int(mod.max()) + 1
+    rate = np.bincount(mod, weights=k, minlength=n_fixed) / np.bincount(mod, weights=n, minlength=n_fixed)
+    info = np.bincount(codes, weights=n * rate[mod] * (1.0 - rate[mod]), minlength=n_levels)
+    key = codes * n_fixed + mod  # one (level, fixed level) cell per key
+    ck = np.bincount(key, weights=k, minlength=n_levels * n_fixed)
+    cn = np.bincount(key, weights=n, minlength=n_levels * n_fixed)
+    seen = np.flatnonzero(cn > 0)
+    ck, cn, fixed = ck[seen], cn[seen], seen % n_fixed
+    logits = np.log((ck + 0.5) / (cn - ck + 0.5))
+    noise = (cn + 1.0) / ((ck + 0.5) * (cn - ck + 0.5))
+    per_fixed = np.bincount(fixed, minlength=n_fixed)
+    means = np.bincount(fixed, weights=logits, minlength=n_fixed) / np.maximum(per_fixed, 1)
+    dof = len(logits) - int((per_fixed > 0).sum())
+    if dof < 1:
+        return 0.0
+    spread = float(np.sum((logits - means[fixed]) ** 2)) / dof
+    sigma2 = max(spread - float(noise.mean()), 0.0)
+    return float(np.median(info) * sigma2)
 
 
 def make_fast_model(
@@ -233,9 +254,9 @@ def make_fast_model(
         else:
             blocks = [np.arange(len(spec.levels))]
             block_of_fixed = np.zeros(n_fixed, dtype=np.int64)
-        trials = np.bincount(codes, weights=cells["count"].to_numpy(), minlength=len(spec.levels))
         if centered == "auto":
-            is_centered = bool(_information_ratio(cells, spec.column, codes, trials) > CENTERED_MIN_RATIO)
+            ratio = _information_ratio(cells, codes, mod, len(spec.levels))
+            is_centered = bool(ratio > CENTERED_MIN_RATIO)
         elif isinstance(centered, dict):
             is_centered = bool(centered.get(spec.column, False))
         else:

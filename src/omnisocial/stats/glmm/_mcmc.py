@@ -113,10 +113,18 @@ def _ess(z: np.ndarray) -> np.ndarray:
     return ess
 
 
-def diagnostics(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rank-normalized split R-hat (max of bulk and folded) and bulk ESS of each quantity.
+def _ess_tail(split: np.ndarray) -> np.ndarray:
+    """arviz-stats' tail ESS of each quantity of split chains: the smaller ESS of the indicators
+    draw <= 5% quantile and draw <= 95% quantile (`_ess_tail`, `_ess_quantile`, prob 0.05)."""
+    flat = split.reshape(-1, split.shape[-1])
+    low, high = np.quantile(flat, [0.05, 0.95], axis=0)
+    return np.minimum(_ess((split <= low).astype(float)), _ess((split <= high).astype(float)))
 
-    `draws` has shape (chain, draw, quantity), or (chain, draw) for one quantity; returns two
+
+def diagnostics(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rank-normalized split R-hat (max of bulk and folded), bulk ESS and tail ESS of each quantity.
+
+    `draws` has shape (chain, draw, quantity), or (chain, draw) for one quantity; returns three
     arrays of length `quantity`, NaN where arviz returns NaN (non-finite draws, fewer than 4
     draws, R-hat with one chain).
     """
@@ -126,9 +134,10 @@ def diagnostics(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     chains, n_draws, k = draws.shape
     rhat = np.full(k, np.nan)
     ess = np.full(k, np.nan)
+    tail = np.full(k, np.nan)
     valid = np.isfinite(draws).all(axis=(0, 1))
     if n_draws < 4 or not valid.any():
-        return rhat, ess
+        return rhat, ess, tail
     good = draws[..., valid]
     half = n_draws // 2  # arviz-stats' _split_chains: drops the middle draw of an odd count
     split = np.concatenate([good[:, :half], good[:, n_draws - half :]], axis=0)
@@ -138,7 +147,8 @@ def diagnostics(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             folded = np.abs(split - np.median(split.reshape(-1, split.shape[-1]), axis=0))
             rhat[valid] = np.maximum(_split_rhat(z), _split_rhat(_z_scale(folded)))
         ess[valid] = _ess(z)
-    return rhat, ess
+        tail[valid] = _ess_tail(split)
+    return rhat, ess, tail
 
 
 def hdi(draws: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray]:
