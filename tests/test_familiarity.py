@@ -21,6 +21,7 @@ from test_ratings import make_design as ratings_design
 from omnisocial.familiarity import analysis, inference
 from omnisocial.familiarity import figures as fam_figures
 from omnisocial.familiarity import ratings as fam_ratings
+from omnisocial.familiarity.baselines import chance_predictions
 from omnisocial.familiarity.contracts import (
     ANALYSIS_TABLES,
     FEATURES_TABLE,
@@ -101,7 +102,15 @@ def segments_for(design: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(text="one two three", source="transcript")
 
 
-ENTRY = {"name": "toy", "backend": "baseline", "model": "chance", "modalities": ["text", "audio"]}
+# a prompted model (its calls go to a ScriptedBackend, never to this address) and a baseline
+ENTRY = {
+    "name": "toy",
+    "backend": "openai",
+    "model": "toy-omni",
+    "base_url": "http://127.0.0.1:9/v1",
+    "modalities": ["text", "audio"],
+}
+BASELINE = {"name": "coin", "backend": "baseline", "model": "chance", "modalities": ["text", "audio"]}
 
 
 class ScriptedBackend:
@@ -189,6 +198,13 @@ def test_requests_per_modality_and_variant_carry_the_right_media(tmp_path):
             }
             assert "relationship_label" in request.prompt
     # text-only study: no audio requests
+    # a baseline reads no prompt: once per dyad and modality, named without a variant
+    once = inference.build_requests(
+        inference.load_models([BASELINE])["coin"], manifest, design, tmp_path, ["text", "audio"], ["v1", "v2"]
+    )
+    assert len(once) == 4 * 2
+    assert {(p.model, p.variant, p.template_sha256, r.prompt) for p, r in once} == {("coin", "", "", "")}
+    assert {p.modality for p, r in once if r.media} == {"audio"}
     only_text = inference.build_requests(ENTRY, manifest, design, tmp_path, ["text"], ["v1"])
     assert {p.modality for p, _ in only_text} == {"text"}
     # a dyad without its stimulus is an error naming it
@@ -241,6 +257,24 @@ def test_a_failed_call_is_a_non_answer_with_its_reason_never_a_label(tmp_path):
     # the metrics count non-answers against coverage, never as labels
     metrics = score_predictions(predictions).iloc[0]
     assert metrics["n_items"] == 4 and metrics["n_answered"] == 1 and metrics["accuracy"] == 1.0
+
+
+def test_a_registry_baseline_is_listed_once_whatever_the_prompt_variants(tmp_path):
+    design = make_design(sites=("s1",))
+    manifest = write_stimuli(tmp_path, design)
+    predictions, responses = inference.infer_model(
+        BASELINE, manifest, design, tmp_path, ["text", "audio"], ["v1", "v2"], tmp_path / "c.jsonl"
+    )
+    assert sorted(predictions["model"].unique()) == ["coin"]
+    assert len(predictions) == 4 * 2  # 4 dyads x 2 modalities, not x 2 variants
+    assert (responses["prompt_variant"] == "").all() and (responses["status"] == "answered").all()
+    assert (responses["template_sha256"] == "").all()
+    # its coin flips are those of the offline chance baseline (the same seed, the same items)
+    flips = chance_predictions(design["dyad_id"].tolist(), seed=42).set_index("item_id")["label"]
+    for row in predictions.itertuples(index=False):
+        assert row.label == flips[row.item_id], row.item_id
+    # prompt sensitivity compares prompted models only
+    assert analysis.prompt_sensitivity(predictions).empty
 
 
 def test_an_entry_without_study_modalities_gives_empty_tables(tmp_path):

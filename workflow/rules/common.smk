@@ -114,11 +114,11 @@ def fam_model_runtime(wildcards, input, attempt):
     modalities = [
         m for m in entry.get("modalities", ["text"]) if m in INFERENCE["modalities"]
     ]
-    calls = (
-        count_rows(input.manifest)
-        * max(len(modalities), 1)
-        * len(INFERENCE["prompt_variants"])
+    # a baseline reads no prompt: it runs once, not once per prompt variant
+    variants = (
+        1 if entry.get("backend") == "baseline" else len(INFERENCE["prompt_variants"])
     )
+    calls = count_rows(input.manifest) * max(len(modalities), 1) * variants
     return runtime_minutes(entry, calls, attempt)
 
 
