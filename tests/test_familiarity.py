@@ -672,6 +672,7 @@ def test_every_figure_family_draws_from_its_tables(tiny_study, tmp_path):
                 "source": [SIMULATED_LABEL],
             }
         ),
+        "glmm_summary": pd.DataFrame({"term": ["modality[audio]", "modality[text]"], "mean": [0.3, 0.1]}),
         "rasch_difficulty": pd.DataFrame(
             [
                 {"dyad_id": d, "modality": m, "rater_type": k, "difficulty": float(i % 5), "truth": t}
@@ -706,6 +707,33 @@ def test_every_figure_family_draws_from_its_tables(tiny_study, tmp_path):
         for source in ("demo", "seamless"):
             fam_figures.draw_figure("calibration", tables, tmp_path / "c", {"corpus_source": source})
     assert seen == [fam_figures.DEMO_CORPUS_NOTE, ""]
+    # a models-only study: no GLMM fit and no human difficulties, each figure says so and draws
+    # the models' difficulties across modalities
+    from omnisocial.familiarity.figures import difficulty as difficulty_module
+    from omnisocial.familiarity.figures import glmm as glmm_module
+
+    models_only = {
+        **tables,
+        "glmm_summary": tables["glmm_summary"].iloc[:0],
+        "glmm_contrasts": tables["glmm_contrasts"].iloc[:0],
+        "rasch_difficulty": tables["rasch_difficulty"].query("rater_type == 'model'"),
+    }
+    drawn = []
+    with pytest.MonkeyPatch.context() as patch:
+        for module in (difficulty_module, glmm_module):
+            patch.setattr(module, "save_figure", lambda fig, stem: drawn.append(fig) or [])
+        for family in ("glmm", "difficulty"):
+            fam_figures.draw_figure(family, models_only, tmp_path / family, {"variant": "v1"})
+    glmm_fig, difficulty_fig = drawn
+    glmm_texts = {t.get_text() for t in glmm_fig.findobj(match=lambda o: hasattr(o, "get_text"))}
+    assert {"no human ratings", "no human ratings: no GLMM fit"} <= glmm_texts
+    across, *_ = [ax for ax in difficulty_fig.axes if ax.get_visible()]
+    assert across.get_xlabel().startswith("models, text")
+    assert sum(len(c.get_offsets()) for c in across.collections) == len(design)
+    texts = [t.get_text() for ax in difficulty_fig.axes if ax.get_visible() for t in ax.texts]
+    assert texts.count("no human ratings") == 2  # humans vs models: text, audio
+    subtitles = {t.get_text() for t in difficulty_fig.texts}
+    assert any(t.endswith("| no human ratings") for t in subtitles), subtitles
 
 
 def test_notebook_is_valid_and_has_no_outputs():

@@ -173,6 +173,24 @@ def test_figure_writes_png_and_pdf_reproducibly(tmp_path, inputs, family):
     assert sorted(p.name for p in (tmp_path / "one").iterdir()) == [f"{family}.pdf", f"{family}.png"]
 
 
+def test_figure_formats_follow_the_config(tmp_path, inputs):
+    """figures.formats: the files save_figure writes (png always, the report shows it)."""
+    try:
+        style.configure({"formats": ["png", "svg"]})
+        first = inputs["glmm"](tmp_path / "one" / "glmm")
+        second = inputs["glmm"](tmp_path / "two" / "glmm.svg")  # a format's suffix is dropped
+        assert [p.name for p in first] == ["glmm.png", "glmm.svg"] == [p.name for p in second]
+        assert sorted(p.name for p in (tmp_path / "one").iterdir()) == ["glmm.png", "glmm.svg"]
+        svg = first[1].read_bytes()
+        assert b"<svg" in svg and svg == second[1].read_bytes()  # reproducible: no date, fixed ids
+        for wrong in (["pdf"], ["png", "jpg"]):
+            with pytest.raises(ValueError, match=r"figures\.formats: .*must hold png"):
+                style.configure({"formats": wrong})
+    finally:
+        style.configure(None)
+    assert style.FORMATS == ("png", "pdf")
+
+
 def test_figure_is_independent_of_user_rcparams(tmp_path, inputs):
     import matplotlib
 

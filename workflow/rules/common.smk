@@ -64,6 +64,16 @@ def failure_policy_config():
     return {key: config["inference"][key] for key in keys}
 
 
+# figures.formats: every figure rule declares its PNG (named, shown in the report) and these
+# other formats, so a change of formats reruns the figure rules only
+FIGURE_FORMATS = list(config["figures"]["formats"])
+
+
+def figure_others(path, name):
+    """The files of figure `name` besides its PNG, under `path("figures", ...)` (out or sout)."""
+    return [path("figures", f"{name}.{ext}") for ext in FIGURE_FORMATS if ext != "png"]
+
+
 def out(*parts):
     """A path under this study's results folder."""
     return str(Path(RESULTS, *parts))
