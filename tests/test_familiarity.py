@@ -22,6 +22,7 @@ from test_ratings import make_design as ratings_design
 from omnisocial.familiarity import analysis, inference
 from omnisocial.familiarity import figures as fam_figures
 from omnisocial.familiarity import ratings as fam_ratings
+from omnisocial.familiarity.baselines import chance_predictions
 from omnisocial.familiarity.contracts import (
     ANALYSIS_TABLES,
     FEATURES_TABLE,
@@ -102,7 +103,15 @@ def segments_for(design: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(text="one two three", source="transcript")
 
 
-ENTRY = {"name": "toy", "backend": "baseline", "model": "chance", "modalities": ["text", "audio"]}
+# a prompted model (its calls go to a ScriptedBackend, never to this address) and a baseline
+ENTRY = {
+    "name": "toy",
+    "backend": "openai",
+    "model": "toy-omni",
+    "base_url": "http://127.0.0.1:9/v1",
+    "modalities": ["text", "audio"],
+}
+BASELINE = {"name": "coin", "backend": "baseline", "model": "chance", "modalities": ["text", "audio"]}
 
 
 class ScriptedBackend:
@@ -190,6 +199,13 @@ def test_requests_per_modality_and_variant_carry_the_right_media(tmp_path):
             }
             assert "relationship_label" in request.prompt
     # text-only study: no audio requests
+    # a baseline reads no prompt: once per dyad and modality, named without a variant
+    once = inference.build_requests(
+        inference.load_models([BASELINE])["coin"], manifest, design, tmp_path, ["text", "audio"], ["v1", "v2"]
+    )
+    assert len(once) == 4 * 2
+    assert {(p.model, p.variant, p.template_sha256, r.prompt) for p, r in once} == {("coin", "", "", "")}
+    assert {p.modality for p, r in once if r.media} == {"audio"}
     only_text = inference.build_requests(ENTRY, manifest, design, tmp_path, ["text"], ["v1"])
     assert {p.modality for p, _ in only_text} == {"text"}
     # a dyad without its stimulus is an error naming it
@@ -242,6 +258,24 @@ def test_a_failed_call_is_a_non_answer_with_its_reason_never_a_label(tmp_path):
     # the metrics count non-answers against coverage, never as labels
     metrics = score_predictions(predictions).iloc[0]
     assert metrics["n_items"] == 4 and metrics["n_answered"] == 1 and metrics["accuracy"] == 1.0
+
+
+def test_a_registry_baseline_is_listed_once_whatever_the_prompt_variants(tmp_path):
+    design = make_design(sites=("s1",))
+    manifest = write_stimuli(tmp_path, design)
+    predictions, responses = inference.infer_model(
+        BASELINE, manifest, design, tmp_path, ["text", "audio"], ["v1", "v2"], tmp_path / "c.jsonl"
+    )
+    assert sorted(predictions["model"].unique()) == ["coin"]
+    assert len(predictions) == 4 * 2  # 4 dyads x 2 modalities, not x 2 variants
+    assert (responses["prompt_variant"] == "").all() and (responses["status"] == "answered").all()
+    assert (responses["template_sha256"] == "").all()
+    # its coin flips are those of the offline chance baseline (the same seed, the same items)
+    flips = chance_predictions(design["dyad_id"].tolist(), seed=42).set_index("item_id")["label"]
+    for row in predictions.itertuples(index=False):
+        assert row.label == flips[row.item_id], row.item_id
+    # prompt sensitivity compares prompted models only
+    assert analysis.prompt_sensitivity(predictions).empty
 
 
 def test_an_entry_without_study_modalities_gives_empty_tables(tmp_path):
@@ -651,6 +685,7 @@ def test_every_figure_family_draws_from_its_tables(tiny_study, tmp_path):
                 "source": [SIMULATED_LABEL],
             }
         ),
+        "glmm_summary": pd.DataFrame({"term": ["modality[audio]", "modality[text]"], "mean": [0.3, 0.1]}),
         "rasch_difficulty": pd.DataFrame(
             [
                 {"dyad_id": d, "modality": m, "rater_type": k, "difficulty": float(i % 5), "truth": t}
@@ -685,6 +720,33 @@ def test_every_figure_family_draws_from_its_tables(tiny_study, tmp_path):
         for source in ("demo", "seamless"):
             fam_figures.draw_figure("calibration", tables, tmp_path / "c", {"corpus_source": source})
     assert seen == [fam_figures.DEMO_CORPUS_NOTE, ""]
+    # a models-only study: no GLMM fit and no human difficulties, each figure says so and draws
+    # the models' difficulties across modalities
+    from omnisocial.familiarity.figures import difficulty as difficulty_module
+    from omnisocial.familiarity.figures import glmm as glmm_module
+
+    models_only = {
+        **tables,
+        "glmm_summary": tables["glmm_summary"].iloc[:0],
+        "glmm_contrasts": tables["glmm_contrasts"].iloc[:0],
+        "rasch_difficulty": tables["rasch_difficulty"].query("rater_type == 'model'"),
+    }
+    drawn = []
+    with pytest.MonkeyPatch.context() as patch:
+        for module in (difficulty_module, glmm_module):
+            patch.setattr(module, "save_figure", lambda fig, stem: drawn.append(fig) or [])
+        for family in ("glmm", "difficulty"):
+            fam_figures.draw_figure(family, models_only, tmp_path / family, {"variant": "v1"})
+    glmm_fig, difficulty_fig = drawn
+    glmm_texts = {t.get_text() for t in glmm_fig.findobj(match=lambda o: hasattr(o, "get_text"))}
+    assert {"no human ratings", "no human ratings: no GLMM fit"} <= glmm_texts
+    across, *_ = [ax for ax in difficulty_fig.axes if ax.get_visible()]
+    assert across.get_xlabel().startswith("models, text")
+    assert sum(len(c.get_offsets()) for c in across.collections) == len(design)
+    texts = [t.get_text() for ax in difficulty_fig.axes if ax.get_visible() for t in ax.texts]
+    assert texts.count("no human ratings") == 2  # humans vs models: text, audio
+    subtitles = {t.get_text() for t in difficulty_fig.texts}
+    assert any(t.endswith("| no human ratings") for t in subtitles), subtitles
 
 
 def test_notebook_is_valid_and_has_no_outputs():

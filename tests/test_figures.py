@@ -173,6 +173,24 @@ def test_figure_writes_png_and_pdf_reproducibly(tmp_path, inputs, family):
     assert sorted(p.name for p in (tmp_path / "one").iterdir()) == [f"{family}.pdf", f"{family}.png"]
 
 
+def test_figure_formats_follow_the_config(tmp_path, inputs):
+    """figures.formats: the files save_figure writes (png always, the report shows it)."""
+    try:
+        style.configure({"formats": ["png", "svg"]})
+        first = inputs["glmm"](tmp_path / "one" / "glmm")
+        second = inputs["glmm"](tmp_path / "two" / "glmm.svg")  # a format's suffix is dropped
+        assert [p.name for p in first] == ["glmm.png", "glmm.svg"] == [p.name for p in second]
+        assert sorted(p.name for p in (tmp_path / "one").iterdir()) == ["glmm.png", "glmm.svg"]
+        svg = first[1].read_bytes()
+        assert b"<svg" in svg and svg == second[1].read_bytes()  # reproducible: no date, fixed ids
+        for wrong in (["pdf"], ["png", "jpg"]):
+            with pytest.raises(ValueError, match=r"figures\.formats: .*must hold png"):
+                style.configure({"formats": wrong})
+    finally:
+        style.configure(None)
+    assert style.FORMATS == ("png", "pdf")
+
+
 def test_figure_is_independent_of_user_rcparams(tmp_path, inputs):
     import matplotlib
 
@@ -513,7 +531,7 @@ def test_crowd_figure_fits_a_page_with_long_model_names(tmp_path):
     from printsize import pdf_print_size
 
     curve, models = _crowd_inputs(("text", "audio", "video"))
-    models["model"] = models["model"].replace({"b": "behavioural@v1 = baseline_behavioural"})
+    models["model"] = models["model"].replace({"b": "baseline_behavioural = behavioural"})
     _, pdf = figures.crowd_figure(curve, tmp_path / "c", models=models)
     width, _, sizes = pdf_print_size(pdf)
     assert width <= style.MAX_WIDTH_IN + 1e-3 and min(sizes) >= style.MIN_FONT_PT
@@ -657,7 +675,7 @@ def test_a_model_without_answers_is_shown_not_dropped(tmp_path):
 def test_duplicate_models_are_drawn_once():
     metrics = pd.DataFrame(
         {
-            "model": ["baseline_behavioural", "behavioural@v1", "chance@v1"],
+            "model": ["baseline_behavioural", "behavioural", "chance"],
             "modality": ["audio"] * 3,
             "n_items": [24] * 3,
             "n_answered": [24] * 3,
@@ -668,7 +686,7 @@ def test_duplicate_models_are_drawn_once():
         }
     )
     shown = figures.shown_models(metrics, "v1")
-    assert sorted(shown["model"]) == ["behavioural@v1 = baseline_behavioural", "chance@v1"]
+    assert sorted(shown["model"]) == ["baseline_behavioural = behavioural", "chance"]
 
 
 # --- diagnostics (issue 13): confusion, design cells, prompt variants, person-item map -----
@@ -878,7 +896,7 @@ def test_identical_models_merge_even_with_empty_bins():
 
     rows = pd.DataFrame(
         {
-            "model": ["behavioural@v1", "behavioural@v1", "baseline_behavioural", "baseline_behavioural"],
+            "model": ["behavioural", "behavioural", "baseline_behavioural", "baseline_behavioural"],
             "modality": ["audio"] * 4,
             "bin_low": [0.0, 0.5] * 2,
             "mean_confidence": [np.nan, 0.586447, np.nan, 0.58644656],
@@ -886,7 +904,7 @@ def test_identical_models_merge_even_with_empty_bins():
         }
     )
     merged = drop_duplicate_models(rows, columns=("modality", "bin_low", "mean_confidence", "accuracy"))
-    assert set(merged["model"]) == {"behavioural@v1 = baseline_behavioural"}
+    assert set(merged["model"]) == {"baseline_behavioural = behavioural"}
     assert len(merged) == 2
 
 

@@ -667,7 +667,7 @@ def test_vllm_omni_video_entry_records_its_audio_path_in_the_responses_table(ser
     # the tables as written and read back by the report: one count per finish reason per model
     RESPONSES.write(tmp_path / "responses" / "qwen-omni.csv", responses)
     baseline = responses.assign(
-        name="chance", model="chance@v1", finish_reason="", audio_path="", status="answered"
+        name="chance", model="chance", prompt_variant="", finish_reason="", audio_path="", status="answered"
     )
     RESPONSES.write(tmp_path / "responses" / "chance.csv", baseline)
     paths = [

@@ -216,6 +216,21 @@ def test_a_study_from_the_readme_to_the_figures_and_report(tmp_path):
     ran = ran_rules(said)
     assert ran == {f"fam_figure_{n}" for n in FIGURE_RULES} | {"figures"}, ran
     assert all((results / "figures" / name).stat().st_mtime_ns > before[name] for name in figures)
+    # another format: the figure rules' declared outputs follow figures.formats, only they rerun
+    config["figures"]["formats"] = ["png", "svg"]
+    (study / "config" / "my_study.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    planned = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "figures", "--configfile", "config/my_study.yaml"],
+        cwd=study,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert planned.returncode == 0, planned.stderr[-3000:]
+    assert ran_rules(planned.stdout) == {f"fam_figure_{n}" for n in FIGURE_RULES} | {"figures"}
+    assert "figures/person_item_map.svg" in planned.stdout and "accuracy.pdf" not in planned.stdout
+    del config["figures"]["formats"]
+    (study / "config" / "my_study.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     # the study's report (not the demo's), and a dry run of the demo as the docs show it
     run_documented("snakemake --report results/report.html --configfile config/my_study.yaml", study)
     report = (study / "results" / "report.html").read_text(errors="replace")

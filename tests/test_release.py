@@ -672,7 +672,7 @@ def test_release_rebuilds_the_study_without_inference(tmp_path):
         got = metrics.set_index(["model", "modality"])["accuracy"]
         for key, value in expected.items():
             assert got[key] == pytest.approx(value), key
-        assert {"chance@v1"} <= set(metrics["model"])  # the registry model sits beside them
+        assert {"chance"} <= set(metrics["model"])  # the registry model sits beside them
         report = pd.read_csv(results / "release" / "predictions_import_report.csv").set_index("reason")["n"]
         assert report.sum() == len(pd.read_csv(files["predictions"]))
         trials = pd.read_csv(results / "ratings" / "trials.csv")
@@ -683,7 +683,7 @@ def test_release_rebuilds_the_study_without_inference(tmp_path):
         # where each number came from: released predictions say so, the registry model is inferred
         sources = metrics[metrics["rater_type"] == "model"].groupby("model")["source"].unique()
         assert {m: list(v) for m, v in sources.items()} == {
-            "chance@v1": ["model inference"],
+            "chance": ["model inference"],
             "release:alpha": ["release"],
             "release:beta": ["release"],
         }

@@ -119,6 +119,9 @@ def test_the_layout_of_a_release_folder_is_detected_and_said(tmp_path):
     )
     (tmp_path / "a" / "validation" / "baselines" / "results.csv").unlink()
     assert "(not there: validation/baselines/results.csv)" in detect_layout(tmp_path / "a")[1]
+    (tmp_path / "a" / "validation" / "ratings" / "human_ratings.csv").unlink()  # models only
+    name, said = detect_layout(tmp_path / "a")
+    assert name == "validation/ (CSV)" and "(not there: validation/ratings/human_ratings.csv, " in said
     name, said = detect_layout(val_layout(tmp_path / "b"))
     assert name == "val/ (JSON lines)" and "preset config/friendbench_val.example.yaml" in said
     assert "no model predictions (a ratings-only study)" in said
@@ -194,3 +197,35 @@ def test_the_release_examples_run_to_their_figures(tmp_path):
             imported = report.groupby("reason")["n"].sum()["imported"]  # one row per file and reason
             assert imported == 4 * 3 * N_DYADS and set(report.loc[report["n"] > 0, "reason"]) == {"imported"}
             assert report["file"].str.endswith("baselines/results.csv").any()
+
+
+@pytest.mark.slow
+def test_a_models_only_release_runs_to_its_figures(tmp_path):
+    """The validation/ layout without human ratings, read with ratings.raters_per_modality: {}:
+    every figure is drawn, from the models' predictions, and says "no human ratings" where it
+    needs them (the GLMM is fitted to human trials only)."""
+    study = checkout(tmp_path / "study")
+    root = validation_layout(tmp_path / "download")
+    (root / "validation" / "ratings" / "human_ratings.csv").unlink()
+    name = "friendbench_release.example.yaml"
+    config = preset(name, root)
+    config["ratings"] |= {"raters_per_modality": {}, "exports": {}, "mapping": {}}
+    (study / "config" / name).unlink()
+    (study / "config" / name).write_text(yaml.safe_dump(config, sort_keys=False))
+    said = run_documented(f"snakemake --cores all --configfile config/{name}", study)
+    assert "(not there: validation/ratings/human_ratings.csv)" in said
+    results = study / config["results"]
+    for figure in FIGURES:
+        assert (results / "figures" / f"{figure}.png").stat().st_size > 0, figure
+    assert pd.read_csv(results / "ratings" / "trials.csv").empty
+    assert pd.read_csv(results / "ratings" / "assignments.csv").empty
+    surveys = results / "ratings" / "surveys"
+    assert [p.name for p in surveys.rglob("*") if not p.name.startswith(".")] == []  # no survey list
+    assert pd.read_csv(results / "analysis" / "glmm_contrasts.csv").empty
+    metrics = pd.read_csv(results / "analysis" / "metrics.csv", keep_default_na=False)
+    assert set(metrics["rater_type"]) == {"model"}
+    assert len(metrics) == 4 * len(MODALITIES)  # 2 models and 2 released baselines
+    rasch = pd.read_csv(results / "analysis" / "rasch_difficulty.csv")
+    assert set(rasch["rater_type"]) == {"model"} and len(rasch) == len(MODALITIES) * N_DYADS
+    log = (results / "logs" / "glmm.log").read_text()
+    assert "no human trials (a models-only study): no GLMM fit" in log

@@ -64,6 +64,16 @@ def failure_policy_config():
     return {key: config["inference"][key] for key in keys}
 
 
+# figures.formats: every figure rule declares its PNG (named, shown in the report) and these
+# other formats, so a change of formats reruns the figure rules only
+FIGURE_FORMATS = list(config["figures"]["formats"])
+
+
+def figure_others(path, name):
+    """The files of figure `name` besides its PNG, under `path("figures", ...)` (out or sout)."""
+    return [path("figures", f"{name}.{ext}") for ext in FIGURE_FORMATS if ext != "png"]
+
+
 def out(*parts):
     """A path under this study's results folder."""
     return str(Path(RESULTS, *parts))
@@ -114,11 +124,11 @@ def fam_model_runtime(wildcards, input, attempt):
     modalities = [
         m for m in entry.get("modalities", ["text"]) if m in INFERENCE["modalities"]
     ]
-    calls = (
-        count_rows(input.manifest)
-        * max(len(modalities), 1)
-        * len(INFERENCE["prompt_variants"])
+    # a baseline reads no prompt: it runs once, not once per prompt variant
+    variants = (
+        1 if entry.get("backend") == "baseline" else len(INFERENCE["prompt_variants"])
     )
+    calls = count_rows(input.manifest) * max(len(modalities), 1) * variants
     return runtime_minutes(entry, calls, attempt)
 
 

@@ -201,7 +201,7 @@ rule duplexeval_figures:
             subcategory="Figures",
             labels={"figure": "streaming scores"},
         ),
-        streaming_pdf=sout("figures", "streaming.pdf"),
+        streaming_others=figure_others(sout, "streaming"),
     log:
         sout("logs", "duplexeval_figures.log"),
     conda:

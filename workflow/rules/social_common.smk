@@ -97,7 +97,7 @@ def socialomni_outputs():
     ]
     figures = ["profile", "timing", "rank_scatter", "who_confusion"]
     return [sout("metrics", name) for name in metrics] + [
-        sout("figures", f"{name}.{ext}") for name in figures for ext in ("png", "pdf")
+        sout("figures", f"{name}.{ext}") for name in figures for ext in FIGURE_FORMATS
     ]
 
 
@@ -112,7 +112,7 @@ def duplexeval_outputs():
         "stream_judge_agreement.csv",
     ]
     return [sout("metrics", name) for name in metrics] + [
-        sout("figures", f"streaming.{ext}") for ext in ("png", "pdf")
+        sout("figures", f"streaming.{ext}") for ext in FIGURE_FORMATS
     ]
 
 

@@ -356,7 +356,7 @@ rule socialomni_figures:
             subcategory="Figures",
             labels={"figure": "profile"},
         ),
-        profile_pdf=sout("figures", "profile.pdf"),
+        profile_others=figure_others(sout, "profile"),
         timing_png=report(
             sout("figures", "timing.png"),
             caption="../report/social_fig_timing.rst",
@@ -364,7 +364,7 @@ rule socialomni_figures:
             subcategory="Figures",
             labels={"figure": "timing offsets"},
         ),
-        timing_pdf=sout("figures", "timing.pdf"),
+        timing_others=figure_others(sout, "timing"),
         rank_png=report(
             sout("figures", "rank_scatter.png"),
             caption="../report/social_fig_rank.rst",
@@ -372,7 +372,7 @@ rule socialomni_figures:
             subcategory="Figures",
             labels={"figure": "perception vs generation rank"},
         ),
-        rank_pdf=sout("figures", "rank_scatter.pdf"),
+        rank_others=figure_others(sout, "rank_scatter"),
         who_confusion_png=report(
             sout("figures", "who_confusion.png"),
             caption="../report/social_fig_who_confusion.rst",
@@ -380,7 +380,7 @@ rule socialomni_figures:
             subcategory="Figures",
             labels={"figure": "who confusion"},
         ),
-        who_confusion_pdf=sout("figures", "who_confusion.pdf"),
+        who_confusion_others=figure_others(sout, "who_confusion"),
     log:
         sout("logs", "social_figures.log"),
     conda:

@@ -211,10 +211,10 @@ def _with(contract: Contract, name: str, *extra: Column, key: tuple[str, ...] | 
 RESPONSES = Contract(
     "responses",
     (
-        Column("model", doc="{registry name}@{prompt variant}"),
+        Column("model", doc="{registry name}@{prompt variant}; a baseline: {registry name}"),
         Column("name", doc="registry name"),
         Column("modality", allowed=MODALITIES),
-        Column("prompt_variant"),
+        Column("prompt_variant", doc="empty for a baseline (it reads no prompt)"),
         Column("item_id", doc="the dyad id"),
         Column("truth", allowed=RELATIONSHIPS),
         Column("prompt_hash", doc="sha256 of the rendered system + user prompt"),

@@ -2,7 +2,9 @@
 
 Requests
 --------
-`build_requests` makes one request per (dyad, modality, prompt variant) of a registry entry:
+`build_requests` makes one request per (dyad, modality, prompt variant) of a registry entry
+(a `baseline` entry reads no prompt: one request per dyad and modality, an empty prompt, the
+model named without a variant and an empty `prompt_variant`):
 the modalities are those the entry supports and the study asks for (`inference.modalities`),
 the prompt is `prompts/familiarity/{modality}/{variant}.txt` (the text template gets the
 stimulus transcript in its `{transcript}` field), and the media are the stimuli of the
@@ -15,10 +17,10 @@ Results
 -------
 `run_inference` stores every call in a resumable JSON-lines cache and returns one record per
 request; `tables_from_results` turns them into a PREDICTIONS table (model named
-`{name}@{variant}`, so prompt variants are compared as models) and a RESPONSES table (one row
-per call with the prompt and media hashes, the model fingerprint, the raw reply and what was
-parsed). A failed call (transport error, timeout, missing media) never becomes a label: its
-prediction is a non-answer (empty label) and its response row has status `failed` and the
+`{name}@{variant}`, so prompt variants are compared as models; a baseline is `{name}`) and a
+RESPONSES table (one row per call with the prompt and media hashes, the model fingerprint, the
+raw reply and what was parsed). A failed call (transport error, timeout, missing media) never
+becomes a label: its prediction is a non-answer (empty label) and its response row has status `failed` and the
 reason in `error`; a reply without a valid label is a non-answer with status `unparsed` and the
 reason in `parse_error`. A rerun calls only the failed keys again.
 
@@ -98,6 +100,11 @@ def study_modalities(entry: Mapping, modalities: Iterable[str]) -> list[str]:
     return [m for m in modalities if m in supported]
 
 
+def is_baseline(entry: Mapping) -> bool:
+    """An offline baseline entry: it reads no prompt, so it runs once, not once per prompt variant."""
+    return entry.get("backend") == "baseline"
+
+
 def needs_baseline_predictions(entry: Mapping) -> bool:
     """A behavioural baseline entry that should read this study's cross-validated predictions."""
     options = entry.get("options") or {}
@@ -156,6 +163,9 @@ def build_requests(
     paths = stimulus_paths(manifest, manifest_dir)
     chosen = study_modalities(entry, modalities)
     name = str(entry["name"])
+    # a baseline reads no prompt: one request per dyad x modality, named without a variant
+    no_prompt = is_baseline(entry)
+    variants = [""] if no_prompt else list(variants)
     settings = {"response_schema": FAMILIARITY_SCHEMA}
     out = []
     for dyad in frame.itertuples(index=False):
@@ -167,7 +177,10 @@ def build_requests(
                     f"(variant {MEDIA_VARIANTS[modality]})"
                 )
             for variant in variants:
-                if modality == "text":
+                if no_prompt:
+                    prompt, digest = "", ""
+                    media = {} if modality == "text" else {modality: path}
+                elif modality == "text":
                     if not path.is_file():
                         raise FileNotFoundError(f"dyad {dyad.dyad_id}: transcript {path} does not exist")
                     transcript = path.read_text(encoding="utf-8").strip() or "(no speech in this clip)"
@@ -177,7 +190,7 @@ def build_requests(
                     prompt, digest = render_prompt(TASK, modality, variant)
                     media = {modality: path}
                 planned = Planned(
-                    model=variant_name(name, variant),
+                    model=name if no_prompt else variant_name(name, variant),
                     name=name,
                     modality=modality,
                     variant=variant,

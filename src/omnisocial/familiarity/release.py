@@ -157,8 +157,13 @@ LAYOUTS = (
     ),
     (
         "validation/ (CSV)",
-        ("validation/data/metadata.csv", "validation/ratings/human_ratings.csv"),
-        ("validation/ratings/model_predictions.csv", "validation/baselines/results.csv"),
+        ("validation/data/metadata.csv",),
+        (
+            # without human ratings: a models-only study (ratings.raters_per_modality: {})
+            "validation/ratings/human_ratings.csv",
+            "validation/ratings/model_predictions.csv",
+            "validation/baselines/results.csv",
+        ),
         "config/friendbench_release.example.yaml",
         "dyad metadata, human ratings, model predictions and the released baselines",
     ),

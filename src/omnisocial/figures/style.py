@@ -97,6 +97,9 @@ RC = {
 }
 PNG_METADATA = {"Software": None}
 PDF_METADATA = {"CreationDate": None, "ModDate": None, "Creator": None, "Producer": None}
+# what save_figure writes (the config's figures.formats); the report shows the PNG, always made
+FORMAT_METADATA = {"png": PNG_METADATA, "pdf": PDF_METADATA, "svg": {"Date": None, "Creator": None}}
+FORMATS = ("png", "pdf")
 
 _TITLE_IN = 0.32
 _SUBTITLE_IN = 0.2
@@ -110,6 +113,7 @@ FIGURE_DEFAULTS = {
     "font_size": RC["font.size"],
     "max_width_in": MAX_WIDTH_IN,
     "palette": MODEL_COLORS,
+    "formats": FORMATS,
 }
 _FONT_KEYS = {key: value for key, value in RC.items() if key.endswith("size") and key != "lines.markersize"}
 
@@ -118,8 +122,9 @@ def configure(settings: Mapping | None = None) -> None:
     """Apply the config's `figures:` settings (None or {}: the defaults): `dpi` of the PNG,
     `font_size` (the base size; titles, ticks and legends scale with it, never under
     MIN_FONT_PT), `max_width_in` (the widest a saved figure may be) and `palette` (the models'
-    colours, in order). Every figure rule calls it with its params first."""
-    global DPI, MAX_WIDTH_IN, MODEL_COLORS
+    colours, in order) and `formats` (the files `save_figure` writes: png and any of pdf, svg).
+    Every figure rule calls it with its params first."""
+    global DPI, MAX_WIDTH_IN, MODEL_COLORS, FORMATS
     merged = {**FIGURE_DEFAULTS, **{k: v for k, v in dict(settings or {}).items() if v not in (None, [], "")}}
     unknown = set(merged) - set(FIGURE_DEFAULTS)
     if unknown:
@@ -127,6 +132,7 @@ def configure(settings: Mapping | None = None) -> None:
     DPI = int(merged["dpi"])
     MAX_WIDTH_IN = float(merged["max_width_in"])
     MODEL_COLORS = tuple(merged["palette"])
+    FORMATS = figure_formats(merged["formats"])
     scale = float(merged["font_size"]) / FIGURE_DEFAULTS["font_size"]
     RC.update({key: max(MIN_FONT_PT, value * scale) for key, value in _FONT_KEYS.items()})
     RC["savefig.dpi"] = DPI
@@ -363,13 +369,26 @@ def hidden_legend_entries(fig: Figure) -> list[str]:
     return hidden
 
 
-def save_figure(fig: Figure, path_stem) -> list[Path]:
-    """Write `<path_stem>.png` and `<path_stem>.pdf` atomically and reproducibly; return both paths.
+def figure_formats(formats) -> tuple[str, ...]:
+    """The config's `figures.formats`, checked: png (the report shows it) and any of pdf, svg."""
+    chosen = tuple(dict.fromkeys(str(f).lower() for f in formats))
+    unknown = [f for f in chosen if f not in FORMAT_METADATA]
+    if unknown or "png" not in chosen:
+        raise ValueError(
+            f"figures.formats: {list(formats)}; must hold png (the report shows it) and may add "
+            f"{', '.join(f for f in FORMAT_METADATA if f != 'png')}"
+        )
+    return chosen
 
-    A `.png` or `.pdf` suffix on `path_stem` is dropped (any other dot stays part of the name).
+
+def save_figure(fig: Figure, path_stem) -> list[Path]:
+    """Write `<path_stem>.<format>` for each of `FORMATS` (png and pdf unless `configure` set
+    others) atomically and reproducibly; return the paths in that order.
+
+    A suffix naming a format on `path_stem` is dropped (any other dot stays part of the name).
     """
     stem = Path(path_stem)
-    if stem.suffix.lower() in (".png", ".pdf"):
+    if stem.suffix.lower().lstrip(".") in FORMAT_METADATA:
         stem = stem.with_suffix("")
     paths = []
     with styled():
@@ -385,7 +404,8 @@ def save_figure(fig: Figure, path_stem) -> list[Path]:
             bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(_SAVE_PAD_IN)
         finally:
             fig.set_dpi(screen_dpi)
-        for extension, metadata in (("png", PNG_METADATA), ("pdf", PDF_METADATA)):
+        for extension in FORMATS:
+            metadata = FORMAT_METADATA[extension]
             target = stem.with_name(f"{stem.name}.{extension}")
             with atomic_path(target) as tmp:
                 fig.savefig(tmp, format=extension, dpi=DPI, metadata=metadata, bbox_inches=bbox)

@@ -189,6 +189,9 @@ def rating_exports(wildcards=None):
         inputs["covariates"] = out("ratings", "collected", "covariates_export.csv")
         inputs["sessions"] = out("ratings", "collected", "sessions.csv")
         return inputs
+    if not RATINGS["raters_per_modality"]:
+        # a models-only study: no modality is rated, import_ratings writes empty tables
+        return {}
     if not RATED_MODALITIES:
         raise ValueError(
             "ratings.exports names no survey export for a modality of ratings.raters_per_modality "
@@ -257,7 +260,7 @@ def fam_figure_outputs():
             "prompt_sensitivity",
             "person_item_map",
         )
-        for ext in ("png", "pdf")
+        for ext in FIGURE_FORMATS
     ]
 
 

@@ -9,7 +9,7 @@ rule fam_figure_accuracy:
         metrics=out("analysis", "metrics.csv"),
     output:
         png=fam_figure_png("accuracy"),
-        pdf=out("figures", "accuracy.pdf"),
+        others=figure_others(out, "accuracy"),
     log:
         out("logs", "fam_figure_accuracy.log"),
     conda:
@@ -31,7 +31,7 @@ rule fam_figure_sdt:
         metrics=out("analysis", "metrics.csv"),
     output:
         png=fam_figure_png("sdt"),
-        pdf=out("figures", "sdt.pdf"),
+        others=figure_others(out, "sdt"),
     log:
         out("logs", "fam_figure_sdt.log"),
     conda:
@@ -53,7 +53,7 @@ rule fam_figure_crowds:
         metrics=out("analysis", "metrics.csv"),
     output:
         png=fam_figure_png("crowds"),
-        pdf=out("figures", "crowds.pdf"),
+        others=figure_others(out, "crowds"),
     log:
         out("logs", "fam_figure_crowds.log"),
     conda:
@@ -75,7 +75,7 @@ rule fam_figure_difficulty:
         rasch_fits=out("analysis", "rasch_fits.csv"),
     output:
         png=fam_figure_png("difficulty"),
-        pdf=out("figures", "difficulty.pdf"),
+        others=figure_others(out, "difficulty"),
     log:
         out("logs", "fam_figure_difficulty.log"),
     priority: CHAIN_PRIORITY
@@ -94,10 +94,11 @@ rule fam_figure_difficulty:
 rule fam_figure_glmm:
     """GLMM modality contrasts with 95% HDIs, P(> 0) and convergence flags (R-hat, ESS in the table)."""
     input:
+        glmm_summary=out("analysis", "glmm_summary.csv"),
         glmm_contrasts=out("analysis", "glmm_contrasts.csv"),
     output:
         png=fam_figure_png("glmm"),
-        pdf=out("figures", "glmm.pdf"),
+        others=figure_others(out, "glmm"),
     log:
         out("logs", "fam_figure_glmm.log"),
     conda:
@@ -118,7 +119,7 @@ rule fam_figure_calibration:
         calibration=out("analysis", "calibration.csv"),
     output:
         png=fam_figure_png("calibration"),
-        pdf=out("figures", "calibration.pdf"),
+        others=figure_others(out, "calibration"),
     log:
         out("logs", "fam_figure_calibration.log"),
     conda:
@@ -139,7 +140,7 @@ rule fam_figure_power:
         power=out("analysis", "power.csv"),
     output:
         png=fam_figure_png("power"),
-        pdf=out("figures", "power.pdf"),
+        others=figure_others(out, "power"),
     log:
         out("logs", "fam_figure_power.log"),
     conda:
@@ -168,9 +169,9 @@ rule fam_figure_overview:
             subcategory="Figures",
             labels={"figure": "filter funnel"},
         ),
-        funnel_pdf=out("figures", "funnel.pdf"),
+        funnel_others=figure_others(out, "funnel"),
         coverage_png=fam_figure_png("coverage"),
-        coverage_pdf=out("figures", "coverage.pdf"),
+        coverage_others=figure_others(out, "coverage"),
     log:
         out("logs", "fam_figure_overview.log"),
     conda:
@@ -195,13 +196,13 @@ rule fam_figure_diagnostics:
         rasch_fits=out("analysis", "rasch_fits.csv"),
     output:
         confusion_png=fam_figure_png("confusion"),
-        confusion_pdf=out("figures", "confusion.pdf"),
+        confusion_others=figure_others(out, "confusion"),
         cells_png=fam_figure_png("cell_accuracy"),
-        cells_pdf=out("figures", "cell_accuracy.pdf"),
+        cells_others=figure_others(out, "cell_accuracy"),
         prompts_png=fam_figure_png("prompt_sensitivity"),
-        prompts_pdf=out("figures", "prompt_sensitivity.pdf"),
+        prompts_others=figure_others(out, "prompt_sensitivity"),
         map_png=fam_figure_png("person_item_map"),
-        map_pdf=out("figures", "person_item_map.pdf"),
+        map_others=figure_others(out, "person_item_map"),
     log:
         out("logs", "fam_figure_diagnostics.log"),
     priority: CHAIN_PRIORITY

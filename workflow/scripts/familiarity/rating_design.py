@@ -21,6 +21,7 @@ plan = rating_design(
 )
 BLOCKS.write(snakemake.output.blocks, plan.blocks)
 MODALITY_ASSIGNMENTS.write(snakemake.output.assignments, plan.assignments)
+Path(snakemake.output.surveys).mkdir(parents=True, exist_ok=True)  # empty in a models-only study
 for modality in plan.assignments["modality"].unique():
     paths = write_survey_lists(plan.survey_lists(modality), snakemake.output.surveys, modality)
     log.info("%s: %d survey lists", modality, len(paths))

@@ -1,7 +1,8 @@
 """Statistics of the familiarity study into tables (docs/statistics.md).
 
-Inputs are the model PREDICTIONS (every `{name}@{variant}` of the registry and the offline
-baselines), the human trials (`RATED_TRIALS`, with their `source`) and the design (the truth).
+Inputs are the model PREDICTIONS (every `{name}@{variant}` of the registry, and the registry's
+and offline baselines, each once without a variant), the human trials (`RATED_TRIALS`, with
+their `source`) and the design (the truth).
 Each function returns a dict of tables named like the files the workflow writes. One module
 per stage: `inputs`, `scoring` (rule score_familiarity), `rater_tests` (rule rater_tests) and
 `glmm_rasch` (rules glmm and rasch); their names are re-exported here.

@@ -51,6 +51,8 @@ from omnisocial.familiarity.figures.sdt import sdt_figure
 from omnisocial.figures.style import save_figure
 
 DEMO_CORPUS_NOTE = "SIMULATED DATA: demo corpus"
+# what a figure says when a kind of rater is absent (a models-only or a ratings-only study)
+RATER_KINDS = {"human": "human ratings", "model": "model predictions"}
 FAMILIES = ("accuracy", "sdt", "crowds", "difficulty", "glmm", "calibration", "power")
 # the tables (result files without .csv) each family reads
 INPUTS = {
@@ -58,7 +60,7 @@ INPUTS = {
     "sdt": ("per_rater_sdt", "metrics"),
     "crowds": ("crowd_curves", "metrics"),
     "difficulty": ("rasch_difficulty", "rasch_fits"),
-    "glmm": ("glmm_contrasts",),
+    "glmm": ("glmm_summary", "glmm_contrasts"),
     "calibration": ("calibration",),
     "power": ("power",),
 }
@@ -127,18 +129,25 @@ def draw_figure(
             caption="k raters resampled per dyad; ties broken by a fair coin.",
         )
     if family == "difficulty":
+        kinds = set(tables["rasch_difficulty"]["rater_type"])
+        absent = [what for kind, what in RATER_KINDS.items() if kind not in kinds]
         return difficulty_figure(
             tables["rasch_difficulty"],
             stem,
             fits=tables["rasch_fits"],
             value="difficulty",
             value_label="Rasch dyad difficulty (larger = harder)",
+            subtitle=" | ".join(f"no {what}" for what in absent),
             caption="Posterior mean difficulties; persons are raters (humans) or models.",
         )
     if family == "glmm":
+        # a models-only study has no GLMM fit (the GLMM is of human trials); one modality, no contrast
+        fitted = not tables["glmm_summary"].empty
         return glmm_contrast_figure(
             tables["glmm_contrasts"],
             stem,
+            subtitle="" if fitted else "no human ratings",
+            empty="no modality contrasts: one modality rated" if fitted else "no human ratings: no GLMM fit",
             caption="correct ~ 0 + modality + (1|rater) + (1|dyad), bernoulli; human trials.",
         )
     if family == "calibration":  # model outputs only: no simulated rater panel to flag

@@ -104,13 +104,20 @@ def _axis_label(ax, axis: str, kind: str, modality: str, bad: set) -> None:
 
 
 def _scatter(
-    ax, x: pd.Series, y: pd.Series, truth: pd.Series | None, value: str, labelled: set, hollow: bool = False
+    ax,
+    x: pd.Series,
+    y: pd.Series,
+    truth: pd.Series | None,
+    value: str,
+    labelled: set,
+    hollow: bool = False,
+    empty: str = "no dyads in common",
 ) -> None:
     from scipy import stats
 
     joined = pd.concat({"x": x, "y": y}, axis=1, join="inner").dropna()
     if len(joined) == 0:
-        empty_panel(ax, "no dyads in common")
+        empty_panel(ax, empty)
         return
     if value == "accuracy":
         chance_line(ax, "h")
@@ -199,15 +206,21 @@ def difficulty_figure(
             ax.set_visible(True)
             x, y = (table[key] if key in table.columns else pd.Series(dtype=float) for key in (x_key, y_key))
             hollow.append(bool({x_key, y_key} & bad))
-            _scatter(ax, x, y, truth, value, labelled, hollow=hollow[-1])
+            # a side without rows is a kind of rater the study lacks, not dyads failing to meet
+            absent = [k[0] for k in (x_key, y_key) if k not in table.columns]
+            lacking = {"human": "no human ratings", "model": "no model predictions"}
+            empty = " | ".join(lacking[k] for k in dict.fromkeys(absent)) or "no dyads in common"
+            _scatter(ax, x, y, truth, value, labelled, hollow=hollow[-1], empty=empty)
             _axis_label(ax, "x", *x_key, bad)
             _axis_label(ax, "y", *y_key, bad)
             ax.set_title(title)
 
         for ax in axes.ravel():
             ax.set_visible(False)
+        # across modalities: humans; the models where no human rated (a models-only study)
+        across = "human" if "human" in set(dyads["rater_type"]) else "model"
         for ax, (first, second) in zip(axes[0], pairs, strict=False):
-            panel(ax, ("human", first), ("human", second), f"{first} vs {second}")
+            panel(ax, (across, first), (across, second), f"{first} vs {second}")
         for ax, modality in zip(axes[1], modalities, strict=False):
             panel(ax, ("human", modality), ("model", modality), f"humans vs models: {modality}")
         if any(hollow):

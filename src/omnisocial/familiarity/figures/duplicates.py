@@ -21,8 +21,8 @@ SAME_COLUMNS = ("modality", "n_items", "n_answered", "accuracy", "d_prime", "cri
 
 def drop_duplicate_models(metrics: pd.DataFrame, columns=SAME_COLUMNS) -> pd.DataFrame:
     """One row set per distinct model: a model whose metric rows (every modality: items,
-    answers, accuracy, d', c) equal an earlier one's, e.g. the registry's `behavioural@v1` and
-    the offline `baseline_behavioural` (the same predictions), is dropped and its name added
+    answers, accuracy, d', c) equal an earlier one's, e.g. the registry's `behavioural` and the
+    offline `baseline_behavioural` (the same predictions), is dropped and its name added
     to the kept model's (`kept = dropped`). `columns`: what must be equal (those present)."""
     if metrics.empty or "model" not in metrics.columns:
         return metrics

@@ -15,7 +15,15 @@ import numpy as np
 import pandas as pd
 
 from omnisocial.familiarity.figures.convergence import convergence_note, rows_not_converged
-from omnisocial.figures.style import FLAG_COLOR, chance_line, full_subtitle, new_figure, save_figure, styled
+from omnisocial.figures.style import (
+    FLAG_COLOR,
+    chance_line,
+    empty_panel,
+    full_subtitle,
+    new_figure,
+    save_figure,
+    styled,
+)
 
 _LEVEL = re.compile(r"\w+\[([^\]]+)\]")
 NEEDED = ["contrast", "mean", "hdi_low", "hdi_high", "p_gt_0", "r_hat", "ess_bulk"]
@@ -69,8 +77,10 @@ def glmm_contrast_figure(
     subtitle: str = "",
     caption: str = "",
     simulated: bool | None = None,
+    empty: str = "no modality contrasts",
 ):
-    """Draw and save; returns [png, pdf]. Rows are drawn top to bottom in table order."""
+    """Draw and save; returns [png, pdf]. Rows are drawn top to bottom in table order; without
+    rows the panel says `empty`."""
     missing = [c for c in NEEDED if c not in contrasts.columns]
     if missing:
         raise ValueError(f"contrasts table lacks column(s) {missing}")
@@ -88,6 +98,9 @@ def glmm_contrast_figure(
             bottom_in=0.7,
         )
         ax = axes[0, 0]
+        if rows.empty:
+            empty_panel(ax, empty)
+            return save_figure(fig, path_stem)
         chance_line(ax, "v", 0.0)
         positions = np.arange(len(rows))[::-1]
         for y, row, bad in zip(positions, rows.itertuples(index=False), flagged, strict=True):

@@ -314,7 +314,11 @@ def rating_design(
         per_dyad = raters_per_dyad(assigned, blocks)["n_raters"]
         log.info("%s: %d raters, %d-%d ratings per dyad", modality, n_raters, per_dyad.min(), per_dyad.max())
     if not assignments:
-        raise ValueError("ratings.raters_per_modality names no modality")
+        # a models-only study (ratings.raters_per_modality: {}): blocks, but no rater and no survey
+        log.info("ratings.raters_per_modality names no modality: a models-only study, no survey lists")
+        return RatingDesign(
+            blocks=blocks, assignments=MODALITY_ASSIGNMENTS.empty(), surveys=SURVEY_TABLE.empty()
+        )
     return RatingDesign(
         blocks=blocks,
         assignments=MODALITY_ASSIGNMENTS.validate(pd.concat(assignments, ignore_index=True)),
