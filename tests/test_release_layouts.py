@@ -200,6 +200,7 @@ def test_the_release_examples_run_to_their_figures(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # a release of its own to its figures (~25 CPU-s)
 def test_a_models_only_release_runs_to_its_figures(tmp_path):
     """The validation/ layout without human ratings, read with ratings.raters_per_modality: {}:
     every figure is drawn, from the models' predictions, and says "no human ratings" where it
