@@ -101,8 +101,9 @@ def export(ref: str, folder: Path) -> Path:
     return folder
 
 
-def write_config(workdir: Path, models: list[dict]) -> None:
-    config = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
+def write_config(workdir: Path, models: list[dict], tree: Path = ROOT) -> None:
+    # the tree's own demo config: a baseline's schema may not know this tree's keys or values
+    config = yaml.safe_load((tree / "config" / "demo.yaml").read_text())
     config["social"]["models"] = models
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
 
@@ -137,7 +138,7 @@ def planned_steps(workdir: Path) -> list[int]:
 def run_job(tree: Path, workdir: Path, server, name: str, concurrency: int) -> dict:
     entry = entry_for(name, server.url, concurrency)
     model = entry["name"]
-    write_config(workdir, [entry])
+    write_config(workdir, [entry], tree)
     results = workdir / RESULTS
     for path in [results / "cache" / f"stream_when_{model}.jsonl",
                  *(results / "stream" / "when").glob(f"{model}_*.csv")]:  # fmt: skip
