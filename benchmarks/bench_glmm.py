@@ -356,18 +356,8 @@ def bench_sds(sds: list[float], runs: int, lme4: bool, seed: int, tmp: Path) -> 
             frame = independent_trials(rater_sd, dyad_sd, seed)
             csv = tmp / f"sd_{rater_sd:g}_{dyad_sd:g}.csv"
             frame.to_csv(csv, index=False)
-            ours, ref = [], []
-            for _ in range(runs):
-                ours.append(run_cli(csv, cache))
-                if lme4:
-                    ref.append(run_lme4(csv))
-            med = {key: statistics.median(r[key] for r in ours) for key in ("total_s", "cpu_s")}
+            ours, med, lm, ratio, cpu_ratio = command_against_lme4(csv, cache, runs, lme4)
             last = ours[-1]
-            if lme4:
-                lm = {key: statistics.median(r[key] for r in ref) for key in ("total_s", "cpu_s")}
-                ratio, cpu_ratio = med["total_s"] / lm["total_s"], med["cpu_s"] / lm["cpu_s"]
-            else:
-                lm, ratio, cpu_ratio = {"total_s": math.nan, "cpu_s": math.nan}, math.nan, math.nan
             ratios.append(ratio)
             print(
                 f"{rater_sd:8.2f} {dyad_sd:7.2f} {len(frame):6d} | {med['total_s']:9.1f} {med['cpu_s']:6.1f}"
@@ -391,6 +381,21 @@ def bench_sds(sds: list[float], runs: int, lme4: bool, seed: int, tmp: Path) -> 
     return missed
 
 
+def command_against_lme4(csv: Path, cache: Path, runs: int, lme4: bool) -> tuple:
+    """The command and lme4 on `csv`, `runs` times each, interleaved: the command's runs, the
+    median wall and CPU of each, and the ratios command / lme4 (NaN without lme4)."""
+    ours, ref = [], []
+    for _ in range(runs):
+        ours.append(run_cli(csv, cache))
+        if lme4:
+            ref.append(run_lme4(csv))
+    med = {key: statistics.median(r[key] for r in ours) for key in ("total_s", "cpu_s")}
+    if not lme4:
+        return ours, med, {"total_s": math.nan, "cpu_s": math.nan}, math.nan, math.nan
+    lm = {key: statistics.median(r[key] for r in ref) for key in ("total_s", "cpu_s")}
+    return ours, med, lm, med["total_s"] / lm["total_s"], med["cpu_s"] / lm["cpu_s"]
+
+
 def bench_shapes(shapes: list[str], runs: int, lme4: bool, seed: int, tmp: Path) -> list[str]:
     """One `shaped_trials` table per shape: the command and lme4, `runs` times each, interleaved;
     one row per table (with the mean leapfrog steps per draw: the time per draw), then the worst
@@ -410,18 +415,8 @@ def bench_shapes(shapes: list[str], runs: int, lme4: bool, seed: int, tmp: Path)
         frame = shaped_trials(shape, seed)
         csv = tmp / f"shape_{shape}.csv"
         frame.to_csv(csv, index=False)
-        ours, ref = [], []
-        for _ in range(runs):
-            ours.append(run_cli(csv, cache))
-            if lme4:
-                ref.append(run_lme4(csv))
-        med = {key: statistics.median(r[key] for r in ours) for key in ("total_s", "cpu_s")}
+        ours, med, lm, ratio, cpu_ratio = command_against_lme4(csv, cache, runs, lme4)
         last = ours[-1]
-        if lme4:
-            lm = {key: statistics.median(r[key] for r in ref) for key in ("total_s", "cpu_s")}
-            ratio, cpu_ratio = med["total_s"] / lm["total_s"], med["cpu_s"] / lm["cpu_s"]
-        else:
-            lm, ratio, cpu_ratio = {"total_s": math.nan, "cpu_s": math.nan}, math.nan, math.nan
         ratios.append(ratio)
         steps = "-" if last["steps"] is None else f"{last['steps']:.1f}"
         answered = int((frame["correct"].astype(str) != "").sum())

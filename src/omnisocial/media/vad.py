@@ -167,6 +167,17 @@ def probabilities_to_segments(
     return [(s / sr, e / sr) for s, e in speeches]
 
 
+def _probabilities_at_16k(audio: np.ndarray, sr: int, backend: str) -> tuple[np.ndarray | None, int]:
+    """Silero's speech probabilities of a mono signal resampled to 16 kHz, and its length there
+    (None and 0 for an empty signal)."""
+    samples = np.asarray(audio, dtype=np.float32).reshape(-1)
+    if sr != SAMPLE_RATE:
+        samples = resample(samples, sr, SAMPLE_RATE)
+    if samples.size == 0:
+        return None, 0
+    return speech_probabilities(samples, SAMPLE_RATE, backend=backend), samples.size
+
+
 def speech_segments(
     audio: np.ndarray,
     sr: int,
@@ -182,15 +193,12 @@ def speech_segments(
     silero's `get_speech_timestamps` (see `probabilities_to_segments`); the defaults are
     silero's and match the `vad:` block of the config.
     """
-    samples = np.asarray(audio, dtype=np.float32).reshape(-1)
-    if sr != SAMPLE_RATE:
-        samples = resample(samples, sr, SAMPLE_RATE)
-    if samples.size == 0:
+    probs, n_samples = _probabilities_at_16k(audio, sr, backend)
+    if n_samples == 0:
         return []
-    probs = speech_probabilities(samples, SAMPLE_RATE, backend=backend)
     return probabilities_to_segments(
         probs,
-        samples.size,
+        n_samples,
         threshold=threshold,
         min_speech_s=min_speech_s,
         min_silence_s=min_silence_s,
@@ -213,15 +221,12 @@ def speech_and_short_segments(
     of the first: short utterances (a "yeah", a "mm") that the speech segments leave out, kept
     so that attribution can count them as backchannel events.
     """
-    samples = np.asarray(audio, dtype=np.float32).reshape(-1)
-    if sr != SAMPLE_RATE:
-        samples = resample(samples, sr, SAMPLE_RATE)
-    if samples.size == 0:
+    probs, n_samples = _probabilities_at_16k(audio, sr, backend)
+    if n_samples == 0:
         return [], []
-    probs = speech_probabilities(samples, SAMPLE_RATE, backend=backend)
     settings = dict(threshold=threshold, min_silence_s=min_silence_s, speech_pad_s=speech_pad_s)
-    segments = probabilities_to_segments(probs, samples.size, min_speech_s=min_speech_s, **settings)
-    every = probabilities_to_segments(probs, samples.size, min_speech_s=0.0, **settings)
+    segments = probabilities_to_segments(probs, n_samples, min_speech_s=min_speech_s, **settings)
+    every = probabilities_to_segments(probs, n_samples, min_speech_s=0.0, **settings)
     short = [(s, e) for s, e in every if not any(s < end and e > start for start, end in segments)]
     return segments, short
 
