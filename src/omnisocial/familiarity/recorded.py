@@ -66,16 +66,11 @@ def _still_video(path: Path, seconds: float) -> None:
     subprocess.run(command, check=True, capture_output=True)
 
 
-def write_interaction(folder: Path, recording: Recording, condition: Condition, index: int) -> dict:
-    """Write the condition's wavs and cameras under `folder`; returns its INTERACTIONS row."""
-    folder.mkdir(parents=True, exist_ok=True)
-    tracks = speaker_tracks(recording, condition.bleed_db, condition.noise_floor_db, condition.delay_b_s)
-    if condition.duplicate:
-        tracks["b"] = tracks["a"].copy()
-    interaction_id = f"V00_S{index:04d}_I00000001"
+def _interaction_row(index: int) -> dict:
+    """The INTERACTIONS row of the `index`-th written interaction, without its media paths."""
     row = {name: "" for name in INTERACTIONS.names}
     row.update(
-        interaction_id=interaction_id,
+        interaction_id=f"V00_S{index:04d}_I00000001",
         vendor_id="V00",
         session_id=f"{index:04d}",
         prompt_hash="00000001",
@@ -90,14 +85,28 @@ def write_interaction(folder: Path, recording: Recording, condition: Condition, 
         has_transcript=True,
         ingest_ok=True,
     )
-    seconds = recording.audio.size / recording.sr
+    return row
+
+
+def write_tracks(folder: Path, stem: str, tracks: dict[str, np.ndarray], sr: int, index: int) -> dict:
+    """Write each track as `{stem}_{speaker}.wav` with a still camera beside it; returns its row."""
+    folder.mkdir(parents=True, exist_ok=True)
+    row = _interaction_row(index)
     for speaker, track in tracks.items():
-        wav = folder / f"{condition.name}_{speaker}.wav"
-        sf.write(wav, np.clip(track, -1.0, 1.0), recording.sr, subtype="PCM_16")
-        video = folder / f"{condition.name}_{speaker}.mp4"
-        _still_video(video, seconds)
+        wav = folder / f"{stem}_{speaker}.wav"
+        sf.write(wav, np.clip(track, -1.0, 1.0), sr, subtype="PCM_16")
+        video = folder / f"{stem}_{speaker}.mp4"
+        _still_video(video, track.size / sr)
         row[f"audio_{speaker}"], row[f"video_{speaker}"] = str(wav), str(video)
     return row
+
+
+def write_interaction(folder: Path, recording: Recording, condition: Condition, index: int) -> dict:
+    """Write the condition's wavs and cameras under `folder`; returns its INTERACTIONS row."""
+    tracks = speaker_tracks(recording, condition.bleed_db, condition.noise_floor_db, condition.delay_b_s)
+    if condition.duplicate:
+        tracks["b"] = tracks["a"].copy()
+    return write_tracks(folder, condition.name, tracks, recording.sr, index)
 
 
 def transcript_rows(stm: list[tuple[str, float, float, str]], interaction_id: str) -> list[dict]:
@@ -298,39 +307,44 @@ def reference_figures(mics, min_speech_s: float, gap_s: float | None, signals_pa
 def evaluate_separate(folder: Path, layouts, config: dict) -> pd.DataFrame:
     """Each separate-microphone layout of the shipped call through the study's stages, against its reference.
 
-    One row per layout: measured and reference speech seconds per speaker, overlap (total and
-    per speaker, from SIGNALS), merged turns (from SPEECH, with `filters.turn_gap_s`) and
-    backchannels per speaker (SIGNALS), each with its `ref_` twin.
+    One row per layout (`evaluate_mics`), named by the layout.
     """
-    from omnisocial.familiarity.contracts import SEGMENTS
     from omnisocial.media.recorded import sample_conversation, sample_file, separate_mics
 
     recording = sample_conversation()
     stm = read_stm(sample_file("sample.stm"))
-    folder.mkdir(parents=True, exist_ok=True)
-    rows, made = [], []
-    for index, layout in enumerate(layouts, start=1):
+    cases = []
+    for layout in layouts:
         mics = separate_mics(recording, layout.cross_db, layout.noise_floor_db, b_gain_db=layout.b_gain_db)
-        row = write_interaction(folder, recording, Condition(f"mics{index}"), index)
-        for speaker in ("a", "b"):
-            sf.write(
-                row[f"audio_{speaker}"], np.clip(mics.tracks[speaker], -1.0, 1.0), mics.sr, subtype="PCM_16"
-            )
+        cases.append(({"layout": layout.name}, mics, transcript_rows(stm, "")))
+    return evaluate_mics(folder, cases, config)
+
+
+def evaluate_mics(folder: Path, cases, config: dict) -> pd.DataFrame:
+    """Each case `(labels, SeparateMics, transcript rows)` through the study's stages, against its reference.
+
+    One row per case: its labels, then measured and reference speech seconds per speaker,
+    overlap (total and per speaker, from SIGNALS), merged turns (from SPEECH, with
+    `filters.turn_gap_s`) and backchannels per speaker (SIGNALS), each with its `ref_` twin.
+    The transcript rows (SEGMENTS rows of speakers "a"/"b") feed the prompt audit only.
+    """
+    from omnisocial.familiarity.contracts import SEGMENTS
+
+    rows, transcript = [], []
+    for index, (_labels, mics, segments) in enumerate(cases, start=1):
+        row = write_tracks(folder, f"mics{index}", mics.tracks, mics.sr, index)
         rows.append(row)
-        made.append(mics)
+        transcript += [{**segment, "interaction_id": row["interaction_id"]} for segment in segments]
     interactions = INTERACTIONS.validate(pd.DataFrame(rows))
-    transcript = SEGMENTS.validate(
-        pd.DataFrame([seg for row in rows for seg in transcript_rows(stm, row["interaction_id"])])
-    )
-    signals, speech, _report = run_stages(interactions, transcript, config)
+    signals, speech, _report = run_stages(interactions, SEGMENTS.validate(pd.DataFrame(transcript)), config)
     gap_s = config["filters"]["turn_gap_s"]
     min_speech_s = float(config["vad"]["min_speech_s"])
     out = []
-    for layout, row, mics in zip(layouts, rows, made, strict=True):
+    for (labels, mics, _segments), row in zip(cases, rows, strict=True):
         interaction_id = row["interaction_id"]
         signal = signals.set_index("interaction_id").loc[interaction_id]
         found = _intervals(speech, interaction_id)
-        measured = {"layout": layout.name, "turns": turn_count(found, gap_s)}
+        measured = {**labels, "turns": turn_count(found, gap_s)}
         for column in ("speech_s_a", "speech_s_b", "overlap_s", "overlap_s_a", "overlap_s_b"):
             measured[column] = float(signal[column])
         for column in ("backchannels_a", "backchannels_b"):
@@ -339,3 +353,38 @@ def evaluate_separate(folder: Path, layouts, config: dict) -> pd.DataFrame:
         measured.update({f"ref_{key}": value for key, value in reference.items()})
         out.append(measured)
     return pd.DataFrame(out)
+
+
+CALL_LAYOUTS = (
+    MicLayout("as recorded", b_gain_db=0.0),
+    MicLayout("-60 dBFS floor", noise_floor_db=NOISE_FLOOR_DB, b_gain_db=0.0),
+    MicLayout("-20 dB cross-mix", cross_db=-20.0, b_gain_db=0.0),
+    MicLayout(
+        "-20 dB cross-mix, -60 dBFS floor", cross_db=-20.0, noise_floor_db=NOISE_FLOOR_DB, b_gain_db=0.0
+    ),
+)
+
+
+def evaluate_calls(folder: Path, calls_folder: Path, names, layouts, config: dict) -> pd.DataFrame:
+    """Each real two-line call of `names` (`omnisocial.media.telephone`) in each layout, against the
+    reference of its clean lines (`telephone.reference`, with the config's `vad` block).
+
+    One row per call and layout (`evaluate_mics`), labelled `call` and `layout`.
+    """
+    from omnisocial.media import telephone
+    from omnisocial.media.recorded import SeparateMics
+
+    cases = []
+    for name in names:
+        call = telephone.read_call(calls_folder, name)
+        truth = telephone.reference(call, config["vad"])
+        segments = [
+            {"interaction_id": "", "speaker": speaker, "start": start, "end": end, "text": text,
+             "source": "transcript"}
+            for speaker, start, end, text in telephone.utterances(call)
+        ]  # fmt: skip
+        for layout in layouts:
+            tracks = telephone.layout_tracks(call, layout.cross_db, layout.noise_floor_db)
+            mics = SeparateMics(tracks, call.sr, truth, {"a": [], "b": []})
+            cases.append(({"call": name, "layout": layout.name}, mics, segments))
+    return evaluate_mics(folder, cases, config)

@@ -27,6 +27,9 @@ Parameters (`params`) are read from a flat dict, or from nested `vad:` / `filter
   microphone must lead the other for silero speech to be attributed by level (speech on a
   microphone the other leads is cross-talk; where neither leads, speech on both is shared,
   `shared_speech_s`; see `omnisocial.media.vad.attribute_speech`; None turns this off);
+  `cancel_bleed`: subtract from each microphone its linear estimate of the other's voice
+  before silero and the attribution (`omnisocial.media.vad.cancel_bleed`; only where that
+  voice is coherent bleed);
   `speech_edge_below_level_db` / `speech_edge_above_floor_db`: where an attributed stretch
   of speech starts and ends, by the microphone's own level (None keeps silero's edges);
   `noise_floor_window_s`: the running window of each microphone's noise floor (None: one
@@ -56,7 +59,7 @@ from omnisocial.familiarity.intervals import union_seconds
 from omnisocial.familiarity.turns import backchannels, overlap_seconds_by
 from omnisocial.media.audio import MediaError, decibels, envelope, load_audio, probe
 from omnisocial.media.sync import av_lag, track_lag, video_motion, video_motions
-from omnisocial.media.vad import attribute_speech, speech_and_short_segments
+from omnisocial.media.vad import attribute_speech, cancel_bleed, speech_and_short_segments
 from omnisocial.processes import fork_context
 from omnisocial.tables import SPEAKERS, is_true
 
@@ -75,6 +78,7 @@ DEFAULTS = {
     "motion_fps": 10.0,
     "motion_size": (32, 24),
     "crosstalk_margin_db": 6.0,
+    "cancel_bleed": True,
     "speech_edge_below_level_db": 25.0,
     "speech_edge_above_floor_db": 6.0,
     "own_speech_excess_db": 6.0,
@@ -185,9 +189,14 @@ def measure_interaction(
             }
         else:
             out["vad_source"] = "silero"
+            heard = audio
+            if is_true(p["cancel_bleed"]):
+                heard, _shares = cancel_bleed(
+                    audio, sr, out["track_lag_s"], margin_db=float(p["crosstalk_margin_db"] or 6.0)
+                )
             found = {
                 speaker: speech_and_short_segments(
-                    audio[speaker],
+                    heard[speaker],
                     sr,
                     float(p["threshold"]),
                     float(p["min_speech_s"]),
@@ -200,7 +209,7 @@ def measure_interaction(
             if p["crosstalk_margin_db"] is not None:
                 attribution = attribute_speech(
                     intervals,
-                    audio,
+                    heard,
                     sr,
                     margin_db=float(p["crosstalk_margin_db"]),
                     hop_s=hop_s,
