@@ -20,18 +20,19 @@ reference has at least 0.5 s of it (and pooled over the calls), merged turns and
 backchannels equal to the reference.
 
 **Built layouts.** Then the voices are the two speakers of the 30 s telephone call
-pyannote.audio ships, each on its own microphone (`omnisocial.media.recorded.separate_mics`): the recording inside each
-speaker's human reference turns (stretches where the reference has both talking are left
-out of both, since the mono recording mixes them), the second speaker 6 dB softer and
-moved 0.6 s earlier so that each of her turns starts over the end of the first speaker's,
-and three short utterances cut from the call laid inside the other's turns (two of 0.2 s,
-under silero's 0.25 s minimum, and one of 0.56 s). Its reference is exact by
-construction, up to the human reference turns' own edges (their uncertainty, a few
-hundredths of a second each). Each layout goes through the study's stages with the demo
-config (`omnisocial.familiarity.recorded.evaluate_separate`): as recorded, with a -60 dBFS
-noise floor, with each microphone hearing the other at -20 dB, and (no targets) both, and
-the second speaker 12 and 18 dB softer (instead of 6) under the -60 dBFS floor: a soft
-speaker 16 and 10 dB over the floor, whose speech edges the edge rule trims.
+pyannote.audio ships, each on its own microphone
+(`omnisocial.media.recorded.separate_mics`): the recording inside each speaker's human
+reference turns (stretches where the reference has both talking are left out of both, since
+the mono recording mixes them), the second speaker 6 dB softer and moved 0.6 s earlier so
+that each of her turns starts over the end of the first speaker's, and three short
+utterances cut from the call laid inside the other's turns (two of 0.2 s, under silero's
+0.25 s minimum, and one of 0.56 s). Its reference is exact by construction, up to the human
+reference turns' own edges (their uncertainty, a few hundredths of a second each). Each
+layout goes through the study's stages with the demo config
+(`omnisocial.familiarity.recorded.evaluate_separate`): as recorded, with a -60 dBFS noise
+floor, with each microphone hearing the other at -20 dB, and (no targets) both, and the
+second speaker 12 and 18 dB softer (instead of 6) under the -60 dBFS floor: a soft speaker
+16 and 10 dB over the floor, whose speech edges the edge rule trims.
 
 Prints one markdown row per layout: speech seconds per speaker, overlap seconds (total, and
 the part each speaker started), merged turns and backchannels per speaker, each against the

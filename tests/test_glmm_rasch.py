@@ -957,10 +957,13 @@ def test_divergent_fit_is_flagged_in_every_output_of_the_command(tmp_path, capsy
     frame.to_csv(path, index=False)
     monkeypatch.setattr(_fast, "CENTERED_MIN_RATIO", -1.0)  # centre every factor
     out = tmp_path / "summary.csv"
-    assert cli.main(["glmm", str(path), "-o", str(out), "--draws", "500", "--tune", "300"]) == 0
+    # from a low target acceptance: at 0.9 and over, whether this table still diverges depends
+    # on the machine's floating point (an AMD EPYC sampled it without divergences at 0.9125)
+    command = ["glmm", str(path), "-o", str(out), "--draws", "500", "--tune", "300", "--target-accept", "0.3"]
+    assert cli.main(command) == 0
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert report["divergences"] > 0 and report["attempts"] == 3
-    assert report["target_accept"] == pytest.approx(0.9125)  # 0.65 -> 0.825 -> 0.9125
+    assert report["target_accept"] == pytest.approx(0.825)  # 0.3 -> 0.65 -> 0.825
     assert report["converged"] is False and report["flagged"] == report["rows"]
     assert "divergent transitions > 0" in report["fit_flag"]
     for name in ("summary.csv", "summary_contrasts.csv", "summary_variance.csv"):
@@ -970,7 +973,8 @@ def test_divergent_fit_is_flagged_in_every_output_of_the_command(tmp_path, capsy
     monkeypatch.undo()
     result = glmm.fit_glmm(frame, draws=500, tune=300)
     assert [f.centered for f in result.fast_model.factors] == [False, False]
-    assert result.divergences == 0 and result.attempts == 1 and result.converged
+    # converged without divergences; on some machines after one resampling at 0.9
+    assert result.divergences == 0 and result.attempts <= 2 and result.converged
 
 
 @pytest.mark.slow
@@ -981,10 +985,11 @@ def test_workflow_glmm_flags_a_divergent_fit_everywhere(monkeypatch):
 
     trials = _separated().assign(response="familiar", source="test")  # response: not read here
     monkeypatch.setattr(_fast, "CENTERED_MIN_RATIO", -1.0)
-    params = {"draws": 400, "tune": 300, "chains": 2, "seed": 0, "target_accept": 0.8, "max_divergences": 0}
+    # from a low target acceptance, as the command's test: 0.3 -> 0.65 -> 0.825
+    params = {"draws": 400, "tune": 300, "chains": 2, "seed": 0, "target_accept": 0.3, "max_divergences": 0}
     tables = glmm_tables(trials, params)
     summary, contrasts = tables["glmm_summary"], tables["glmm_contrasts"]
-    assert (summary["divergences"] > 0).all() and (summary["target_accept"] == 0.95).all()
+    assert (summary["divergences"] > 0).all() and (summary["target_accept"] == 0.825).all()
     for table in (summary, contrasts):
         assert not table["converged"].any() and table["flag"].str.contains("divergent transitions").all()
     assert {"ess_tail", "pp_mean", "pp_zero_mean"} <= set(contrasts.columns)

@@ -168,9 +168,13 @@ def energy_speech_seconds(call: Call, speaker: str, above_db: float, min_speech_
 
 def utterance_seconds(call: Call, speaker: str) -> float:
     """Seconds inside the dataset's utterances of the speaker (edges of runs of their words)."""
-    from omnisocial.familiarity.intervals import union_seconds
-
-    return union_seconds([(s, e) for who, s, e, _ in utterances(call) if who == speaker])
+    spans = sorted((start, end) for who, start, end, _ in utterances(call) if who == speaker)
+    total, reach = 0.0, float("-inf")
+    for start, end in spans:  # the union of the spans: count only what lies past the last end
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
 
 
 def layout_tracks(

@@ -517,10 +517,15 @@ def attribute_speech(
     overlapping start) is on its microphone too, over the louder voice's bleed. Bleed is the
     other track heard at the room's (or line's) coupling level: the *coupling* is the median
     power ratio of this microphone to the other where the other leads and has speech (mostly
-    pure bleed), and the bleed expected in a hop is the other's power there (at the measured
-    inter-track lag `lag_s`) times the coupling. A hop holds own speech when the power left
-    after that bleed is at least `own_excess_db` over it and `edge_above_floor_db` over the
-    noise floor; a stretch of such hops is then kept unless most of its energy (more than
+    pure bleed) times the share of this microphone's energy there that is coherent with the
+    other track (separate lines, whose "coupling" would be their own noise, get almost none),
+    and the bleed expected in a hop is the other's power there (at the measured inter-track
+    lag `lag_s`) times the coupling. A hop holds own speech when the power left after that
+    bleed is at least `own_excess_db` over it and `edge_above_floor_db` over the noise floor;
+    a stretch grows from such hops over the adjacent hops whose power left is at least
+    `own_extend_db` over the bleed (an overlapping start is softer at its onset than in its
+    middle) and over gaps under `min_silence_s` inside the microphone's silero speech; a
+    stretch is then kept unless most of its energy (more than
     `bleed_coherence`, `coherent_fraction`) is coherent with the other track at the lag,
     which is what bleed louder than the usual coupling (a head turned to the other
     microphone) looks like. The kept seconds are `overlap_own_s`. `own_excess_db` None drops
