@@ -6,7 +6,7 @@ The calls are three of SpokenWOZ's human-to-human calls (CC BY-NC 4.0) as shippe
 the layout of a corpus with one microphone per participant, recorded rather than built: the
 two people talk over each other, back-channel and pause as they did on the call.
 
-**The reference.** The two lines carry no measurable trace of each other (coherence 0.00;
+**The reference.** The two lines carry no measurable trace of each other (correlation 0.00;
 each line sits at its own noise, -64 to -72 dBFS, while the other person talks), so each line
 alone says when its owner makes a sound; only where speech starts and ends is a convention.
 `line_speech` fixes it the way the study's stages do on one microphone: silero's segments on
