@@ -454,12 +454,17 @@ def cancel_bleed(
 
     frame = int(round(BLEED_FRAME_S * sr))
     lag = 0 if lag_s is None or not np.isfinite(lag_s) else int(round(lag_s * sr))
-    spectra = {name: stft(np.asarray(audio[name], np.float64), nperseg=frame)[2] for name in ("a", "b")}
+    # single precision: a 10 min pair at 16 kHz holds four spectra of 150 MB each in double
+    spectra = {name: stft(np.asarray(audio[name], np.float32), nperseg=frame)[2] for name in ("a", "b")}
     out, shares = {}, {}
     for name, other, shift in (("a", "b", -lag), ("b", "a", lag)):
         out[name], shares[name] = audio[name], 0.0
         x = spectra[name]
-        y = stft(_shifted(np.asarray(audio[other], np.float64), shift), nperseg=frame)[2]
+        y = (
+            spectra[other]
+            if shift == 0
+            else stft(_shifted(np.asarray(audio[other], np.float32), shift), nperseg=frame)[2]
+        )
         energy_x = np.sum(np.abs(x) ** 2, axis=0)
         leading = np.sum(np.abs(y) ** 2, axis=0) > energy_x * 10.0 ** (margin_db / 10.0)
         if leading.sum() < MIN_BLEED_FRAMES:
