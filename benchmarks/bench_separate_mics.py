@@ -4,8 +4,10 @@
 
 **Real two-line calls.** First, three real telephone calls recorded one line per talker
 (SpokenWOZ, CC BY-NC 4.0, `tests/data/spokenwoz/`): as recorded, with a -60 dBFS white
-noise floor added to each line, with each line hearing the other at -20 dB (a hybrid's echo,
-or one room), and (no targets) both. Each goes through the study's stages with the demo
+noise floor added to each line, with each line hearing the other at -20 dB (a hybrid's echo),
+and (no targets) both, and the other at -20 dB through a modelled room of RT60 0.2 and 0.5 s
+(`telephone.room_response`: bleed that no 32 ms linear path explains, so it is not cancelled
+and the attribution rules alone judge it). Each goes through the study's stages with the demo
 config (`omnisocial.familiarity.recorded.evaluate_calls`) and is scored against the
 reference of its clean lines (`omnisocial.media.telephone.reference`: silero on each line
 alone, ends at the line's own level). The rules compared: the study's (`signals.cancel_bleed`

@@ -266,6 +266,7 @@ class MicLayout:
     cross_db: float | None = None
     noise_floor_db: float | None = None
     b_gain_db: float = B_GAIN_DB  # the second speaker's level against the recording's
+    room_rt60_s: float | None = None  # real calls: the cross-mix through a room of this RT60
 
 
 SEPARATE_LAYOUTS = (
@@ -362,6 +363,8 @@ CALL_LAYOUTS = (
     MicLayout(
         "-20 dB cross-mix, -60 dBFS floor", cross_db=-20.0, noise_floor_db=NOISE_FLOOR_DB, b_gain_db=0.0
     ),
+    MicLayout("-20 dB room bleed, RT60 0.2 s", cross_db=-20.0, b_gain_db=0.0, room_rt60_s=0.2),
+    MicLayout("-20 dB room bleed, RT60 0.5 s", cross_db=-20.0, b_gain_db=0.0, room_rt60_s=0.5),
 )
 
 
@@ -384,7 +387,9 @@ def evaluate_calls(folder: Path, calls_folder: Path, names, layouts, config: dic
             for speaker, start, end, text in telephone.utterances(call)
         ]  # fmt: skip
         for layout in layouts:
-            tracks = telephone.layout_tracks(call, layout.cross_db, layout.noise_floor_db)
+            tracks = telephone.layout_tracks(
+                call, layout.cross_db, layout.noise_floor_db, room_rt60_s=layout.room_rt60_s
+            )
             mics = SeparateMics(tracks, call.sr, truth, {"a": [], "b": []})
             cases.append(({"call": name, "layout": layout.name}, mics, segments))
     return evaluate_mics(folder, cases, config)

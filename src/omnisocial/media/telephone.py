@@ -177,16 +177,41 @@ def utterance_seconds(call: Call, speaker: str) -> float:
     return total
 
 
+def room_response(sr: int, rt60_s: float, seed: int) -> np.ndarray:
+    """A synthetic room impulse response (unit energy): a direct path 3 ms in, then seeded noise
+    decaying 60 dB over `rt60_s` (a model of a room's bleed path, not a measured one)."""
+    rng = np.random.default_rng(seed)
+    times = np.arange(int(round(1.2 * rt60_s * sr))) / sr
+    response = rng.standard_normal(times.size) * np.exp(-6.9 * times / rt60_s)
+    direct = int(round(0.003 * sr))
+    response[:direct] = 0.0
+    response[direct] = 3.0
+    return response / np.sqrt(np.sum(response**2))
+
+
 def layout_tracks(
-    call: Call, cross_db: float | None = None, noise_floor_db: float | None = None, seed: int = 0
+    call: Call,
+    cross_db: float | None = None,
+    noise_floor_db: float | None = None,
+    seed: int = 0,
+    room_rt60_s: float | None = None,
 ) -> dict[str, np.ndarray]:
     """The call's lines, each with the other mixed in at `cross_db` (None: not) and white noise at
-    `noise_floor_db` dBFS RMS (None: none) added: a hybrid's echo or a shared room, a noisier line."""
+    `noise_floor_db` dBFS RMS (None: none) added: a hybrid's echo or a shared room, a noisier line.
+
+    With `room_rt60_s` the other line reaches each one through `room_response` (as through a
+    room with that reverberation time) instead of as a plain copy.
+    """
+    from scipy.signal import fftconvolve
+
     cross = 0.0 if cross_db is None else 10.0 ** (cross_db / 20.0)
     rng = np.random.default_rng(seed)
     out = {}
-    for name, other in (("a", "b"), ("b", "a")):
-        track = call.tracks[name].astype(np.float64) + cross * call.tracks[other]
+    for index, (name, other) in enumerate((("a", "b"), ("b", "a"))):
+        heard = call.tracks[other].astype(np.float64)
+        if room_rt60_s is not None:
+            heard = fftconvolve(heard, room_response(call.sr, room_rt60_s, seed + 1 + index))[: heard.size]
+        track = call.tracks[name].astype(np.float64) + cross * heard
         if noise_floor_db is not None:
             track = track + 10.0 ** (noise_floor_db / 20.0) * rng.standard_normal(track.size)
         out[name] = track.astype(np.float32)

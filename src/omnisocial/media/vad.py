@@ -387,37 +387,6 @@ def _shifted(values: np.ndarray, shift: int) -> np.ndarray:
     return out
 
 
-def _coherent_share(x: np.ndarray, y: np.ndarray, hops: np.ndarray, hop: int, shortest: int = 10) -> float:
-    """Share of the energy of `x` coherent with `y` over the runs of `hops` of at least `shortest` hops.
-
-    Energy-weighted over the runs (`coherent_fraction` each); 1.0 when no run is long enough.
-    """
-    total = weight = 0.0
-    for first, stop in _runs(hops):
-        if stop - first < shortest:
-            continue
-        part = np.asarray(x[first * hop : stop * hop], np.float64)
-        share = coherent_fraction(part, y[first * hop : stop * hop])
-        if np.isfinite(share):
-            energy = float(np.sum(part**2))
-            total += share * energy
-            weight += energy
-    return total / weight if weight > 0 else 1.0
-
-
-def _grown_stretches(seed: np.ndarray, grow: np.ndarray, speech: np.ndarray, max_gap: int) -> np.ndarray:
-    """The runs of `grow` holding a `seed` hop, joined over gaps under `max_gap` hops of `speech`."""
-    out = np.zeros(seed.size, dtype=bool)
-    for first, stop in _runs(grow | seed):
-        if seed[first:stop].any():
-            out[first:stop] = True
-    runs = _runs(out)
-    for (_, stop), (first, _) in zip(runs[:-1], runs[1:], strict=True):
-        if first - stop < max_gap and speech[stop:first].all():
-            out[stop:first] = True
-    return out
-
-
 BLEED_FRAME_S = 0.032  # STFT frame of the bleed estimate: a line's echo or a room's early sound
 MIN_BLEED_FRAMES = 20  # frames the other microphone must lead before a bleed path is estimated
 EXPLAINED = 10.0  # a frame is bleed when the path explains all but a tenth (10 dB) of its energy
@@ -499,7 +468,6 @@ def attribute_speech(
     bleed_coherence: float = 0.5,
     floor_window_s: float | None = 3.0,
     hangover_s: float | None = 0.5,
-    own_extend_db: float = 0.0,
 ) -> Attribution:
     """Attribute the silero speech of two microphones ("a", "b") to the speaker whose microphone leads.
 
@@ -522,15 +490,12 @@ def attribute_speech(
     overlapping start) is on its microphone too, over the louder voice's bleed. Bleed is the
     other track heard at the room's (or line's) coupling level: the *coupling* is the median
     power ratio of this microphone to the other where the other leads and has speech (mostly
-    pure bleed) times the share of this microphone's energy there that is coherent with the
-    other track (separate lines, whose "coupling" would be their own noise, get almost none),
-    and the bleed expected in a hop is the other's power there (at the measured inter-track
-    lag `lag_s`) times the coupling. A hop holds own speech when the power left after that
-    bleed is at least `own_excess_db` over it and `edge_above_floor_db` over the noise floor;
-    a stretch grows from such hops over the adjacent hops whose power left is at least
-    `own_extend_db` over the bleed (an overlapping start is softer at its onset than in its
-    middle) and over gaps under `min_silence_s` inside the microphone's silero speech; a
-    stretch is then kept unless most of its energy (more than
+    pure bleed), counting only this microphone's power over its noise floor there (separate
+    lines, whose power there is their own noise whatever the other says, get none), and the
+    bleed expected in a hop is the other's power there (at the measured inter-track lag
+    `lag_s`) times the coupling. A hop holds own speech when the power left after that bleed
+    is at least `own_excess_db` over it and `edge_above_floor_db` over the noise floor; a
+    stretch of such hops is then kept unless most of its energy (more than
     `bleed_coherence`, `coherent_fraction`) is coherent with the other track at the lag,
     which is what bleed louder than the usual coupling (a head turned to the other
     microphone) looks like. The kept seconds are `overlap_own_s`. `own_excess_db` None drops
@@ -580,27 +545,23 @@ def attribute_speech(
             continue
         heard = _shifted(power[other], shift)  # the other's voice as it reaches this microphone
         pure = leads[other] & found[other] & (heard > 0)
-        coupling = float(np.median(power[name][pure] / heard[pure])) if pure.any() else 0.0
-        coupling *= _coherent_share(
-            audio[name], _shifted(np.asarray(audio[other], np.float64), shift * hop), pure, hop
-        )
+        # the part of this microphone's power over its noise floor: separate lines, whose
+        # power there is their own noise whatever the other says, get no coupling from it
+        excess = np.maximum(power[name] - 10.0 ** (floor[name] / 10.0), 0.0)
+        coupling = float(np.median(excess[pure] / heard[pure])) if pure.any() else 0.0
         bleed = coupling * heard
         rest = power[name] - bleed
         level_db = 10.0 * np.log10(np.maximum(rest, 1e-12))
-        audible = leads[other] & (level_db >= floor[name] + edge_above_floor_db)
-        seed = audible & (rest >= bleed * 10.0 ** (own_excess_db / 10.0))
-        candidate = _grown_stretches(
-            seed,
-            audible & (rest >= bleed * 10.0 ** (own_extend_db / 10.0)),
-            found[name],
-            int(round(min_silence_s / hop_s)),
+        candidate = (
+            leads[other]
+            & (rest >= bleed * 10.0 ** (own_excess_db / 10.0))
+            & (level_db >= floor[name] + edge_above_floor_db)
         )
         other_audio = _shifted(np.asarray(audio[other], np.float64), shift * hop)
         for first, stop in _runs(candidate):
             x = audio[name][first * hop : stop * hop]
             y = other_audio[first * hop : stop * hop]
-            _c = coherent_fraction(x, y)
-            if not _c > bleed_coherence:
+            if not coherent_fraction(x, y) > bleed_coherence:
                 own[name][first:stop] = True
     allowed = {"a": ~leads["b"] | own["a"], "b": ~leads["a"] | own["b"]}
     kept = {name: found[name] & allowed[name] for name in names}
