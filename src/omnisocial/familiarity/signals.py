@@ -37,7 +37,8 @@ Parameters (`params`) are read from a flat dict, or from nested `vad:` / `filter
   an unvoiced end of a stretch must be to be trimmed (None: every unvoiced end);
   `own_speech_excess_db` / `bleed_coherence`: how a microphone's own speech under the other's
   louder voice is told from bleed, so that simultaneous speech is kept on both (None drops
-  all speech the other microphone leads);
+  all speech the other microphone leads); `bleed_tail_s`: how long a room's bleed is taken
+  to outlast the other's voice (60 dB of decay; None: the bleed of the moment only);
   `backchannel_max_s` / `backchannel_pause_s`: what counts as a backchannel
   (`omnisocial.familiarity.turns.backchannels`).
 
@@ -85,6 +86,7 @@ DEFAULTS = {
     "bleed_coherence": 0.5,
     "noise_floor_window_s": 3.0,
     "speech_edge_hangover_s": 0.5,
+    "bleed_tail_s": None,
     "backchannel_max_s": 1.0,
     "backchannel_pause_s": 1.0,
 }
@@ -223,6 +225,7 @@ def measure_interaction(
                     bleed_coherence=float(p["bleed_coherence"]),
                     floor_window_s=_float_or_none(p["noise_floor_window_s"]),
                     hangover_s=_float_or_none(p["speech_edge_hangover_s"]),
+                    tail_s=_float_or_none(p["bleed_tail_s"]),
                 )
                 intervals = attribution.segments
                 short = attribution.short

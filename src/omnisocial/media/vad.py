@@ -387,6 +387,14 @@ def _shifted(values: np.ndarray, shift: int) -> np.ndarray:
     return out
 
 
+def _decaying_envelope(power: np.ndarray, decay: float) -> np.ndarray:
+    """Per hop the larger of `power` there and the envelope of the hop before times `decay`."""
+    out = np.array(power, dtype=np.float64)
+    for index in range(1, out.size):
+        out[index] = max(out[index], out[index - 1] * decay)
+    return out
+
+
 BLEED_FRAME_S = 0.032  # STFT frame of the bleed estimate: a line's echo or a room's early sound
 MIN_BLEED_FRAMES = 20  # frames the other microphone must lead before a bleed path is estimated
 EXPLAINED = 10.0  # a frame is bleed when the path explains all but a tenth (10 dB) of its energy
@@ -468,6 +476,7 @@ def attribute_speech(
     bleed_coherence: float = 0.5,
     floor_window_s: float | None = 3.0,
     hangover_s: float | None = 0.5,
+    tail_s: float | None = None,
 ) -> Attribution:
     """Attribute the silero speech of two microphones ("a", "b") to the speaker whose microphone leads.
 
@@ -493,7 +502,16 @@ def attribute_speech(
     pure bleed), counting only this microphone's power over its noise floor there (separate
     lines, whose power there is their own noise whatever the other says, get none), and the
     bleed expected in a hop is the other's power there (at the measured inter-track lag
-    `lag_s`) times the coupling. A hop holds own speech when the power left after that bleed
+    `lag_s`) times the coupling; with `tail_s` (None by default) the other's power decays
+    60 dB over `tail_s` from each hop instead of falling with the voice, since a room's bleed
+    outlasts it (under modelled room bleed of RT60 0.2-0.5 s at -20 dB, the bleed of the
+    moment let the reverberant tail through as 65-111 "backchannels" per real call against
+    0-1; a second's decay, 1-6; `benchmarks/bench_separate_mics.py`), and a hop where neither
+    microphone leads whose power that tail explains to within `own_excess_db` is the tail.
+    Without such bleed the tail model is wrong: it takes a soft start right after the other's
+    words for tail (the built test microphones lost 5% of one speaker's speech), so it is off
+    unless a study's microphones share a reverberant room.
+    A hop holds own speech when the power left after that bleed
     is at least `own_excess_db` over it and `edge_above_floor_db` over the noise floor; a
     stretch of such hops is then kept unless most of its energy (more than
     `bleed_coherence`, `coherent_fraction`) is coherent with the other track at the lag,
@@ -538,7 +556,8 @@ def attribute_speech(
     floor = {name: noise_floor_db(power[name], hop_s, floor_window_s) for name in names}
     lag_hops = 0 if lag_s is None or not np.isfinite(lag_s) else int(round(lag_s / hop_s))
     hop = int(round(hop_s * sr))
-    own = {}
+    own: dict[str, np.ndarray] = {}
+    in_tail: dict[str, np.ndarray] = {}
     for name, other, shift in (("a", "b", -lag_hops), ("b", "a", lag_hops)):
         own[name] = np.zeros(n, dtype=bool)
         if own_excess_db is None:
@@ -549,7 +568,10 @@ def attribute_speech(
         # power there is their own noise whatever the other says, get no coupling from it
         excess = np.maximum(power[name] - 10.0 ** (floor[name] / 10.0), 0.0)
         coupling = float(np.median(excess[pure] / heard[pure])) if pure.any() else 0.0
-        bleed = coupling * heard
+        # a room's bleed outlasts the voice: the other's power decaying 60 dB over `tail_s`
+        # from each of its hops (None: the bleed of the moment only, as on a line's echo)
+        reach = heard if tail_s is None else _decaying_envelope(heard, 10.0 ** (-6.0 * hop_s / tail_s))
+        bleed = coupling * reach
         rest = power[name] - bleed
         level_db = 10.0 * np.log10(np.maximum(rest, 1e-12))
         candidate = (
@@ -563,7 +585,16 @@ def attribute_speech(
             y = other_audio[first * hop : stop * hop]
             if not coherent_fraction(x, y) > bleed_coherence:
                 own[name][first:stop] = True
-    allowed = {"a": ~leads["b"] | own["a"], "b": ~leads["a"] | own["b"]}
+        if tail_s is not None:
+            # where neither microphone leads (the other's own level has fallen after a word) a
+            # hop that the tail explains to within `own_excess_db` is tail, not this voice
+            in_tail[name] = (
+                ~leads[other] & (bleed > 0) & (power[name] < bleed * 10.0 ** (own_excess_db / 10.0))
+            )
+    allowed = {
+        name: (~leads[other] | own[name]) & ~in_tail.get(name, np.zeros(n, dtype=bool))
+        for name, other in (("a", "b"), ("b", "a"))
+    }
     kept = {name: found[name] & allowed[name] for name in names}
     if edge_below_level_db is not None:
         for name in names:
