@@ -7,13 +7,14 @@
 noise floor added to each line, with each line hearing the other at -20 dB (a hybrid's echo),
 and (no targets) both, and the other at -20 dB through a modelled room of RT60 0.2 and 0.5 s
 (`telephone.room_response`: bleed that no 32 ms linear path explains, so it is not cancelled
-and the attribution rules alone judge it; `signals.bleed_tail_s: 1.0`, off by default, is
-the rule for such rooms). Each goes through the study's stages with the demo
+and the attribution rules alone judge it, with the room's tail that the microphones show,
+`signals.bleed_tail_s`). Each goes through the study's stages with the demo
 config (`omnisocial.familiarity.recorded.evaluate_calls`) and is scored against the
 reference of its clean lines (`omnisocial.media.telephone.reference`: silero on each line
 alone, ends at the line's own level). The rules compared: the study's (`signals.cancel_bleed`
-on, own speech kept on both microphones), the same with a room's bleed tail
-(`signals.bleed_tail_s: 1.0`), the same without bleed cancellation, and the former
+on, own speech kept on both microphones, a room's tail where a microphone shows one), the
+same without the tail (`signals.bleed_tail_s: null`), the same without bleed cancellation,
+and the former
 rule (all speech under the louder microphone dropped, one noise floor per track, no
 cancellation). A second table bounds the reference: per line, its speech seconds beside
 an energy reading that shares nothing with silero (frames 10, 15 and 20 dB over the line's
@@ -78,8 +79,8 @@ def _uncancelled(config: dict) -> dict:
     return {**config, "signals": {**config.get("signals", {}), "cancel_bleed": False}}
 
 
-def _room_tail(config: dict) -> dict:
-    return {**config, "signals": {**config.get("signals", {}), "bleed_tail_s": 1.0}}
+def _no_tail(config: dict) -> dict:
+    return {**config, "signals": {**config.get("signals", {}), "bleed_tail_s": None}}
 
 
 def _pair(row: dict, key: str, fmt: str = "{:.2f}") -> str:
@@ -153,7 +154,7 @@ def real_calls(config: dict) -> list[str]:
     layouts = list(recorded.CALL_LAYOUTS)
     rules = (
         ("study's", config),
-        ("bleed_tail_s 1 s", _room_tail(config)),
+        ("no room tail", _no_tail(config)),
         ("no cancellation", _uncancelled(config)),
         ("former", _former(config)),
     )

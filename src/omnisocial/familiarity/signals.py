@@ -38,7 +38,8 @@ Parameters (`params`) are read from a flat dict, or from nested `vad:` / `filter
   `own_speech_excess_db` / `bleed_coherence`: how a microphone's own speech under the other's
   louder voice is told from bleed, so that simultaneous speech is kept on both (None drops
   all speech the other microphone leads); `bleed_tail_s`: how long a room's bleed is taken
-  to outlast the other's voice (60 dB of decay; None: the bleed of the moment only);
+  to outlast the other's voice (60 dB of decay), used where a microphone shows such a tail
+  (None: the bleed of the moment only);
   `backchannel_max_s` / `backchannel_pause_s`: what counts as a backchannel
   (`omnisocial.familiarity.turns.backchannels`).
 
@@ -60,7 +61,11 @@ from omnisocial.familiarity.intervals import union_seconds
 from omnisocial.familiarity.turns import backchannels, overlap_seconds_by
 from omnisocial.media.audio import MediaError, decibels, envelope, load_audio, probe
 from omnisocial.media.sync import av_lag, track_lag, video_motion, video_motions
-from omnisocial.media.vad import attribute_speech, cancel_bleed, speech_and_short_segments
+from omnisocial.media.vad import (
+    attribute_speech,
+    cancel_bleed,
+    speech_and_short_segments,
+)
 from omnisocial.processes import fork_context
 from omnisocial.tables import SPEAKERS, is_true
 
@@ -86,7 +91,7 @@ DEFAULTS = {
     "bleed_coherence": 0.5,
     "noise_floor_window_s": 3.0,
     "speech_edge_hangover_s": 0.5,
-    "bleed_tail_s": None,
+    "bleed_tail_s": 1.0,
     "backchannel_max_s": 1.0,
     "backchannel_pause_s": 1.0,
 }

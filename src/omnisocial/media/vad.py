@@ -395,9 +395,29 @@ def _decaying_envelope(power: np.ndarray, decay: float) -> np.ndarray:
     return out
 
 
+def _has_tail(
+    excess: np.ndarray, heard: np.ndarray, coupling: float, floor: np.ndarray, decay: float
+) -> bool:
+    """Whether a microphone's bleed outlasts the other's voice (a room), by the hops just after the
+    other's words (its power 10 dB under its decaying envelope, the bleed of that envelope 6 dB
+    over this microphone's floor): there the median of this microphone's power over its floor is
+    at least 3 dB over the bleed of the moment. On the real calls through a modelled room of
+    RT60 0.2-0.5 s it is 5-18 dB over; on a line's echo 0-1 dB (`TAIL_MIN_HOPS` of them, or no tail:
+    after cancellation a few hops of residue look like one)."""
+    if coupling <= 0:
+        return False
+    envelope = _decaying_envelope(heard, decay)
+    after = (envelope >= 10.0 * heard) & (coupling * envelope >= 4.0 * floor)
+    if after.sum() < TAIL_MIN_HOPS:
+        return False
+    return bool(np.median(excess[after] / np.maximum(coupling * heard[after], 1e-30)) >= 2.0)
+
+
 BLEED_FRAME_S = 0.032  # STFT frame of the bleed estimate: a line's echo or a room's early sound
 MIN_BLEED_FRAMES = 20  # frames the other microphone must lead before a bleed path is estimated
 EXPLAINED = 10.0  # a frame is bleed when the path explains all but a tenth (10 dB) of its energy
+TAIL_MIN_HOPS = 100  # hops after the other's words needed to tell a room's tail (2 s at 20 ms)
+MIN_EXPLAINED_SHARE = 0.25  # the share of the other's leading frames a path must explain to be bleed
 
 
 def cancel_bleed(
@@ -405,7 +425,7 @@ def cancel_bleed(
     sr: int,
     lag_s: float | None = None,
     margin_db: float = 6.0,
-    min_share: float = 0.25,
+    min_share: float = MIN_EXPLAINED_SHARE,
 ) -> tuple[dict[str, np.ndarray], dict[str, float]]:
     """Each microphone ("a", "b") minus its estimate of the other's voice; and, per microphone,
     the share of the frames where the other leads that are the other's voice.
@@ -476,7 +496,7 @@ def attribute_speech(
     bleed_coherence: float = 0.5,
     floor_window_s: float | None = 3.0,
     hangover_s: float | None = 0.5,
-    tail_s: float | None = None,
+    tail_s: float | None = 1.0,
 ) -> Attribution:
     """Attribute the silero speech of two microphones ("a", "b") to the speaker whose microphone leads.
 
@@ -502,15 +522,15 @@ def attribute_speech(
     pure bleed), counting only this microphone's power over its noise floor there (separate
     lines, whose power there is their own noise whatever the other says, get none), and the
     bleed expected in a hop is the other's power there (at the measured inter-track lag
-    `lag_s`) times the coupling; with `tail_s` (None by default) the other's power decays
-    60 dB over `tail_s` from each hop instead of falling with the voice, since a room's bleed
-    outlasts it (under modelled room bleed of RT60 0.2-0.5 s at -20 dB, the bleed of the
-    moment let the reverberant tail through as 65-111 "backchannels" per real call against
-    0-1; a second's decay, 1-6; `benchmarks/bench_separate_mics.py`), and a hop where neither
-    microphone leads whose power that tail explains to within `own_excess_db` is the tail.
-    Without such bleed the tail model is wrong: it takes a soft start right after the other's
-    words for tail (the built test microphones lost 5% of one speaker's speech), so it is off
-    unless a study's microphones share a reverberant room.
+    `lag_s`) times the coupling. Where the microphone shows a room's tail (`_has_tail`: just
+    after the other's words its power stays over that bleed) the other's power instead decays
+    60 dB over `tail_s` from each hop, since a room's bleed outlasts the voice (under modelled
+    room bleed of RT60 0.2-0.5 s at -20 dB, the bleed of the moment let the reverberant tail
+    through as 65-111 "backchannels" per real call against 0-1; with the tail, 1-6;
+    `benchmarks/bench_separate_mics.py`), and a hop where neither microphone leads whose power
+    that tail explains to within `own_excess_db` is the tail. On a line's echo the tail model
+    would take a soft start right after the other's words for tail, so it is not used there
+    (`tail_s` None: never).
     A hop holds own speech when the power left after that bleed
     is at least `own_excess_db` over it and `edge_above_floor_db` over the noise floor; a
     stretch of such hops is then kept unless most of its energy (more than
@@ -568,9 +588,12 @@ def attribute_speech(
         # power there is their own noise whatever the other says, get no coupling from it
         excess = np.maximum(power[name] - 10.0 ** (floor[name] / 10.0), 0.0)
         coupling = float(np.median(excess[pure] / heard[pure])) if pure.any() else 0.0
-        # a room's bleed outlasts the voice: the other's power decaying 60 dB over `tail_s`
-        # from each of its hops (None: the bleed of the moment only, as on a line's echo)
-        reach = heard if tail_s is None else _decaying_envelope(heard, 10.0 ** (-6.0 * hop_s / tail_s))
+        reverberant = tail_s is not None and _has_tail(
+            excess, heard, coupling, 10.0 ** (floor[name] / 10.0), 10.0 ** (-6.0 * hop_s / tail_s)
+        )
+        # a room's bleed outlasts the voice: the other's power decaying 60 dB over `tail_s` from
+        # each of its hops; on a line's echo (no tail) the bleed of the moment only
+        reach = _decaying_envelope(heard, 10.0 ** (-6.0 * hop_s / tail_s)) if reverberant else heard
         bleed = coupling * reach
         rest = power[name] - bleed
         level_db = 10.0 * np.log10(np.maximum(rest, 1e-12))
@@ -585,7 +608,7 @@ def attribute_speech(
             y = other_audio[first * hop : stop * hop]
             if not coherent_fraction(x, y) > bleed_coherence:
                 own[name][first:stop] = True
-        if tail_s is not None:
+        if reverberant:
             # where neither microphone leads (the other's own level has fallen after a word) a
             # hop that the tail explains to within `own_excess_db` is tail, not this voice
             in_tail[name] = (
