@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from omnisocial.media.vad import _segments_of, attribute_speech, speech_and_short_segments
+
 CALL_NAMES = ("MUL1423", "SNG0696", "SNG1640")
 HOP_S = 0.01  # frames of the energy reading
 NEAR_WORD_S = 0.3  # the energy reading counts frames this near a word of the line's owner
@@ -104,8 +106,6 @@ def line_speech(
     `attribute_speech` with a silent second microphone: nothing is cross-talk, every unvoiced
     end is trimmed (`hangover_s` None), stretches under `vad.min_speech_s` are the short ones.
     """
-    from omnisocial.media.vad import attribute_speech, speech_and_short_segments
-
     options = {
         "threshold": float(vad.get("threshold", 0.5)),
         "min_speech_s": float(vad.get("min_speech_s", 0.25)),
@@ -161,20 +161,7 @@ def energy_speech_seconds(call: Call, speaker: str, above_db: float, min_speech_
     quiet = ~_near(spans, levels.size, QUIET_FROM_WORDS_S)
     noise = float(np.median(levels[quiet])) if quiet.any() else float(np.percentile(levels, 5))
     loud = (levels > noise + above_db) & _near(spans, levels.size, NEAR_WORD_S)
-    from omnisocial.media.vad import _closed
-
-    return float(sum(e - s for s, e in _closed(loud, HOP_S, 0.1) if e - s > min_speech_s))
-
-
-def utterance_seconds(call: Call, speaker: str) -> float:
-    """Seconds inside the dataset's utterances of the speaker (edges of runs of their words)."""
-    spans = sorted((start, end) for who, start, end, _ in utterances(call) if who == speaker)
-    total, reach = 0.0, float("-inf")
-    for start, end in spans:  # the union of the spans: count only what lies past the last end
-        if end > reach:
-            total += end - max(start, reach)
-            reach = end
-    return total
+    return float(sum(end - start for start, end in _segments_of(loud, HOP_S, min_speech_s, 0.1)))
 
 
 def room_response(sr: int, rt60_s: float, seed: int) -> np.ndarray:

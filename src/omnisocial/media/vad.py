@@ -387,26 +387,26 @@ def _shifted(values: np.ndarray, shift: int) -> np.ndarray:
     return out
 
 
-def _decaying_envelope(power: np.ndarray, decay: float) -> np.ndarray:
-    """Per hop the larger of `power` there and the envelope of the hop before times `decay`."""
-    out = np.array(power, dtype=np.float64)
-    for index in range(1, out.size):
-        out[index] = max(out[index], out[index - 1] * decay)
-    return out
+def _decaying_envelope(power: np.ndarray, decay_db: float) -> np.ndarray:
+    """Per hop the larger of `power` there and the envelope of the hop before, `decay_db` lower.
+
+    In dB the envelope at hop i is max over j <= i of (level[j] - decay_db * (i - j)): a
+    running maximum of level[j] + decay_db * j, less decay_db * i (no loop over the hops).
+    """
+    slope = decay_db * np.arange(power.size)
+    level_db = 10.0 * np.log10(np.maximum(power, 1e-30))
+    return 10.0 ** ((np.maximum.accumulate(level_db + slope) - slope) / 10.0)
 
 
 def _has_tail(
-    excess: np.ndarray, heard: np.ndarray, coupling: float, floor: np.ndarray, decay: float
+    excess: np.ndarray, heard: np.ndarray, envelope: np.ndarray, coupling: float, floor: np.ndarray
 ) -> bool:
     """Whether a microphone's bleed outlasts the other's voice (a room), by the hops just after the
-    other's words (its power 10 dB under its decaying envelope, the bleed of that envelope 6 dB
-    over this microphone's floor): there the median of this microphone's power over its floor is
-    at least 3 dB over the bleed of the moment. On the real calls through a modelled room of
-    RT60 0.2-0.5 s it is 5-18 dB over; on a line's echo 0-1 dB (`TAIL_MIN_HOPS` of them, or no tail:
-    after cancellation a few hops of residue look like one)."""
-    if coupling <= 0:
-        return False
-    envelope = _decaying_envelope(heard, decay)
+    other's words (its power `heard` 10 dB under its decaying `envelope`, the bleed of that
+    envelope 6 dB over this microphone's floor): there the median of this microphone's power over
+    its floor is at least 3 dB over the bleed of the moment. On the real calls through a modelled
+    room of RT60 0.2-0.5 s it is 5-18 dB over; on a line's echo 0-1 dB (`TAIL_MIN_HOPS` of them,
+    or no tail: after cancellation a few hops of residue look like one)."""
     after = (envelope >= 10.0 * heard) & (coupling * envelope >= 4.0 * floor)
     if after.sum() < TAIL_MIN_HOPS:
         return False
@@ -579,21 +579,23 @@ def attribute_speech(
     own: dict[str, np.ndarray] = {}
     in_tail: dict[str, np.ndarray] = {}
     for name, other, shift in (("a", "b", -lag_hops), ("b", "a", lag_hops)):
-        own[name] = np.zeros(n, dtype=bool)
+        own[name], in_tail[name] = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
         if own_excess_db is None:
             continue
         heard = _shifted(power[other], shift)  # the other's voice as it reaches this microphone
         pure = leads[other] & found[other] & (heard > 0)
         # the part of this microphone's power over its noise floor: separate lines, whose
         # power there is their own noise whatever the other says, get no coupling from it
-        excess = np.maximum(power[name] - 10.0 ** (floor[name] / 10.0), 0.0)
+        floor_power = 10.0 ** (floor[name] / 10.0)
+        excess = np.maximum(power[name] - floor_power, 0.0)
         coupling = float(np.median(excess[pure] / heard[pure])) if pure.any() else 0.0
-        reverberant = tail_s is not None and _has_tail(
-            excess, heard, coupling, 10.0 ** (floor[name] / 10.0), 10.0 ** (-6.0 * hop_s / tail_s)
-        )
         # a room's bleed outlasts the voice: the other's power decaying 60 dB over `tail_s` from
         # each of its hops; on a line's echo (no tail) the bleed of the moment only
-        reach = _decaying_envelope(heard, 10.0 ** (-6.0 * hop_s / tail_s)) if reverberant else heard
+        reach = heard
+        if tail_s is not None and coupling > 0:
+            envelope = _decaying_envelope(heard, 60.0 * hop_s / tail_s)
+            if _has_tail(excess, heard, envelope, coupling, floor_power):
+                reach = envelope
         bleed = coupling * reach
         rest = power[name] - bleed
         level_db = 10.0 * np.log10(np.maximum(rest, 1e-12))
@@ -608,16 +610,13 @@ def attribute_speech(
             y = other_audio[first * hop : stop * hop]
             if not coherent_fraction(x, y) > bleed_coherence:
                 own[name][first:stop] = True
-        if reverberant:
+        if reach is not heard:
             # where neither microphone leads (the other's own level has fallen after a word) a
             # hop that the tail explains to within `own_excess_db` is tail, not this voice
             in_tail[name] = (
                 ~leads[other] & (bleed > 0) & (power[name] < bleed * 10.0 ** (own_excess_db / 10.0))
             )
-    allowed = {
-        name: (~leads[other] | own[name]) & ~in_tail.get(name, np.zeros(n, dtype=bool))
-        for name, other in (("a", "b"), ("b", "a"))
-    }
+    allowed = {"a": (~leads["b"] | own["a"]) & ~in_tail["a"], "b": (~leads["a"] | own["b"]) & ~in_tail["b"]}
     kept = {name: found[name] & allowed[name] for name in names}
     if edge_below_level_db is not None:
         for name in names:
