@@ -28,6 +28,7 @@ from omnisocial.duplexeval.contracts import (
     STREAM_ITEMS,
     STREAM_RESPONSES,
 )
+from omnisocial.explorer import answer
 from omnisocial.io import read_csv_strings
 
 RTD_JUDGE_SPREAD = 1.0  # points on the 0-3 scale
@@ -142,50 +143,41 @@ def explorer_items(inputs: Mapping[str, object], duplexeval_root: str | os.PathL
                         f" temporal {s['temporal_score']}, relevant {s['is_relevant']}"
                     )
                 answers.append(
-                    {
-                        "rater": model,
-                        "type": "model",
-                        "modality": "stream",
-                        "answer": f"{row['start']:.1f} s",
-                        "correct": None,
-                        "status": "answered",
-                        "reason": "",
-                        "confidence": None,
-                        "score": _num(scored.iloc[0]["temporal_score"]) if len(scored) else None,
-                        "text": row["text"] + detail,
-                    }
+                    answer(
+                        model,
+                        "model",
+                        "stream",
+                        f"{row['start']:.1f} s",
+                        score=_num(scored.iloc[0]["temporal_score"]) if len(scored) else None,
+                        text=row["text"] + detail,
+                    )
                 )
         for row in mine(rtd).to_dict("records"):
             model_scores.add(row["temporal_score"])
             answers.append(
-                {
-                    "rater": row["model"],
-                    "type": "model",
-                    "modality": "item score",
-                    "answer": "RTD temporal",
-                    "correct": None,
-                    "status": "answered",
-                    "reason": "",
-                    "confidence": None,
-                    "score": row["temporal_score"],
-                    "text": f"{row['n_relevant']} of {row['n_sentences']} sentences relevant;"
+                answer(
+                    row["model"],
+                    "model",
+                    "item score",
+                    "RTD temporal",
+                    score=row["temporal_score"],
+                    text=f"{row['n_relevant']} of {row['n_sentences']} sentences relevant;"
                     f" content {row['content_score']}",
-                }
+                )
             )
         for row in mine(pr_events).to_dict("records"):
             answers.append(
-                {
-                    "rater": row["model"],
-                    "type": "model",
-                    "modality": "reminder",
-                    "answer": f"event {row['event_index']} at {row['time']:.1f} s",
-                    "correct": bool(row["score"]) if row["judged"] else None,
-                    "status": "answered" if row["judged"] else "",
-                    "reason": "" if row["judged"] else "not judged",
-                    "confidence": None,
-                    "score": _num(row["score"]),
-                    "text": f"said within the window: {row['text'] or '(nothing)'}",
-                }
+                answer(
+                    row["model"],
+                    "model",
+                    "reminder",
+                    f"event {row['event_index']} at {row['time']:.1f} s",
+                    correct=bool(row["score"]) if row["judged"] else None,
+                    status="answered" if row["judged"] else "",
+                    reason="" if row["judged"] else "not judged",
+                    score=_num(row["score"]),
+                    text=f"said within the window: {row['text'] or '(nothing)'}",
+                )
             )
         for row in mine(pr).to_dict("records"):
             model_scores.add(row["sample_score"])
@@ -199,20 +191,17 @@ def explorer_items(inputs: Mapping[str, object], duplexeval_root: str | os.PathL
                 spread = spread or (len(given) > 1 and float(given.max() - given.min()) > limit)
             for row in own.to_dict("records"):
                 answers.append(
-                    {
-                        "rater": f"{row['judge']} on {row['model']}",
-                        "type": "judge",
-                        "modality": item["task"],
-                        "answer": column,
-                        "correct": None,
-                        "status": "failed" if row["n_judge_failed"] else "answered",
-                        "reason": f"{row['n_judge_failed']} judge call(s) failed"
+                    answer(
+                        f"{row['judge']} on {row['model']}",
+                        "judge",
+                        item["task"],
+                        column,
+                        status="failed" if row["n_judge_failed"] else "answered",
+                        reason=f"{row['n_judge_failed']} judge call(s) failed"
                         if row["n_judge_failed"]
                         else "",
-                        "confidence": None,
-                        "score": _num(row[column]),
-                        "text": "",
-                    }
+                        score=_num(row[column]),
+                    )
                 )
         out.append(
             {

@@ -110,6 +110,35 @@ def _with_media(items: list[dict], store: MediaStore) -> list[dict]:
 INDEX_FIELDS = ("id", "benchmark", "title", "truth", "modalities", "difficulty", "flags")
 
 
+def answer(
+    rater: str,
+    kind: str,
+    modality: str,
+    given,
+    *,
+    correct: bool | None = None,
+    status: str = "answered",
+    reason: str = "",
+    confidence: float | None = None,
+    score: float | None = None,
+    text: str = "",
+) -> dict:
+    """One entry of an item's `answers`: who (`rater`, of `kind` human, crowd, model or judge)
+    answered what (`given`) in which modality, and how it stands."""
+    return {
+        "rater": rater,
+        "type": kind,
+        "modality": modality,
+        "answer": given,
+        "correct": correct,
+        "status": status,
+        "reason": reason,
+        "confidence": confidence,
+        "score": score,
+        "text": text,
+    }
+
+
 def _compact(answer: dict) -> dict:
     """An answer without its empty fields (the page reads a missing one as empty)."""
     return {k: v for k, v in clean(answer).items() if v is not None and v != ""}

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from omnisocial.explorer import answer
 from omnisocial.familiarity.contracts import (
     FILTER_REPORT,
     MAJORITY_VOTES,
@@ -138,19 +139,18 @@ def explorer_items(inputs: Mapping[str, object]) -> list[dict]:
             if n or vote:
                 share = n_familiar / n if n else None
                 answers.append(
-                    {
-                        "rater": "humans",
-                        "type": "crowd",
-                        "modality": modality,
-                        "answer": vote["label"] if vote else "",
-                        "correct": bool(vote["label"] == dyad["relationship"]) if vote else None,
-                        "status": "answered" if vote else "",
-                        "reason": "tie, broken by a seeded coin" if vote and vote["tie"] else "",
-                        "confidence": None,
-                        "score": _num(share),
-                        "text": f"{n_familiar} of {n} raters"
+                    answer(
+                        "humans",
+                        "crowd",
+                        modality,
+                        vote["label"] if vote else "",
+                        correct=bool(vote["label"] == dyad["relationship"]) if vote else None,
+                        status="answered" if vote else "",
+                        reason="tie, broken by a seeded coin" if vote and vote["tie"] else "",
+                        score=_num(share),
+                        text=f"{n_familiar} of {n} raters"
                         " answered familiar" + (f" (share {share:.2f})" if share is not None else ""),
-                    }
+                    )
                 )
             labels = set()
             for pred in preds_of.get((dyad_id, modality), []):
@@ -160,20 +160,19 @@ def explorer_items(inputs: Mapping[str, object]) -> list[dict]:
                     labels.add(pred["label"])
                 reasoning = response["rationale"] if response else ""
                 raw = response["raw_reply"] if response else ""
+                # the reasoning of a parsed answer; the raw reply where no label was read from it
                 answers.append(
-                    {
-                        "rater": pred["model"],
-                        "type": "model",
-                        "modality": modality,
-                        "answer": pred["label"],
-                        "correct": bool(pred["label"] == pred["truth"]) if pred["label"] else None,
-                        "status": status,
-                        "reason": _reason(response),
-                        "confidence": _num(pred["confidence"]),
-                        "score": None,
-                        # the reasoning of a parsed answer; the raw reply where no label was read from it
-                        "text": reasoning if status == "answered" else raw,
-                    }
+                    answer(
+                        pred["model"],
+                        "model",
+                        modality,
+                        pred["label"],
+                        correct=bool(pred["label"] == pred["truth"]) if pred["label"] else None,
+                        status=status,
+                        reason=_reason(response),
+                        confidence=_num(pred["confidence"]),
+                        text=reasoning if status == "answered" else raw,
+                    )
                 )
                 # a non-answer is no disagreement: the paired tests leave it out of the pair too
                 best_answer = pred["model"] == best.get(modality) and pred["label"]

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from omnisocial.explorer import answer
 from omnisocial.socialomni.contracts import (
     HOW_JUDGEMENTS,
     LETTERS,
@@ -118,19 +119,16 @@ def explorer_items(inputs: Mapping[str, object], socialomni_root: str | os.PathL
             if score["prediction"]:
                 letters.add(score["prediction"])
             answers.append(
-                {
-                    "rater": score["model"],
-                    "type": "model",
-                    "modality": score["modality"],
-                    "answer": score["prediction"],
-                    "correct": bool(score["correct"]),
-                    "status": status,
-                    "reason": reason
-                    or (f"error type: {score['error_type']}" if not score["correct"] else ""),
-                    "confidence": None,
-                    "score": None,
-                    "text": reply["reply"] if reply else "",
-                }
+                answer(
+                    score["model"],
+                    "model",
+                    score["modality"],
+                    score["prediction"],
+                    correct=bool(score["correct"]),
+                    status=status,
+                    reason=reason or (f"error type: {score['error_type']}" if not score["correct"] else ""),
+                    text=reply["reply"] if reply else "",
+                )
             )
         window = (
             [[_num(item["query_start"]) or 0.0, query_end, "asked interval", "window"]] if query_end else []
@@ -183,18 +181,16 @@ def explorer_items(inputs: Mapping[str, object], socialomni_root: str | os.PathL
                 status, reason = "unparsed", "no YES / NO in the reply"
             said.add(score["prediction"])
             answers.append(
-                {
-                    "rater": score["model"],
-                    "type": "model",
-                    "modality": score["modality"],
-                    "answer": score["prediction"],
-                    "correct": bool(score["correct"]),
-                    "status": status,
-                    "reason": reason,
-                    "confidence": None,
-                    "score": None,
-                    "text": reply["reply"] if reply else "",
-                }
+                answer(
+                    score["model"],
+                    "model",
+                    score["modality"],
+                    score["prediction"],
+                    correct=bool(score["correct"]),
+                    status=status,
+                    reason=reason,
+                    text=reply["reply"] if reply else "",
+                )
             )
         marks = [[item["cut_time"], "cut"]] + (
             [[meta["turn_end"], "turn end (gold)"]] if "turn_end" in meta else []
@@ -254,21 +250,17 @@ def explorer_items(inputs: Mapping[str, object], socialomni_root: str | os.PathL
                     ]
                 )
             answers.append(
-                {
-                    "rater": score["model"],
-                    "type": "model",
-                    "modality": "stream",
-                    "answer": score["label"],
-                    "correct": score["label"] == "Perfect",
-                    "status": "answered",
-                    "reason": "",
-                    "confidence": None,
-                    "score": _num(score["offset"]),
-                    "text": f"first speak-now at {score['response_time']:.2f} s,"
-                    f" offset {score['offset']:+.2f} s"
+                answer(
+                    score["model"],
+                    "model",
+                    "stream",
+                    score["label"],
+                    correct=score["label"] == "Perfect",
+                    score=_num(score["offset"]),
+                    text=f"first speak-now at {score['response_time']:.2f} s, offset {score['offset']:+.2f} s"
                     if _num(score["response_time"]) is not None
                     else "no speak-now in the clip",
-                }
+                )
             )
         items.append(
             {
@@ -340,41 +332,28 @@ def _how_item(item, clip, root, transcript, reply_of, replies, judged) -> dict:
     for reply in own.to_dict("records"):
         status, reason = _status(reply)
         answers.append(
-            {
-                "rater": reply["model"],
-                "type": "model",
-                "modality": reply["modality"],
-                "answer": reply["reply"],
-                "correct": None,
-                "status": status,
-                "reason": reason,
-                "confidence": None,
-                "score": None,
-                "text": "",
-            }
+            answer(reply["model"], "model", reply["modality"], reply["reply"], status=status, reason=reason)
         )
         mine = scores[(scores["model"] == reply["model"]) & (scores["modality"] == reply["modality"])]
         given = mine["score"].dropna()
         spread = spread or (len(given) > 1 and float(given.max() - given.min()) > JUDGE_SPREAD)
         for judge in mine.to_dict("records"):
             answers.append(
-                {
-                    "rater": f"{judge['judge']} on {reply['model']}",
-                    "type": "judge",
-                    "modality": reply["modality"],
-                    "answer": "",
-                    "correct": None,
-                    "status": "failed" if judge["judge_failed"] else "answered",
-                    "reason": "the judge's call failed" if judge["judge_failed"] else "",
-                    "confidence": None,
-                    "score": _num(judge["score"]),
-                    "text": judge["reason"]
+                answer(
+                    f"{judge['judge']} on {reply['model']}",
+                    "judge",
+                    reply["modality"],
+                    "",
+                    status="failed" if judge["judge_failed"] else "answered",
+                    reason="the judge's call failed" if judge["judge_failed"] else "",
+                    score=_num(judge["score"]),
+                    text=judge["reason"]
                     + (
                         f" (similarity {judge['similarity']:.2f})"
                         if _num(judge["similarity"]) is not None
                         else ""
                     ),
-                }
+                )
             )
     return {
         "id": f"how:{item['item_id']}",
