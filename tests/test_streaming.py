@@ -351,16 +351,24 @@ class Recorder:
         return [Reply("NO") for _ in requests]
 
 
-def test_the_item_with_the_most_steps_left_goes_first(clip, tmp_path):
+def test_the_item_with_the_most_steps_left_goes_first(clip, tmp_path, monkeypatch):
     """The longest item bounds the job (its steps go one after another), so items open longest
     plan first and a freed slot goes to the ready item with the most planned steps left; the
     rows still come out in the items' order."""
+    from omnisocial.streaming import driver
+
     root = tmp_path / "seg"
     items = [*_audio_items(clip, root, ["a"], end=2), *_audio_items(clip, root, ["b"], end=3),
              *_audio_items(clip, root, ["c"], end=5)]  # fmt: skip
+    # The order asked is the order of priority only where every ready item's media are prepared
+    # when a slot frees (a slot never idles for the first item's media: another ready item goes);
+    # so each step's media are its first segment, prepared at once, one after another in the
+    # order they were asked for (c's first step before b's): no ffmpeg timing enters the order.
+    monkeypatch.setattr(driver, "_step_media", lambda item, protocol, root, modality, t, folder: (
+        driver.segment_paths(root, modality, item, protocol.window_s)[0], None))  # fmt: skip
     backend = Recorder(concurrency=1)
     run = stream(backend, items, RUN_ON, modality="audio", segments_root=root,
-                 cache_path=tmp_path / "c.jsonl", progress=False)  # fmt: skip
+                 cache_path=tmp_path / "c.jsonl", progress=False, prepare_threads=1)  # fmt: skip
     # c opens first (5 steps), with b (3; two items open at concurrency 1); each call goes to the
     # open item with the most steps left, the earlier opened among equals; a opens when c ends
     assert "".join(item for item, _ in backend.asked) == "cccbcbcaba"
