@@ -29,7 +29,8 @@ Parameters (`params`) are read from a flat dict, or from nested `vad:` / `filter
   `shared_speech_s`; see `omnisocial.media.vad.attribute_speech`; None turns this off);
   `cancel_bleed`: subtract from each microphone its linear estimate of the other's voice
   before silero and the attribution (`omnisocial.media.vad.cancel_bleed`; only where that
-  voice is coherent bleed);
+  voice is coherent bleed); `bleed_path_s`: the longest path of that bleed modelled (a room's
+  reflections and tail arrive over hundreds of milliseconds; None: one 32 ms frame only);
   `speech_edge_below_level_db` / `speech_edge_above_floor_db`: where an attributed stretch
   of speech starts and ends, by the microphone's own level (None keeps silero's edges);
   `noise_floor_window_s`: the running window of each microphone's noise floor (None: one
@@ -85,6 +86,7 @@ DEFAULTS = {
     "motion_size": (32, 24),
     "crosstalk_margin_db": 6.0,
     "cancel_bleed": True,
+    "bleed_path_s": 0.25,
     "speech_edge_below_level_db": 25.0,
     "speech_edge_above_floor_db": 6.0,
     "own_speech_excess_db": 6.0,
@@ -199,7 +201,11 @@ def measure_interaction(
             heard = audio
             if is_true(p["cancel_bleed"]):
                 heard, _shares = cancel_bleed(
-                    audio, sr, out["track_lag_s"], margin_db=float(p["crosstalk_margin_db"] or 6.0)
+                    audio,
+                    sr,
+                    out["track_lag_s"],
+                    margin_db=float(p["crosstalk_margin_db"] or 6.0),
+                    path_s=_float_or_none(p["bleed_path_s"]),
                 )
             found = {
                 speaker: speech_and_short_segments(
