@@ -6,9 +6,10 @@
 (SpokenWOZ, CC BY-NC 4.0, `tests/data/spokenwoz/`): as recorded, with a -60 dBFS white
 noise floor added to each line, with each line hearing the other at -20 dB (a hybrid's echo),
 and (no targets) both, and the other at -20 dB through a modelled room of RT60 0.2 and 0.5 s
-(`telephone.room_response`: bleed that no 32 ms linear path explains, so it is not cancelled
-and the attribution rules alone judge it, with the room's tail that the microphones show,
-`signals.bleed_tail_s`). Each goes through the study's stages with the demo
+(`telephone.room_response`: bleed that no 32 ms linear path explains, cancelled over its
+0.25 s path, `signals.bleed_path_s`; without cancellation the attribution rules alone judge
+it, with the room's tail that the microphones show, `signals.bleed_tail_s`). Each goes
+through the study's stages with the demo
 config (`omnisocial.familiarity.recorded.evaluate_calls`) and is scored against the
 reference of its clean lines (`omnisocial.media.telephone.reference`: silero on each line
 alone, ends at the line's own level). The rules compared: the study's (`signals.cancel_bleed`

@@ -417,7 +417,8 @@ BLEED_FRAME_S = 0.032  # STFT frame of the bleed estimate: a line's echo or a ro
 MIN_BLEED_FRAMES = 20  # frames the other microphone must lead before a bleed path is estimated
 EXPLAINED = 10.0  # a frame is bleed when the path explains all but a tenth (10 dB) of its energy
 TAIL_MIN_HOPS = 100  # hops after the other's words needed to tell a room's tail (2 s at 20 ms)
-MIN_EXPLAINED_SHARE = 0.1  # the share of the other's leading frames a path must explain to be bleed
+MIN_EXPLAINED_SHARE = 0.25  # the share of the other's leading frames a path must explain to be bleed
+LONG_PATH_MIN_SHARE = 0.1  # the share a path over `BLEED_PATH_S` must explain (and twice one frame's)
 BLEED_PATH_S = 0.25  # the longest bleed path modelled: a room's sound arriving over this time
 PATH_BINS_AT_ONCE = 32  # frequency bins fitted at once (bounds the memory of a long path)
 
@@ -446,10 +447,14 @@ def cancel_bleed(
     Two paths are fitted: one frame (a line's echo, a headset's leak: the other's sound now)
     and, with `path_s`, one over the frames of the last `path_s` seconds (a convolutive path:
     a room's reflections and tail arrive over hundreds of milliseconds, which one frame cannot
-    hold; through a modelled room of RT60 0.2-0.5 s it removes 11-14 dB of the bleed where one
-    frame removes 1-2 dB). The one that explains more of the frames is used: a longer path also
-    fits some of the microphone's own sound in those frames, so on a plain echo one frame
-    cancels more (31.6 dB against 26 dB on a real line cross-mixed at -20 dB).
+    hold; through a modelled room of RT60 0.2-0.5 s it removes 12-14 dB of the bleed away from
+    the owner's speech, where one frame removes 1-2 dB and explains no frame). The long path is
+    used where it explains at least `LONG_PATH_MIN_SHARE` of the frames and twice as many as one
+    frame: bleed one frame cannot hold. Elsewhere one frame is used: a longer path also fits
+    some of the microphone's own sound and noise in those frames, so on a plain echo one frame
+    cancels more (31.6 dB against 26 dB on a real line cross-mixed at -20 dB), and under a loud
+    floor the long path's few more frames are noise (-15.8% speech against -5.1%,
+    `benchmarks/bench_real_sync.py`).
 
     Nothing is subtracted where it is not bleed: when fewer than `MIN_BLEED_FRAMES` frames have
     the other leading (two copies of one track never do: the duplicate filter judges those),
@@ -457,7 +462,7 @@ def cancel_bleed(
     `min_share` of those frames (separate lines or headsets whose coupling is under their
     noise; frames where both talk are not explained either, so the share is of frames, not of
     energy, which own speech would dominate). On the real separate lines the one-frame path
-    explains 0-6% of them; cross-mixed at -20 dB, 34-93%; through the modelled rooms the long
+    explains 0-6% of them; cross-mixed at -20 dB, 34-84%; through the modelled rooms the long
     path explains 7-33%, where one frame explains none.
     """
     from scipy.signal import istft, stft
@@ -480,17 +485,19 @@ def cancel_bleed(
         leading = np.sum(np.abs(y) ** 2, axis=0) > energy_x * 10.0 ** (margin_db / 10.0)
         if leading.sum() < MIN_BLEED_FRAMES:
             continue
-        best = None
+        fitted = {}
         for length in (1, taps) if taps > 1 else (1,):
             estimate = _bleed_estimate(x, y, leading, length)
             left = np.sum(np.abs(x[:, leading] - estimate[:, leading]) ** 2, axis=0)
-            share = float(np.mean(left * EXPLAINED < energy_x[leading]))
-            if best is None or share > best[0]:
-                best = (share, estimate)
-        shares[name] = best[0]
-        if shares[name] < min_share:
-            continue
-        cleaned = istft(x - best[1], nperseg=frame)[1][: audio[name].size]
+            fitted[length] = (float(np.mean(left * EXPLAINED < energy_x[leading])), estimate)
+        long_share = fitted[taps][0] if taps > 1 else 0.0
+        if long_share >= LONG_PATH_MIN_SHARE and long_share >= 2.0 * fitted[1][0]:
+            shares[name], estimate = fitted[taps]
+        else:
+            shares[name], estimate = fitted[1]
+            if shares[name] < min_share:
+                continue
+        cleaned = istft(x - estimate, nperseg=frame)[1][: audio[name].size]
         cleaned = np.concatenate((cleaned, np.zeros(audio[name].size - cleaned.size)))
         out[name] = cleaned.astype(np.asarray(audio[name]).dtype, copy=False)
     return out, shares
