@@ -9,7 +9,10 @@ owner's voice, like the demo corpus), then times, best of `--repeats`:
 
 - silero VAD on one track, with the sequence export (default) and the streaming export;
 - the signal measurements: WAV decoding, envelopes, track similarity, video motion,
-  audio-video lag, and the whole `measure_interaction` with corpus VAD and with silero.
+  audio-video lag, and the whole `measure_interaction` with corpus VAD and with silero
+  (and with silero, the bleed path of one frame only: `signals.bleed_path_s: null`, the
+  baseline of the 0.25 s path's cost, measured in the same run);
+- bleed cancellation alone (`omnisocial.media.vad.cancel_bleed`), one frame and 0.25 s.
 
 Each line prints seconds and x-real-time (audio seconds per wall second; for a whole
 interaction, its duration per wall second). Exits 1 when VAD is under 50x real time.
@@ -36,7 +39,7 @@ import soundfile as sf  # noqa: E402
 from omnisocial.familiarity.signals import measure_interaction  # noqa: E402
 from omnisocial.media.audio import envelope, load_audio  # noqa: E402
 from omnisocial.media.sync import av_lag, track_similarity, video_motion  # noqa: E402
-from omnisocial.media.vad import speech_segments  # noqa: E402
+from omnisocial.media.vad import cancel_bleed, speech_segments  # noqa: E402
 
 SR = 16000
 FPS = 10
@@ -188,6 +191,16 @@ def main(argv: list[str] | None = None) -> int:
         report("measure_interaction, corpus VAD (2 tracks)", seconds, duration)
         seconds, (signals, _) = best_of(args.repeats, lambda: measure_interaction(row, None, None, params))
         report("measure_interaction, silero (2 tracks)", seconds, duration)
+        one_frame = {**params, "bleed_path_s": None}
+        baseline, _ = best_of(args.repeats, lambda: measure_interaction(row, None, None, one_frame))
+        report("  the same, bleed path of one frame only", baseline, duration)
+        print(f"  the bleed path over 0.25 s costs {seconds / baseline:.2f}x the one-frame run")
+        for path_s in (None, 0.25):
+            took, (_, shares) = best_of(args.repeats, lambda p=path_s: cancel_bleed(audio, SR, path_s=p))
+            report(f"cancel_bleed, path {'one frame' if path_s is None else f'{path_s:g} s'}", took, duration)
+        print(
+            f"  share of the frames where the other leads explained: a {shares['a']:.2f}, b {shares['b']:.2f}"
+        )
         print(
             f"  speech a {signals['speech_s_a']:.1f} s, b {signals['speech_s_b']:.1f} s, "
             f"similarity {signals['track_similarity']:.3f}, lag {signals['track_lag_s']:+.2f} s, "

@@ -421,6 +421,8 @@ MIN_EXPLAINED_SHARE = 0.25  # the share of the other's leading frames a path mus
 LONG_PATH_MIN_SHARE = 0.1  # the share a path over `BLEED_PATH_S` must explain (and twice one frame's)
 BLEED_PATH_S = 0.25  # the longest bleed path modelled: a room's sound arriving over this time
 PATH_BINS_AT_ONCE = 32  # frequency bins fitted at once (bounds the memory of a long path)
+THROUGH_FRAMES_AT_ONCE = 1024  # frames through a long path at once (kept in cache)
+LONG_PATH_FIT_FRAMES = 4096  # leading frames a long path is fitted on, at most
 
 
 def cancel_bleed(
@@ -485,43 +487,59 @@ def cancel_bleed(
         leading = np.sum(np.abs(y) ** 2, axis=0) > energy_x * 10.0 ** (margin_db / 10.0)
         if leading.sum() < MIN_BLEED_FRAMES:
             continue
-        fitted = {}
+        frames = np.flatnonzero(leading)
+        fitted = {}  # taps: (share of the leading frames explained, path)
         for length in (1, taps) if taps > 1 else (1,):
-            estimate = _bleed_estimate(x, y, leading, length)
-            left = np.sum(np.abs(x[:, leading] - estimate[:, leading]) ** 2, axis=0)
-            fitted[length] = (float(np.mean(left * EXPLAINED < energy_x[leading])), estimate)
+            if length > 1 and frames.size > LONG_PATH_FIT_FRAMES:
+                # a long path is fitted (and its share counted) on evenly spread leading frames:
+                # its taps per bin need thousands of frames, not every one of a long recording
+                frames = frames[np.linspace(0, frames.size - 1, LONG_PATH_FIT_FRAMES).astype(int)]
+            path = _bleed_path(x, y, frames, length)
+            left = np.sum(np.abs(x[:, frames] - _through(path, y, frames)) ** 2, axis=0)
+            fitted[length] = (float(np.mean(left * EXPLAINED < energy_x[frames])), path)
         long_share = fitted[taps][0] if taps > 1 else 0.0
         if long_share >= LONG_PATH_MIN_SHARE and long_share >= 2.0 * fitted[1][0]:
-            shares[name], estimate = fitted[taps]
+            shares[name], path = fitted[taps]
         else:
-            shares[name], estimate = fitted[1]
+            shares[name], path = fitted[1]
             if shares[name] < min_share:
                 continue
-        cleaned = istft(x - estimate, nperseg=frame)[1][: audio[name].size]
+        cleaned = istft(x - _through(path, y), nperseg=frame)[1][: audio[name].size]
         cleaned = np.concatenate((cleaned, np.zeros(audio[name].size - cleaned.size)))
         out[name] = cleaned.astype(np.asarray(audio[name]).dtype, copy=False)
     return out, shares
 
 
-def _bleed_estimate(x: np.ndarray, y: np.ndarray, leading: np.ndarray, taps: int) -> np.ndarray:
-    """The spectrum of `y` through the least-squares path (per bin, over its last `taps` frames)
-    that best gives `x` on the `leading` frames: `cancel_bleed`'s estimate of the bleed in x."""
-    bins, count = y.shape
+def _bleed_path(x: np.ndarray, y: np.ndarray, frames: np.ndarray, taps: int) -> np.ndarray:
+    """The least-squares path (bins x taps: per bin, over y's last `taps` frames) that best
+    gives `x` from `y` on `frames` (indices): `cancel_bleed`'s path of the bleed in x."""
+    bins = y.shape[0]
     padded = np.pad(y, ((0, 0), (taps - 1, 0)))  # frame t - k of y is padded[:, t + taps - 1 - k]
-    frames = np.flatnonzero(leading)
-    estimate = np.zeros_like(x)
+    path = np.zeros((bins, taps), dtype=x.dtype)
     for first in range(0, bins, PATH_BINS_AT_ONCE):
         rows = slice(first, min(bins, first + PATH_BINS_AT_ONCE))
-        past = np.stack([padded[rows, frames + taps - 1 - k] for k in range(taps)])  # taps, bins, frames
-        gram = np.einsum("kbn,jbn->bkj", np.conj(past), past)
-        target = np.einsum("kbn,bn->bk", np.conj(past), x[rows, frames])
+        past = np.stack([padded[rows, frames + taps - 1 - k] for k in range(taps)], axis=1)  # bins, taps, n
+        gram = np.conj(past) @ past.transpose(0, 2, 1)
+        target = (np.conj(past) @ x[rows, frames][..., None])[..., 0]
         # a relative ridge keeps a bin with no signal (a line's band edge) from an arbitrary path
         scale = np.trace(gram, axis1=1, axis2=2).real / taps
         gram += (1e-6 * scale + 1e-30)[:, None, None] * np.eye(taps)
-        path = np.linalg.solve(gram, target[..., None])[..., 0]  # bins, taps
+        path[rows] = np.linalg.solve(gram, target[..., None])[..., 0]
+    return path
+
+
+def _through(path: np.ndarray, y: np.ndarray, frames: np.ndarray | None = None) -> np.ndarray:
+    """`y`'s spectrum through `path` (`_bleed_path`), at `frames` (indices; None: every frame)."""
+    taps = path.shape[1]
+    padded = np.pad(y, ((0, 0), (taps - 1, 0)))  # frame t - k of y is padded[:, t + taps - 1 - k]
+    at = np.arange(y.shape[1]) if frames is None else frames
+    out = np.zeros((y.shape[0], at.size), dtype=np.result_type(path, y))
+    # in blocks of frames that stay in cache while each tap adds to them
+    for first in range(0, at.size, THROUGH_FRAMES_AT_ONCE):
+        block = at[first : first + THROUGH_FRAMES_AT_ONCE]
         for k in range(taps):
-            estimate[rows] += path[:, k, None] * padded[rows, taps - 1 - k : taps - 1 - k + count]
-    return estimate
+            out[:, first : first + block.size] += path[:, k, None] * padded[:, block + taps - 1 - k]
+    return out
 
 
 def attribute_speech(
