@@ -217,6 +217,16 @@ def test_without_cancellation_cross_mixed_lines_lose_their_overlap(call, call_tr
     assert 10 * np.log10(np.mean(residual**2) / np.mean(call.tracks["b"].astype(np.float64) ** 2)) < -30
 
 
+def test_a_plain_echo_keeps_the_one_frame_path(call):
+    """A line's echo (the other line at -20 dB, no room): the 0.25 s path explains no more frames
+    than one frame (it also fits some of the line's own sound), so one frame is used, exactly."""
+    tracks = telephone.layout_tracks(call, -20.0)
+    cleaned, shares = cancel_bleed(tracks, call.sr)
+    one_frame, one_shares = cancel_bleed(tracks, call.sr, path_s=None)
+    assert shares == one_shares
+    assert all(np.array_equal(cleaned[k], one_frame[k]) for k in ("a", "b"))
+
+
 def test_bleed_at_a_lag_is_cancelled_and_a_duplicate_is_not(recording):
     """The built microphones with b 0.4 s late and -20 dB bleed; and two copies of one track."""
     mics = separate_mics(recording, cross_db=-20.0)
