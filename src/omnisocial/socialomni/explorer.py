@@ -77,6 +77,20 @@ def _status(reply) -> tuple[str, str]:
     return ("answered", "") if reply["ok"] else ("failed", str(reply["error"]))
 
 
+def _scored_answer(score: Mapping, reply, status: str, reason: str) -> dict:
+    """A model's scored who / when answer: its prediction, whether correct, and its reply's text."""
+    return answer(
+        score["model"],
+        "model",
+        score["modality"],
+        score["prediction"],
+        correct=bool(score["correct"]),
+        status=status,
+        reason=reason,
+        text=reply["reply"] if reply else "",
+    )
+
+
 def explorer_items(inputs: Mapping[str, object], socialomni_root: str | os.PathLike) -> list[dict]:
     """Items from the benchmark's tables. `inputs`: who_items, when_items, when_stream_items,
     turns, who_scores, when_single_scores, when_stream_scores, replies (list of REPLIES tables),
@@ -118,18 +132,8 @@ def explorer_items(inputs: Mapping[str, object], socialomni_root: str | os.PathL
                 status, reason = "unparsed", "no option letter in the reply"
             if score["prediction"]:
                 letters.add(score["prediction"])
-            answers.append(
-                answer(
-                    score["model"],
-                    "model",
-                    score["modality"],
-                    score["prediction"],
-                    correct=bool(score["correct"]),
-                    status=status,
-                    reason=reason or (f"error type: {score['error_type']}" if not score["correct"] else ""),
-                    text=reply["reply"] if reply else "",
-                )
-            )
+            reason = reason or (f"error type: {score['error_type']}" if not score["correct"] else "")
+            answers.append(_scored_answer(score, reply, status, reason))
         window = (
             [[_num(item["query_start"]) or 0.0, query_end, "asked interval", "window"]] if query_end else []
         )
@@ -180,18 +184,7 @@ def explorer_items(inputs: Mapping[str, object], socialomni_root: str | os.PathL
             if status == "answered" and not score["parsed"]:
                 status, reason = "unparsed", "no YES / NO in the reply"
             said.add(score["prediction"])
-            answers.append(
-                answer(
-                    score["model"],
-                    "model",
-                    score["modality"],
-                    score["prediction"],
-                    correct=bool(score["correct"]),
-                    status=status,
-                    reason=reason,
-                    text=reply["reply"] if reply else "",
-                )
-            )
+            answers.append(_scored_answer(score, reply, status, reason))
         marks = [[item["cut_time"], "cut"]] + (
             [[meta["turn_end"], "turn end (gold)"]] if "turn_end" in meta else []
         )
