@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from omnisocial.media.audio import envelope
 from omnisocial.media.vad import _segments_of, attribute_speech, speech_and_short_segments
 
 CALL_NAMES = ("MUL1423", "SNG0696", "SNG1640")
@@ -134,13 +135,6 @@ def reference(call: Call, vad: dict) -> dict[str, list[tuple[float, float]]]:
     return out
 
 
-def _frame_levels_db(track: np.ndarray, sr: int) -> np.ndarray:
-    size = int(round(HOP_S * sr))
-    count = track.size // size
-    frames = np.asarray(track[: count * size], np.float64).reshape(count, size)
-    return 10.0 * np.log10(np.maximum(np.mean(frames**2, axis=1), 1e-12))
-
-
 def _near(spans: list[tuple[float, float]], count: int, pad_s: float) -> np.ndarray:
     mask = np.zeros(count, dtype=bool)
     for start, end in spans:
@@ -156,7 +150,7 @@ def energy_speech_seconds(call: Call, speaker: str, above_db: float, min_speech_
     a word, runs are closed over pauses under 0.1 s and count when longer than `min_speech_s`.
     Independent of silero: the benchmark's bound on the reference's edge convention.
     """
-    levels = _frame_levels_db(call.tracks[speaker], call.sr)
+    levels = 20.0 * np.log10(np.maximum(envelope(call.tracks[speaker], call.sr, HOP_S), 1e-6))  # dBFS
     spans = call.word_spans(speaker)
     quiet = ~_near(spans, levels.size, QUIET_FROM_WORDS_S)
     noise = float(np.median(levels[quiet])) if quiet.any() else float(np.percentile(levels, 5))

@@ -494,33 +494,39 @@ def cancel_bleed(
                 # a long path is fitted (and its share counted) on evenly spread leading frames:
                 # its taps per bin need thousands of frames, not every one of a long recording
                 frames = frames[np.linspace(0, frames.size - 1, LONG_PATH_FIT_FRAMES).astype(int)]
-            path = _bleed_path(x, y, frames, length)
-            left = np.sum(np.abs(x[:, frames] - _through(path, y, frames)) ** 2, axis=0)
-            fitted[length] = (float(np.mean(left * EXPLAINED < energy_x[frames])), path)
+            past = _past_frames(y, length)
+            path = _bleed_path(x, past, frames)
+            left = np.sum(np.abs(x[:, frames] - _through(path, past, frames)) ** 2, axis=0)
+            fitted[length] = (float(np.mean(left * EXPLAINED < energy_x[frames])), path, past)
         long_share = fitted[taps][0] if taps > 1 else 0.0
         if long_share >= LONG_PATH_MIN_SHARE and long_share >= 2.0 * fitted[1][0]:
-            shares[name], path = fitted[taps]
+            shares[name], path, past = fitted[taps]
         else:
-            shares[name], path = fitted[1]
+            shares[name], path, past = fitted[1]
             if shares[name] < min_share:
                 continue
-        cleaned = istft(x - _through(path, y), nperseg=frame)[1][: audio[name].size]
+        cleaned = istft(x - _through(path, past, np.arange(x.shape[1])), nperseg=frame)[1][: audio[name].size]
         cleaned = np.concatenate((cleaned, np.zeros(audio[name].size - cleaned.size)))
         out[name] = cleaned.astype(np.asarray(audio[name]).dtype, copy=False)
     return out, shares
 
 
-def _bleed_path(x: np.ndarray, y: np.ndarray, frames: np.ndarray, taps: int) -> np.ndarray:
-    """The least-squares path (bins x taps: per bin, over y's last `taps` frames) that best
-    gives `x` from `y` on `frames` (indices): `cancel_bleed`'s path of the bleed in x."""
-    bins = y.shape[0]
-    padded = np.pad(y, ((0, 0), (taps - 1, 0)))  # frame t - k of y is padded[:, t + taps - 1 - k]
+def _past_frames(y: np.ndarray, taps: int) -> np.ndarray:
+    """`y`'s spectrum with `taps - 1` silent frames before it: frame t - k of y is column
+    t + taps - 1 - k (`_bleed_path`, `_through`); y itself for one tap."""
+    return y if taps == 1 else np.pad(y, ((0, 0), (taps - 1, 0)))
+
+
+def _bleed_path(x: np.ndarray, past: np.ndarray, frames: np.ndarray) -> np.ndarray:
+    """The least-squares path (bins x taps: per bin, over y's last `taps` frames, `past` from
+    `_past_frames`) that best gives `x` from y on `frames` (indices): the path of the bleed in x."""
+    bins, taps = past.shape[0], past.shape[1] - x.shape[1] + 1
     path = np.zeros((bins, taps), dtype=x.dtype)
     for first in range(0, bins, PATH_BINS_AT_ONCE):
         rows = slice(first, min(bins, first + PATH_BINS_AT_ONCE))
-        past = np.stack([padded[rows, frames + taps - 1 - k] for k in range(taps)], axis=1)  # bins, taps, n
-        gram = np.conj(past) @ past.transpose(0, 2, 1)
-        target = (np.conj(past) @ x[rows, frames][..., None])[..., 0]
+        lagged = np.stack([past[rows, frames + taps - 1 - k] for k in range(taps)], axis=1)  # bins, taps, n
+        gram = np.conj(lagged) @ lagged.transpose(0, 2, 1)
+        target = (np.conj(lagged) @ x[rows, frames][..., None])[..., 0]
         # a relative ridge keeps a bin with no signal (a line's band edge) from an arbitrary path
         scale = np.trace(gram, axis1=1, axis2=2).real / taps
         gram += (1e-6 * scale + 1e-30)[:, None, None] * np.eye(taps)
@@ -528,17 +534,15 @@ def _bleed_path(x: np.ndarray, y: np.ndarray, frames: np.ndarray, taps: int) -> 
     return path
 
 
-def _through(path: np.ndarray, y: np.ndarray, frames: np.ndarray | None = None) -> np.ndarray:
-    """`y`'s spectrum through `path` (`_bleed_path`), at `frames` (indices; None: every frame)."""
+def _through(path: np.ndarray, past: np.ndarray, frames: np.ndarray) -> np.ndarray:
+    """y's spectrum (`past`, from `_past_frames`) through `path` (`_bleed_path`) at `frames` (indices)."""
     taps = path.shape[1]
-    padded = np.pad(y, ((0, 0), (taps - 1, 0)))  # frame t - k of y is padded[:, t + taps - 1 - k]
-    at = np.arange(y.shape[1]) if frames is None else frames
-    out = np.zeros((y.shape[0], at.size), dtype=np.result_type(path, y))
+    out = np.zeros((past.shape[0], frames.size), dtype=np.result_type(path, past))
     # in blocks of frames that stay in cache while each tap adds to them
-    for first in range(0, at.size, THROUGH_FRAMES_AT_ONCE):
-        block = at[first : first + THROUGH_FRAMES_AT_ONCE]
+    for first in range(0, frames.size, THROUGH_FRAMES_AT_ONCE):
+        block = frames[first : first + THROUGH_FRAMES_AT_ONCE]
         for k in range(taps):
-            out[:, first : first + block.size] += path[:, k, None] * padded[:, block + taps - 1 - k]
+            out[:, first : first + block.size] += path[:, k, None] * past[:, block + taps - 1 - k]
     return out
 
 
