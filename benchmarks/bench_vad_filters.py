@@ -7,15 +7,18 @@ microphone hearing the other person 24 dB down, plus noise), writes both tracks 
 WAV and both cameras as 160x120, 10 fps H.264 (a patch whose brightness follows the
 owner's voice, like the demo corpus), then times, best of `--repeats`:
 
-- silero VAD on one track, with the sequence export (default) and the streaming export;
+- silero VAD on one track: one run with the sequence export and with the streaming export,
+  and the study's default, the one run and the runs from a fresh state over 8 s stretches
+  every 4 s (`vad.restart_s`), with its cost against the one run measured in the same run;
 - the signal measurements: WAV decoding, envelopes, track similarity, video motion,
   audio-video lag, and the whole `measure_interaction` with corpus VAD and with silero
-  (and with silero, the bleed path of one frame only: `signals.bleed_path_s: null`, the
-  baseline of the 0.25 s path's cost, measured in the same run);
+  (and with silero, the bleed path of one frame only: `signals.bleed_path_s: null`, and
+  one silero run: `vad.restart_s: null`, the baselines of their costs, measured in the same run);
 - bleed cancellation alone (`omnisocial.media.vad.cancel_bleed`), one frame and 0.25 s.
 
 Each line prints seconds and x-real-time (audio seconds per wall second; for a whole
-interaction, its duration per wall second). Exits 1 when VAD is under 50x real time.
+interaction, its duration per wall second). Exits 1 when the study's VAD (with restarts) is
+under 50x real time.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import soundfile as sf  # noqa: E402
 from omnisocial.familiarity.signals import measure_interaction  # noqa: E402
 from omnisocial.media.audio import envelope, load_audio  # noqa: E402
 from omnisocial.media.sync import av_lag, track_similarity, video_motion  # noqa: E402
-from omnisocial.media.vad import cancel_bleed, speech_segments  # noqa: E402
+from omnisocial.media.vad import RESTART_S, cancel_bleed, speech_segments  # noqa: E402
 
 SR = 16000
 FPS = 10
@@ -149,10 +152,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"silero {backend} session + 1 s warm-up: {(time.perf_counter() - began) * 1000:.0f} ms")
 
         results = {}
-        seconds, segments = best_of(args.repeats, lambda: speech_segments(audio["a"], SR))
-        results["vad"] = report("VAD silero (sequence export, default)", seconds, duration)
+        one_run, segments = best_of(args.repeats, lambda: speech_segments(audio["a"], SR))
+        report("VAD silero, one run (sequence export)", one_run, duration)
         seconds, _ = best_of(args.repeats, lambda: speech_segments(audio["a"], SR, backend="stream"))
-        report("VAD silero (streaming export, per window)", seconds, duration)
+        report("VAD silero, one run (streaming export)", seconds, duration)
+        seconds, _ = best_of(args.repeats, lambda: speech_segments(audio["a"], SR, restart_s=RESTART_S))
+        results["vad"] = report(f"VAD silero, restarts over {RESTART_S:g} s (default)", seconds, duration)
+        print(f"  the restarts cost {seconds / one_run:.2f}x the one run")
         print(f"  {len(segments)} speech segments on track a, {sum(e - s for s, e in segments):.1f} s")
 
         seconds, _ = best_of(args.repeats, lambda: load_audio(files["audio_a"], SR))
@@ -195,6 +201,10 @@ def main(argv: list[str] | None = None) -> int:
         baseline, _ = best_of(args.repeats, lambda: measure_interaction(row, None, None, one_frame))
         report("  the same, bleed path of one frame only", baseline, duration)
         print(f"  the bleed path over 0.25 s costs {seconds / baseline:.2f}x the one-frame run")
+        one_run = {**params, "restart_s": None}
+        baseline, _ = best_of(args.repeats, lambda: measure_interaction(row, None, None, one_run))
+        report("  the same, one silero run", baseline, duration)
+        print(f"  silero's restarts over {RESTART_S:g} s cost {seconds / baseline:.2f}x the one-run interaction")
         for path_s in (None, 0.25):
             took, (_, shares) = best_of(args.repeats, lambda p=path_s: cancel_bleed(audio, SR, path_s=p))
             report(f"cancel_bleed, path {'one frame' if path_s is None else f'{path_s:g} s'}", took, duration)

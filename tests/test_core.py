@@ -162,12 +162,14 @@ def test_config_errors_name_every_key():
     bad["filters"]["min_turns"] = 0
     bad["sampling"]["seed"] = "forty-two"
     bad["clips"]["lenght_s"] = 20
+    bad["vad"]["restart_s"] = 0
     with pytest.raises(ConfigError) as error:
         validate_config(bad)
     text = str(error.value)
     assert "filters.min_turns: 0 is less than the minimum of 1" in text
     assert "sampling.seed: 'forty-two' is not of type 'integer'" in text
     assert "clips: Additional properties are not allowed ('lenght_s' was unexpected)" in text
+    assert "vad.restart_s: 0 is less than or equal to the minimum of 0" in text
 
 
 def test_union_seconds_counts_overlaps_once_and_clips_to_a_window():

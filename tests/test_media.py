@@ -424,6 +424,24 @@ def test_sequence_model_matches_the_streaming_model_and_the_package(utterance):
         assert ours == [(t["start"] / SR, t["end"] / SR) for t in theirs]
 
 
+def test_restarts_add_fresh_runs_and_keep_the_highest_probability(utterance):
+    """`restart_s`: runs from a fresh state over stretches every half of it; each window takes its
+    highest probability, the same on both exports; the first stretch is the one run's."""
+    gap = np.zeros(SR, np.float32)
+    audio = np.concatenate([gap, utterance, gap, gap, utterance, gap, utterance, gap])
+    one_run = speech_probabilities(audio, SR)
+    restarted = speech_probabilities(audio, SR, restart_s=2.0)
+    assert restarted.shape == one_run.shape
+    assert np.all(restarted >= one_run)
+    first = int(round(1.0 * SR / 512))  # the first restart is half of 2 s in
+    np.testing.assert_array_equal(restarted[:first], one_run[:first])
+    assert np.any(restarted[first:] > one_run[first:] + 0.01)  # a fresh state says something else
+    streamed = speech_probabilities(audio, SR, backend="stream", restart_s=2.0)
+    np.testing.assert_allclose(restarted, streamed, atol=1e-5)
+    with pytest.raises(ValueError, match="vad.restart_s"):
+        speech_probabilities(audio, SR, restart_s=0.0)
+
+
 def test_crosstalk_is_not_counted_as_the_listeners_speech(utterance):
     n = utterance.size
     gap = np.zeros(SR, np.float32)

@@ -22,7 +22,13 @@ from omnisocial.familiarity.intervals import union_seconds
 from omnisocial.familiarity.turns import backchannels, overlap_seconds_by
 from omnisocial.media import telephone
 from omnisocial.media.recorded import BACKCHANNELS, sample_conversation, separate_mics
-from omnisocial.media.vad import attribute_speech, cancel_bleed, coherent_fraction, speech_and_short_segments
+from omnisocial.media.vad import (
+    RESTART_S,
+    attribute_speech,
+    cancel_bleed,
+    coherent_fraction,
+    speech_and_short_segments,
+)
 
 MIN_SPEECH_S = 0.25
 ROOT = Path(__file__).resolve().parents[1]
@@ -176,7 +182,7 @@ def call_truth(call):
 
 def _heard(tracks, sr, cancel=True, **options):
     heard = cancel_bleed(tracks, sr)[0] if cancel else tracks
-    found = {k: speech_and_short_segments(heard[k], sr) for k in ("a", "b")}
+    found = {k: speech_and_short_segments(heard[k], sr, restart_s=RESTART_S) for k in ("a", "b")}
     segments, short = {k: found[k][0] for k in found}, {k: found[k][1] for k in found}
     return attribute_speech(segments, heard, sr, short=short, **options)
 
@@ -197,10 +203,10 @@ def test_a_real_call_keeps_its_simultaneous_speech(call, call_truth, cross_db, f
     assert overlap_seconds_by(kept.segments["a"], kept.segments["b"])[0] == pytest.approx(truth, rel=0.15)
     assert recorded.turn_count(kept.segments, None) == recorded.turn_count(call_truth, None) == 34
     for speaker in ("a", "b"):
-        # +2.8% to +3.1% for a: silero's unvoiced ends far from b's voice are kept
+        # +2.7% to +2.8% for a: silero's unvoiced ends far from b's voice are kept
         # (signals.speech_edge_hangover_s), the reference trims every unvoiced end
         assert union_seconds(kept.segments[speaker]) == pytest.approx(
-            union_seconds(call_truth[speaker]), rel=0.035
+            union_seconds(call_truth[speaker]), rel=0.03
         )
 
 
@@ -303,3 +309,21 @@ def test_a_rooms_reverberant_bleed_is_not_taken_for_backchannels(call, call_trut
         assert union_seconds(with_tail.segments[speaker]) == pytest.approx(
             union_seconds(call_truth[speaker]), rel=0.05
         )
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_soft_utterance_under_a_noise_floor_is_found_by_a_fresh_run(seed):
+    """SNG1640's agent says "okay let me have a look" (29.1-30.9 s, muffled, 20-30 dB over a
+    -60 dBFS floor): silero's one run over the call misses it, a run from a fresh state finds it
+    (`vad.restart_s`), and the line's speech is that of its clean reference again."""
+    call = telephone.read_call(CALLS, "SNG1640")
+    noisy = telephone.layout_tracks(call, noise_floor_db=-60.0, seed=seed)["b"]
+    reference = union_seconds(telephone.reference(call, VAD)["b"])
+    found = {}
+    for restart_s in (None, RESTART_S):
+        segments, short = telephone.line_speech(noisy, call.sr, {**VAD, "restart_s": restart_s})
+        found[restart_s] = [*segments, *short]
+    assert union_seconds(found[None], lo=29.0, hi=31.0) < 0.3
+    assert union_seconds(found[RESTART_S], lo=29.0, hi=31.0) > 1.7
+    assert union_seconds(found[None]) < 0.95 * reference
+    assert union_seconds(found[RESTART_S]) == pytest.approx(reference, rel=0.03)

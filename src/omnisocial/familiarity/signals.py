@@ -63,6 +63,7 @@ from omnisocial.familiarity.turns import backchannels, overlap_seconds_by
 from omnisocial.media.audio import MediaError, decibels, envelope, load_audio, probe
 from omnisocial.media.sync import av_lag, track_lag, video_motion, video_motions
 from omnisocial.media.vad import (
+    RESTART_S,
     attribute_speech,
     cancel_bleed,
     speech_and_short_segments,
@@ -74,6 +75,7 @@ DEFAULTS = {
     "threshold": 0.5,
     "min_speech_s": 0.25,
     "min_silence_s": 0.1,
+    "restart_s": RESTART_S,
     "measure_av_sync": True,
     "sample_rate": 16000,
     "hop_s": 0.02,
@@ -214,6 +216,7 @@ def measure_interaction(
                     float(p["threshold"]),
                     float(p["min_speech_s"]),
                     float(p["min_silence_s"]),
+                    restart_s=_float_or_none(p["restart_s"]),
                 )
                 for speaker in SPEAKERS
             }

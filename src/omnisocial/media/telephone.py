@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from omnisocial.media.audio import envelope
-from omnisocial.media.vad import _segments_of, attribute_speech, speech_and_short_segments
+from omnisocial.media.vad import _segments_of, attribute_speech, restart_of, speech_and_short_segments
 
 CALL_NAMES = ("MUL1423", "SNG0696", "SNG1640")
 HOP_S = 0.01  # frames of the energy reading
@@ -112,7 +112,7 @@ def line_speech(
         "min_speech_s": float(vad.get("min_speech_s", 0.25)),
         "min_silence_s": float(vad.get("min_silence_s", 0.1)),
     }
-    segments, short = speech_and_short_segments(track, sr, **options)
+    segments, short = speech_and_short_segments(track, sr, **options, restart_s=restart_of(vad))
     silent = np.zeros_like(track)
     alone = attribute_speech(
         {"a": segments, "b": []},

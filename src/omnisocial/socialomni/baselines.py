@@ -52,7 +52,7 @@ import pandas as pd
 from omnisocial.importing import nan_to_none, resolve
 from omnisocial.media.audio import load_audio
 from omnisocial.media.frames import frame_motion, read_grey_frames
-from omnisocial.media.vad import speech_segments
+from omnisocial.media.vad import restart_of, speech_segments
 from omnisocial.socialomni.contracts import LETTERS, REPLIES, WHEN_STREAM_RESPONSES, WHO_EVIDENCE, reply_row
 from omnisocial.socialomni.importers import clip_of, split_said
 from omnisocial.socialomni.when import response_time, silence_baseline
@@ -169,6 +169,7 @@ def vad_segments(media: str | os.PathLike, vad: Mapping) -> pd.DataFrame:
         threshold=float(vad.get("threshold", 0.5)),
         min_speech_s=float(vad.get("min_speech_s", 0.25)),
         min_silence_s=float(vad.get("min_silence_s", 0.1)),
+        restart_s=restart_of(vad),
     )
     frame = pd.DataFrame(segments, columns=["start", "end"])
     frame["duration"] = len(audio) / 16000
