@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         one_run = {**params, "restart_s": None}
         baseline, _ = best_of(args.repeats, lambda: measure_interaction(row, None, None, one_run))
         report("  the same, one silero run", baseline, duration)
-        print(f"  silero's restarts over {RESTART_S:g} s cost {seconds / baseline:.2f}x the one-run interaction")
+        print(f"  silero's restarts over {RESTART_S:g} s cost {seconds / baseline:.2f}x the one-run one")
         for path_s in (None, 0.25):
             took, (_, shares) = best_of(args.repeats, lambda p=path_s: cancel_bleed(audio, SR, path_s=p))
             report(f"cancel_bleed, path {'one frame' if path_s is None else f'{path_s:g} s'}", took, duration)

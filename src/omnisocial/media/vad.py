@@ -13,7 +13,9 @@ streaming export is kept as `backend="stream"` (the reference path, as in the pa
 Probabilities become segments with the same hysteresis state machine as the package's
 `get_speech_timestamps_from_probs` (without the max-speech-length split, which is not
 used here), reimplemented in numpy so that neither torch nor the package's torch-based
-helpers are imported; the test suite checks both give the same segments.
+helpers are imported; the test suite checks both give the same segments. The study also
+runs the network from a fresh state over short stretches and keeps each window's highest
+probability (`restart_s`, config `vad.restart_s`; `_restarted` says why).
 
 Sessions run on the CPU with one intra-op and one inter-op thread, so parallelism comes
 from running interactions in separate processes.
