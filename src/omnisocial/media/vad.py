@@ -112,8 +112,9 @@ def _restarted(blocks: np.ndarray, backend: str, restart_s: float) -> np.ndarray
     Silero's LSTM carries its state over the whole signal, and after seconds of a steady
     hiss it can stay below threshold through a soft utterance that it calls speech with a
     few seconds of context: one real agent's 1.8 s "okay let me have a look" on a telephone
-    line under a -60 dBFS floor scores 0.12 on average in one run over the call, 0.72-0.85
-    in runs that start 1-24 s before it (`tests/data/spokenwoz`, SNG1640). Every window after
+    line under a -60 dBFS floor scores 0.12 on average in one run over the call, 0.85 and
+    0.72 in runs that start 1 s and 24 s before it, 0.24 in one that starts 9 s before (the
+    state is the network's, not the noise's; `tests/data/spokenwoz`, SNG1640). Every window after
     the first `restart_s` is `restart_s / 2` to `restart_s` into one of these runs.
     """
     if restart_s <= 0:
