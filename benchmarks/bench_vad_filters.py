@@ -201,8 +201,8 @@ def main(argv: list[str] | None = None) -> int:
         baseline, _ = best_of(args.repeats, lambda: measure_interaction(row, None, None, one_frame))
         report("  the same, bleed path of one frame only", baseline, duration)
         print(f"  the bleed path over 0.25 s costs {seconds / baseline:.2f}x the one-frame run")
-        one_run = {**params, "restart_s": None}
-        baseline, _ = best_of(args.repeats, lambda: measure_interaction(row, None, None, one_run))
+        one_silero_run = {**params, "restart_s": None}
+        baseline, _ = best_of(args.repeats, lambda: measure_interaction(row, None, None, one_silero_run))
         report("  the same, one silero run", baseline, duration)
         print(f"  silero's restarts over {RESTART_S:g} s cost {seconds / baseline:.2f}x the one-run one")
         for path_s in (None, 0.25):

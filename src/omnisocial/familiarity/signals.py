@@ -14,7 +14,8 @@ a reason naming the file (`video_a: cannot probe ...: moov atom not found`).
 Parameters (`params`) are read from a flat dict, or from nested `vad:` / `filters:` /
 `signals:` blocks of the config (flat keys win). Keys and defaults are in `DEFAULTS`:
 
-- `threshold`, `min_speech_s`, `min_silence_s`: silero settings (config `vad:`);
+- `threshold`, `min_speech_s`, `min_silence_s`, `restart_s`: silero settings (config `vad:`;
+  `restart_s`: its runs from a fresh state, `omnisocial.media.vad.speech_probabilities`);
 - `measure_av_sync`: measure the audio-video lags (config `filters:`);
 - `sample_rate`: rate the audio is decoded at (16000; silero needs 16 kHz);
 - `hop_s`: envelope hop; `track_lag_search_s` / `av_lag_search_s`: lag search ranges,

@@ -24,6 +24,7 @@ from running interactions in separate processes.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 
@@ -87,6 +88,8 @@ def speech_probabilities(
     probabilities (`_restarted`); None: one run over the whole signal, as silero's
     `get_speech_timestamps` does.
     """
+    if restart_s is not None and not restart_s > 0:
+        raise ValueError(f"vad.restart_s must be positive or null, not {restart_s!r}")
     samples = np.asarray(audio, dtype=np.float32).reshape(-1)
     if sr != SAMPLE_RATE:
         samples = resample(samples, sr, SAMPLE_RATE)
@@ -99,7 +102,7 @@ def speech_probabilities(
     return probs
 
 
-def restart_of(vad: dict) -> float | None:
+def restart_of(vad: Mapping) -> float | None:
     """The `restart_s` of a `vad:` config block (its default when absent, None when null)."""
     value = vad.get("restart_s", RESTART_S)
     return None if value is None else float(value)
@@ -117,8 +120,6 @@ def _restarted(blocks: np.ndarray, backend: str, restart_s: float) -> np.ndarray
     state is the network's, not the noise's; `tests/data/spokenwoz`, SNG1640). Every window after
     the first `restart_s` is `restart_s / 2` to `restart_s` into one of these runs.
     """
-    if restart_s <= 0:
-        raise ValueError(f"vad.restart_s must be positive or null, not {restart_s!r}")
     length = max(2, int(round(restart_s * SAMPLE_RATE / WINDOW)))
     step = length // 2
     out = np.zeros(len(blocks), dtype=np.float32)
