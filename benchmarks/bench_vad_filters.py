@@ -14,7 +14,7 @@ owner's voice, like the demo corpus), then times, best of `--repeats`:
   audio-video lag, and the whole `measure_interaction` with corpus VAD and with silero
   (and with silero, the bleed path of one frame only: `signals.bleed_path_s: null`, and
   one silero run: `vad.restart_s: null`, the baselines of their costs, measured in the same run);
-- bleed cancellation alone (`omnisocial.media.vad.cancel_bleed`), one frame and 0.25 s.
+- bleed cancellation alone (`omnisocial.media.crosstalk.cancel_bleed`), one frame and 0.25 s.
 
 Each line prints seconds and x-real-time (audio seconds per wall second; for a whole
 interaction, its duration per wall second). Exits 1 when the study's VAD (with restarts) is
@@ -41,8 +41,10 @@ import soundfile as sf  # noqa: E402
 
 from omnisocial.familiarity.signals import measure_interaction  # noqa: E402
 from omnisocial.media.audio import envelope, load_audio  # noqa: E402
+from omnisocial.media.crosstalk import cancel_bleed  # noqa: E402
 from omnisocial.media.sync import av_lag, track_similarity, video_motion  # noqa: E402
-from omnisocial.media.vad import RESTART_S, cancel_bleed, speech_segments  # noqa: E402
+from omnisocial.media.vad import speech_segments  # noqa: E402
+from omnisocial.settings import Signals, Vad  # noqa: E402
 
 SR = 16000
 FPS = 10
@@ -148,16 +150,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"import onnxruntime: {(time.perf_counter() - began) * 1000:.0f} ms")
         for backend in ("sequence", "stream"):  # the first call of each builds its onnxruntime session
             began = time.perf_counter()
-            speech_segments(audio["a"][:SR], SR, backend=backend)
+            speech_segments(audio["a"][:SR], SR, Vad.of(restart_s=None), backend=backend)
             print(f"silero {backend} session + 1 s warm-up: {(time.perf_counter() - began) * 1000:.0f} ms")
 
         results = {}
-        one_run, segments = best_of(args.repeats, lambda: speech_segments(audio["a"], SR))
+        vad = Vad.of()  # the schema's vad block
+        one_silero = vad.replace(restart_s=None)
+        one_run, segments = best_of(args.repeats, lambda: speech_segments(audio["a"], SR, one_silero))
         report("VAD silero, one run (sequence export)", one_run, duration)
-        seconds, _ = best_of(args.repeats, lambda: speech_segments(audio["a"], SR, backend="stream"))
+        seconds, _ = best_of(
+            args.repeats, lambda: speech_segments(audio["a"], SR, one_silero, backend="stream")
+        )
         report("VAD silero, one run (streaming export)", seconds, duration)
-        seconds, _ = best_of(args.repeats, lambda: speech_segments(audio["a"], SR, restart_s=RESTART_S))
-        results["vad"] = report(f"VAD silero, restarts over {RESTART_S:g} s (default)", seconds, duration)
+        seconds, _ = best_of(args.repeats, lambda: speech_segments(audio["a"], SR, vad))
+        results["vad"] = report(f"VAD silero, restarts over {vad.restart_s:g} s (default)", seconds, duration)
         print(f"  the restarts cost {seconds / one_run:.2f}x the one run")
         print(f"  {len(segments)} speech segments on track a, {sum(e - s for s, e in segments):.1f} s")
 
@@ -191,22 +197,24 @@ def main(argv: list[str] | None = None) -> int:
                 for s, e in segments
             ]
         )
-        params = {"threshold": 0.5, "min_speech_s": 0.25, "min_silence_s": 0.1, "measure_av_sync": True}
-        seconds, (signals, _) = best_of(args.repeats, lambda: measure_interaction(row, corpus, None, params))
+        params = (vad, Signals.of(), True)  # the schema's vad and signals blocks, audio-video lags measured
+        seconds, (signals, _) = best_of(args.repeats, lambda: measure_interaction(row, corpus, None, *params))
         assert signals["measure_ok"], signals["measure_reason"]
         report("measure_interaction, corpus VAD (2 tracks)", seconds, duration)
-        seconds, (signals, _) = best_of(args.repeats, lambda: measure_interaction(row, None, None, params))
+        seconds, (signals, _) = best_of(args.repeats, lambda: measure_interaction(row, None, None, *params))
         report("measure_interaction, silero (2 tracks)", seconds, duration)
-        one_frame = {**params, "bleed_path_s": None}
-        baseline, _ = best_of(args.repeats, lambda: measure_interaction(row, None, None, one_frame))
+        one_frame = (vad, params[1].replace(bleed_path_s=None), True)
+        baseline, _ = best_of(args.repeats, lambda: measure_interaction(row, None, None, *one_frame))
         report("  the same, bleed path of one frame only", baseline, duration)
         print(f"  the bleed path over 0.25 s costs {seconds / baseline:.2f}x the one-frame run")
-        one_silero_run = {**params, "restart_s": None}
-        baseline, _ = best_of(args.repeats, lambda: measure_interaction(row, None, None, one_silero_run))
+        one_silero_run = (one_silero, params[1], True)
+        baseline, _ = best_of(args.repeats, lambda: measure_interaction(row, None, None, *one_silero_run))
         report("  the same, one silero run", baseline, duration)
-        print(f"  silero's restarts over {RESTART_S:g} s cost {seconds / baseline:.2f}x the one-run one")
+        print(f"  silero's restarts over {vad.restart_s:g} s cost {seconds / baseline:.2f}x the one-run one")
         for path_s in (None, 0.25):
-            took, (_, shares) = best_of(args.repeats, lambda p=path_s: cancel_bleed(audio, SR, path_s=p))
+            took, (_, shares) = best_of(
+                args.repeats, lambda p=path_s: cancel_bleed(audio, SR, Signals.of(bleed_path_s=p))
+            )
             report(f"cancel_bleed, path {'one frame' if path_s is None else f'{path_s:g} s'}", took, duration)
         print(
             f"  share of the frames where the other leads explained: a {shares['a']:.2f}, b {shares['b']:.2f}"

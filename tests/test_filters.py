@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -10,7 +11,8 @@ import pytest
 import yaml
 
 from omnisocial.familiarity.contracts import CLIP_CANDIDATES, FILTER_REPORT, INTERACTIONS, SEGMENTS, SIGNALS
-from omnisocial.familiarity.filters import REQUIRED_PARAMS, apply_filters, keyword_hits
+from omnisocial.familiarity.filters import apply_filters, keyword_hits
+from omnisocial.settings import Filters
 
 PARAMS = {
     "turn_gap_s": 0.3,
@@ -116,7 +118,7 @@ def run(inter=None, sig=None, cand=None, seg=None, params=None) -> pd.DataFrame:
         SIGNALS.validate(pd.DataFrame(sig, columns=SIGNALS.names)),
         CLIP_CANDIDATES.validate(pd.DataFrame(cand, columns=CLIP_CANDIDATES.names)),
         SEGMENTS.validate(pd.DataFrame(seg, columns=SEGMENTS.names)),
-        {**PARAMS, **(params or {})},
+        Filters.of({**PARAMS, **(params or {})}),
     )
 
 
@@ -141,13 +143,12 @@ def test_a_clean_interaction_passes_everything():
 
 def test_config_filters_block_holds_every_parameter():
     config = yaml.safe_load((Path(__file__).parents[1] / "config" / "demo.yaml").read_text())
-    assert set(REQUIRED_PARAMS) <= set(config["filters"])
+    assert set(config["filters"]) == {field.name for field in dataclasses.fields(Filters)} == set(PARAMS)
 
 
-def test_missing_parameters_are_named():
-    params = {k: v for k, v in PARAMS.items() if k != "min_turns"}
-    with pytest.raises(ValueError, match="min_turns"):
-        apply_filters(INTERACTIONS.validate(pd.DataFrame([interaction()])), None, None, None, params)
+def test_unknown_parameters_are_named():
+    with pytest.raises(ValueError, match="filters.min_turn "):
+        Filters.of({**PARAMS, "min_turn": 4})
 
 
 # ------------------------------------------------------------------ F1
@@ -461,6 +462,6 @@ def test_inputs_read_back_from_csv_strings(tmp_path):
         SIGNALS.read(paths["signals"]),
         CLIP_CANDIDATES.read(paths["candidates"]),
         SEGMENTS.read(paths["segments"]),
-        PARAMS,
+        Filters.of(PARAMS),
     )
     assert report.iloc[0]["reasons"] == "F4 tracks: desynced tracks (b lags a by +0.26 s, |lag| > 0.25 s)"

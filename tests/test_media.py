@@ -18,6 +18,7 @@ from omnisocial.media.audio import (
     probe,
     probe_with_ffprobe,
 )
+from omnisocial.media.crosstalk import _align_edges, attribute_speech
 from omnisocial.media.sync import (
     audio_change,
     av_lag,
@@ -27,16 +28,12 @@ from omnisocial.media.sync import (
     video_motion,
     video_motions,
 )
-from omnisocial.media.vad import (
-    _align_edges,
-    attribute_speech,
-    probabilities_to_segments,
-    speech_probabilities,
-    speech_segments,
-)
+from omnisocial.media.vad import probabilities_to_segments, speech_probabilities, speech_segments
+from omnisocial.settings import Signals, Vad
 
 SR = 16000
 HOP = 0.02
+ONE_RUN = Vad.of(restart_s=None)  # silero's get_speech_timestamps: one run over the track
 
 
 def _ffmpeg(*args: str) -> None:
@@ -307,7 +304,9 @@ def _attributed(bleed_db):
     from omnisocial.media.recorded import sample_conversation, speaker_tracks
 
     tracks = speaker_tracks(sample_conversation(), bleed_db=bleed_db)
-    return attribute_speech({k: speech_segments(v, SR) for k, v in tracks.items()}, tracks, SR)
+    return attribute_speech(
+        {k: speech_segments(v, SR, ONE_RUN) for k, v in tracks.items()}, tracks, SR, Signals.of(), ONE_RUN
+    )
 
 
 def test_speech_goes_to_the_mic_that_leads_and_strong_bleed_is_shared():
@@ -347,12 +346,14 @@ def test_a_turn_starting_in_overlap_under_a_noise_floor_starts_on_time():
 
     recording = sample_conversation()
     tracks = speaker_tracks(recording, bleed_db=None, noise_floor_db=-60.0)
-    found = {k: speech_segments(v, SR) for k, v in tracks.items()}
+    found = {k: speech_segments(v, SR, ONE_RUN) for k, v in tracks.items()}
     onset = reference_turns(recording)["a"][-1][0]
     silero_onset = min(start for start, end in found["a"] if end > onset)
     assert silero_onset > onset + 0.3  # what silero alone gives
-    plain = attribute_speech(found, tracks, SR, edge_below_level_db=None).segments["a"]
-    aligned = attribute_speech(found, tracks, SR).segments["a"]
+    plain = attribute_speech(
+        found, tracks, SR, Signals.of(speech_edge_below_level_db=None), ONE_RUN
+    ).segments["a"]
+    aligned = attribute_speech(found, tracks, SR, Signals.of(), ONE_RUN).segments["a"]
     assert min(start for start, end in plain if end > onset) > onset + 0.3
     assert min(start for start, end in aligned if end > onset) == pytest.approx(onset, abs=0.06)
 
@@ -367,9 +368,9 @@ def test_a_silent_participant_is_not_credited_with_the_others_bleed(bleed_db):
     mic_a = np.where(own_a, recording.audio, 0.0).astype(np.float32)
     mic_b = (10 ** (bleed_db / 20) * mic_a).astype(np.float32)
     tracks = {"a": mic_a, "b": mic_b}
-    found = {k: speech_segments(v, SR) for k, v in tracks.items()}
+    found = {k: speech_segments(v, SR, ONE_RUN) for k, v in tracks.items()}
     assert union_seconds(found["b"]) > 10.0  # silero alone hears a's voice on b's mic as speech
-    result = attribute_speech(found, tracks, SR)
+    result = attribute_speech(found, tracks, SR, Signals.of(), ONE_RUN)
     if bleed_db == -10.0:
         assert union_seconds(result.segments["b"]) < 0.5 and result.shared_s < 0.5
     else:  # neither mic leads by 6 dB: all of it is shared, which F4 excludes as cross-talk
@@ -382,13 +383,15 @@ def test_a_silent_participant_is_not_credited_with_the_others_bleed(bleed_db):
 def test_silero_finds_an_espeak_utterance_inside_its_padding(utterance):
     padded = np.concatenate([np.zeros(2 * SR, np.float32), utterance, np.zeros(2 * SR, np.float32)])
     onset, offset = _extent(utterance)
-    segments = speech_segments(padded, SR, threshold=0.5, min_speech_s=0.25, min_silence_s=0.1)
+    segments = speech_segments(
+        padded, SR, ONE_RUN.replace(threshold=0.5, min_speech_s=0.25, min_silence_s=0.1)
+    )
     assert segments, "no speech found"
     assert segments[0][0] == pytest.approx(2.0 + onset, abs=0.3)
     assert segments[-1][1] == pytest.approx(2.0 + offset, abs=0.3)
     assert sum(end - start for start, end in segments) > 0.7 * (offset - onset)
-    assert speech_segments(np.zeros(3 * SR, np.float32), SR) == []
-    assert speech_segments(np.zeros(0, np.float32), SR) == []
+    assert speech_segments(np.zeros(3 * SR, np.float32), SR, ONE_RUN) == []
+    assert speech_segments(np.zeros(0, np.float32), SR, ONE_RUN) == []
 
 
 def test_silero_resamples_other_rates(utterance):
@@ -397,7 +400,7 @@ def test_silero_resamples_other_rates(utterance):
     padded = np.concatenate([np.zeros(SR, np.float32), utterance, np.zeros(SR, np.float32)])
     at_48k = resample(padded, SR, 48000)
     onset, offset = _extent(utterance)
-    segments = speech_segments(at_48k, 48000)
+    segments = speech_segments(at_48k, 48000, ONE_RUN)
     assert segments[0][0] == pytest.approx(1.0 + onset, abs=0.3)
     assert segments[-1][1] == pytest.approx(1.0 + offset, abs=0.3)
 
@@ -407,8 +410,8 @@ def test_sequence_model_matches_the_streaming_model_and_the_package(utterance):
     from silero_vad.utils_vad import get_speech_timestamps_from_probs
 
     audio = np.concatenate([np.zeros(SR // 2, np.float32), utterance, np.zeros(SR, np.float32), utterance])
-    fast = speech_probabilities(audio, SR, backend="sequence")
-    reference = speech_probabilities(audio, SR, backend="stream")
+    fast = speech_probabilities(audio, SR, backend="sequence", restart_s=None)
+    reference = speech_probabilities(audio, SR, backend="stream", restart_s=None)
     assert fast.shape == reference.shape == ((audio.size + 511) // 512,)
     np.testing.assert_allclose(fast, reference, atol=1e-5)
     for threshold, min_speech, min_silence in [(0.5, 0.25, 0.1), (0.3, 0.1, 0.3), (0.8, 0.5, 0.05)]:
@@ -429,7 +432,7 @@ def test_restarts_add_fresh_runs_and_keep_the_highest_probability(utterance):
     highest probability, the same on both exports; the first stretch is the one run's."""
     gap = np.zeros(SR, np.float32)
     audio = np.concatenate([gap, utterance, gap, gap, utterance, gap, utterance, gap])
-    one_run = speech_probabilities(audio, SR)
+    one_run = speech_probabilities(audio, SR, restart_s=None)
     restarted = speech_probabilities(audio, SR, restart_s=2.0)
     assert restarted.shape == one_run.shape
     assert np.all(restarted >= one_run)
@@ -449,23 +452,29 @@ def test_crosstalk_is_not_counted_as_the_listeners_speech(utterance):
     other = np.concatenate([gap, np.zeros(n, np.float32), gap, utterance, gap])
     leak = 10 ** (-24 / 20)
     mic_own, mic_other = own + leak * other, other + leak * own
-    found = speech_segments(mic_own, SR)
+    found = speech_segments(mic_own, SR, ONE_RUN)
     onset, offset = _extent(utterance)
     other_start = 2.0 + n / SR
     assert any(start >= other_start - 0.3 for start, _ in found), "silero hears the cross-talk as speech"
-    kept = attribute_speech({"a": found, "b": []}, {"a": mic_own, "b": mic_other}, SR).segments["a"]
+    kept = attribute_speech(
+        {"a": found, "b": []}, {"a": mic_own, "b": mic_other}, SR, Signals.of(), ONE_RUN
+    ).segments["a"]
     assert kept
     assert kept[0][0] == pytest.approx(1.0 + onset, abs=0.3)
     assert kept[-1][1] == pytest.approx(1.0 + offset, abs=0.3)
     copies = {"a": mic_own, "b": mic_own.copy()}  # two copies: neither mic leads, nothing is dropped
-    as_found = attribute_speech({"a": found, "b": []}, copies, SR, edge_below_level_db=None).segments["a"]
+    as_found = attribute_speech(
+        {"a": found, "b": []}, copies, SR, Signals.of(speech_edge_below_level_db=None), ONE_RUN
+    ).segments["a"]
     assert union_seconds(as_found) == pytest.approx(union_seconds(found), abs=0.05)
     # aligned to the level, each stretch loses at most silero's quiet padding at its two ends
     # (here none: an unvoiced end is trimmed only near the other microphone's voice; the ends
     # move to the 20 ms hops)
-    aligned = attribute_speech({"a": found, "b": []}, copies, SR).segments["a"]
+    aligned = attribute_speech({"a": found, "b": []}, copies, SR, Signals.of(), ONE_RUN).segments["a"]
     assert -0.02 * 2 * len(found) <= union_seconds(found) - union_seconds(aligned) <= 0.1 * 2 * len(found)
-    trimmed = attribute_speech({"a": found, "b": []}, copies, SR, hangover_s=None).segments["a"]
+    trimmed = attribute_speech(
+        {"a": found, "b": []}, copies, SR, Signals.of(speech_edge_hangover_s=None), ONE_RUN
+    ).segments["a"]
     assert 0 <= union_seconds(found) - union_seconds(trimmed) <= 0.1 * 2 * len(found)
 
 

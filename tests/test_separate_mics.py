@@ -21,14 +21,10 @@ from omnisocial.familiarity import recorded
 from omnisocial.familiarity.intervals import union_seconds
 from omnisocial.familiarity.turns import backchannels, overlap_seconds_by
 from omnisocial.media import telephone
+from omnisocial.media.crosstalk import attribute_speech, cancel_bleed, coherent_fraction
 from omnisocial.media.recorded import BACKCHANNELS, sample_conversation, separate_mics
-from omnisocial.media.vad import (
-    RESTART_S,
-    attribute_speech,
-    cancel_bleed,
-    coherent_fraction,
-    speech_and_short_segments,
-)
+from omnisocial.media.vad import speech_and_short_segments
+from omnisocial.settings import Signals, Vad
 
 MIN_SPEECH_S = 0.25
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,7 +59,7 @@ def test_simultaneous_speech_is_kept_on_both_microphones(recording, cross_db):
         )
     assert kept.overlap_own_s["b"] > 0.3  # the softer speaker's own speech under the louder one
     # the former rule (all speech under the louder microphone is cross-talk) loses a third of it
-    former = _attributed(mics, own_excess_db=None)
+    former = _attributed(mics, own_speech_excess_db=None)
     assert overlap_seconds_by(former.segments["a"], former.segments["b"])[0] < 0.7 * truth
 
 
@@ -115,7 +111,7 @@ def test_a_local_noise_floor_keeps_quiet_speech(recording):
     level[int(10.8 * sr) : int(14.7 * sr)] = 10 ** (-75 / 20)
     track = (track + level * np.random.default_rng(1).standard_normal(track.size)).astype(np.float32)
     audio = {"a": track, "b": np.zeros_like(track)}
-    segments = {"a": speech_and_short_segments(track, sr)[0], "b": []}
+    segments = {"a": speech_and_short_segments(track, sr, Vad.of(restart_s=None))[0], "b": []}
     turn = next((s, e) for s, e in mics.reference["a"] if 10.8 < s < 14.7)  # 11.03-14.49 s
 
     def inside(found):
@@ -123,8 +119,9 @@ def test_a_local_noise_floor_keeps_quiet_speech(recording):
             [(max(s, turn[0]), min(e, turn[1])) for s, e in found if e > turn[0] and s < turn[1]]
         )
 
-    local = attribute_speech(segments, audio, sr, floor_window_s=3.0)
-    whole = attribute_speech(segments, audio, sr, floor_window_s=None)
+    one_run = Vad.of(restart_s=None)
+    local = attribute_speech(segments, audio, sr, Signals.of(noise_floor_window_s=3.0), one_run)
+    whole = attribute_speech(segments, audio, sr, Signals.of(noise_floor_window_s=None), one_run)
     assert inside(whole.segments["a"]) == 0.0  # one floor for the track: the quiet turn is under it
     assert inside(local.segments["a"]) >= 0.75 * (turn[1] - turn[0])
 
@@ -159,7 +156,7 @@ def test_a_soft_speaker_keeps_her_edges_away_from_the_other_voice(recording):
     mics = separate_mics(recording, noise_floor_db=-60.0, b_gain_db=-12.0)
     truth = union_seconds(_long(mics.reference["b"]))
     near_only = union_seconds(_attributed(mics).segments["b"])
-    every_end = union_seconds(_attributed(mics, hangover_s=None).segments["b"])
+    every_end = union_seconds(_attributed(mics, speech_edge_hangover_s=None).segments["b"])
     assert near_only == pytest.approx(truth, rel=0.03)
     assert every_end < 0.97 * truth  # trimming every unvoiced end cut her own speech
 
@@ -167,7 +164,7 @@ def test_a_soft_speaker_keeps_her_edges_away_from_the_other_voice(recording):
 # --- a real telephone call recorded one line per talker (SpokenWOZ MUL1423, tests/data/spokenwoz) ---
 
 CALLS = ROOT / "tests" / "data" / "spokenwoz"
-VAD = {"threshold": 0.5, "min_speech_s": MIN_SPEECH_S, "min_silence_s": 0.1}
+VAD = Vad.of(threshold=0.5, min_speech_s=MIN_SPEECH_S, min_silence_s=0.1)  # restart_s: the schema's
 
 
 @pytest.fixture(scope="module")
@@ -180,16 +177,19 @@ def call_truth(call):
     return {k: _long(v) for k, v in telephone.reference(call, VAD).items()}
 
 
-def _heard(tracks, sr, cancel=True, **options):
-    heard = cancel_bleed(tracks, sr)[0] if cancel else tracks
-    found = {k: speech_and_short_segments(heard[k], sr, restart_s=RESTART_S) for k in ("a", "b")}
+def _heard(tracks, sr, cancel=True, **signals):
+    """Silero (the `vad` block of the schema) and the attribution with the `signals` block of the
+    schema, `signals` changed; the bleed cancelled first unless `cancel` is False."""
+    settings = Signals.of(signals)
+    heard = cancel_bleed(tracks, sr, settings)[0] if cancel else tracks
+    found = {k: speech_and_short_segments(heard[k], sr, VAD) for k in ("a", "b")}
     segments, short = {k: found[k][0] for k in found}, {k: found[k][1] for k in found}
-    return attribute_speech(segments, heard, sr, short=short, **options)
+    return attribute_speech(segments, heard, sr, settings, VAD, short=short)
 
 
 def test_the_real_call_is_two_separate_lines(call, call_truth):
     """Nothing of one line is on the other: cancellation leaves both as recorded."""
-    cleaned, shares = cancel_bleed(call.tracks, call.sr)
+    cleaned, shares = cancel_bleed(call.tracks, call.sr, Signals.of())
     assert max(shares.values()) < 0.1
     assert all(cleaned[k] is call.tracks[k] for k in ("a", "b"))
     assert overlap_seconds_by(call_truth["a"], call_truth["b"])[0] > 2.0  # they talk over each other
@@ -216,7 +216,7 @@ def test_without_cancellation_cross_mixed_lines_lose_their_overlap(call, call_tr
     truth = overlap_seconds_by(call_truth["a"], call_truth["b"])[0]
     raw = _heard(tracks, call.sr, cancel=False)
     assert overlap_seconds_by(raw.segments["a"], raw.segments["b"])[0] < 0.85 * truth
-    cleaned, shares = cancel_bleed(tracks, call.sr)
+    cleaned, shares = cancel_bleed(tracks, call.sr, Signals.of())
     assert min(shares.values()) > 0.5
     # what is left of b's line is b's own: the residual matches the clean line to -30 dB
     residual = cleaned["b"].astype(np.float64) - call.tracks["b"]
@@ -227,8 +227,8 @@ def test_a_plain_echo_keeps_the_one_frame_path(call):
     """A line's echo (the other line at -20 dB, no room): the 0.25 s path explains no more frames
     than one frame (it also fits some of the line's own sound), so one frame is used, exactly."""
     tracks = telephone.layout_tracks(call, -20.0)
-    cleaned, shares = cancel_bleed(tracks, call.sr)
-    one_frame, one_shares = cancel_bleed(tracks, call.sr, path_s=None)
+    cleaned, shares = cancel_bleed(tracks, call.sr, Signals.of())
+    one_frame, one_shares = cancel_bleed(tracks, call.sr, Signals.of(bleed_path_s=None))
     assert shares == one_shares
     assert all(np.array_equal(cleaned[k], one_frame[k]) for k in ("a", "b"))
 
@@ -242,14 +242,14 @@ def test_bleed_at_a_lag_is_cancelled_and_a_duplicate_is_not(recording):
         "b": np.concatenate((np.zeros(shift, np.float32), mics.tracks["b"][:-shift])),
     }
     alone = slice(int(11.2 * sr), int(12.4 * sr))  # a talks alone: b's microphone holds only bleed
-    cleaned, shares = cancel_bleed(late, sr, lag_s=0.4)
+    cleaned, shares = cancel_bleed(late, sr, Signals.of(), lag_s=0.4)
     before = np.mean(late["b"][shift:][alone].astype(np.float64) ** 2)
     after = np.mean(cleaned["b"][shift:][alone].astype(np.float64) ** 2)
     assert shares["b"] > 0.8 and 10 * np.log10(after / before) < -20
-    unaligned = cancel_bleed(late, sr, lag_s=0.0)[0]
+    unaligned = cancel_bleed(late, sr, Signals.of(), lag_s=0.0)[0]
     assert np.mean(unaligned["b"][shift:][alone].astype(np.float64) ** 2) > 0.5 * before
     copy = {"a": mics.tracks["a"], "b": mics.tracks["a"].copy()}
-    same, _ = cancel_bleed(copy, sr)
+    same, _ = cancel_bleed(copy, sr, Signals.of())
     assert same["a"] is copy["a"] and same["b"] is copy["b"]  # the duplicate filter judges those
 
 
@@ -270,8 +270,8 @@ def test_a_rooms_bleed_is_cancelled_over_its_path_not_over_one_frame(call, call_
     where the other leads and removes under 3 dB of the bleed; the path over 0.25 s
     (signals.bleed_path_s) removes over 10 dB, and the call keeps its simultaneous speech."""
     tracks = telephone.layout_tracks(call, -20.0, room_rt60_s=0.5)
-    one_frame, one_share = cancel_bleed(tracks, call.sr, min_share=0.0, path_s=None)
-    cleaned, shares = cancel_bleed(tracks, call.sr)
+    one_frame, one_share = cancel_bleed(tracks, call.sr, Signals.of(bleed_path_s=None), min_share=0.0)
+    cleaned, shares = cancel_bleed(tracks, call.sr, Signals.of())
     assert max(one_share.values()) < 0.05 and min(shares.values()) > 0.1
     for k in ("a", "b"):
         left = [
@@ -302,7 +302,9 @@ def test_a_rooms_reverberant_bleed_is_not_taken_for_backchannels(call, call_trut
         for k, o in (("a", "b"), ("b", "a"))
     )
     assert truth == 3
-    assert counted(_heard(tracks, call.sr, cancel=False, tail_s=None)) > 50  # the bleed of the moment only
+    assert (
+        counted(_heard(tracks, call.sr, cancel=False, bleed_tail_s=None)) > 50
+    )  # the bleed of the moment only
     with_tail = _heard(tracks, call.sr, cancel=False)  # signals.bleed_tail_s: 1 s, a tail shows
     assert counted(with_tail) <= truth + 5
     for speaker in ("a", "b"):  # speech stays within 5% either way
@@ -320,10 +322,11 @@ def test_a_soft_utterance_under_a_noise_floor_is_found_by_a_fresh_run(seed):
     noisy = telephone.layout_tracks(call, noise_floor_db=-60.0, seed=seed)["b"]
     reference = union_seconds(telephone.reference(call, VAD)["b"])
     found = {}
-    for restart_s in (None, RESTART_S):
-        segments, short = telephone.line_speech(noisy, call.sr, {**VAD, "restart_s": restart_s})
-        found[restart_s] = [*segments, *short]
+    restart_s = VAD.restart_s
+    for restart in (None, restart_s):
+        segments, short = telephone.line_speech(noisy, call.sr, VAD.replace(restart_s=restart))
+        found[restart] = [*segments, *short]
     assert union_seconds(found[None], lo=29.0, hi=31.0) < 0.3
-    assert union_seconds(found[RESTART_S], lo=29.0, hi=31.0) > 1.7
+    assert union_seconds(found[restart_s], lo=29.0, hi=31.0) > 1.7
     assert union_seconds(found[None]) < 0.95 * reference
-    assert union_seconds(found[RESTART_S]) == pytest.approx(reference, rel=0.03)
+    assert union_seconds(found[restart_s]) == pytest.approx(reference, rel=0.03)

@@ -11,14 +11,17 @@ import pytest
 import soundfile as sf
 
 from omnisocial.familiarity.contracts import INTERACTIONS, SEGMENTS, SIGNALS, SPEECH
-from omnisocial.familiarity.signals import measure_all, measure_interaction, measure_params, union_seconds
+from omnisocial.familiarity.signals import measure_all, measure_interaction, union_seconds
+from omnisocial.media import crosstalk
 from omnisocial.media.audio import envelope, load_audio
+from omnisocial.settings import Signals, Vad
 
 SR = 16000
 FPS = 10
 SECONDS = 10.0
 A_AT, B_AT = 0.5, 5.6  # where each speaker's utterance starts
-PARAMS = {"threshold": 0.5, "min_speech_s": 0.25, "min_silence_s": 0.1, "measure_av_sync": True}
+PARAMS = (Vad.of(), Signals.of(), True)  # the schema's vad and signals blocks, audio-video lags measured
+NO_AV = (Vad.of(), Signals.of(), False)
 
 
 def _espeak(path: Path, text: str, voice: str) -> np.ndarray:
@@ -105,16 +108,8 @@ def test_union_seconds_counts_overlap_once():
     assert union_seconds([(0, 1), (0.5, 2), (3, 4), (4, 4.5), (5, 5)]) == pytest.approx(3.5)
 
 
-def test_params_come_flat_or_as_config_blocks():
-    nested = measure_params(
-        {"vad": {"threshold": 0.6}, "filters": {"measure_av_sync": False, "min_turns": 4}}
-    )
-    assert nested["threshold"] == 0.6 and nested["measure_av_sync"] is False and "min_turns" not in nested
-    assert measure_params({"vad": {"threshold": 0.6}, "threshold": 0.4})["threshold"] == 0.4
-
-
 def test_measures_with_corpus_vad(recording):
-    signals, new_rows = measure_interaction(row(recording), corpus_speech(), transcript(), PARAMS)
+    signals, new_rows = measure_interaction(row(recording), corpus_speech(), transcript(), *PARAMS)
     assert signals["measure_ok"], signals["measure_reason"]
     assert new_rows == []
     assert signals["vad_source"] == "corpus_vad"
@@ -133,7 +128,7 @@ def test_measures_with_corpus_vad(recording):
 
 
 def test_falls_back_to_silero_without_crosstalk(recording):
-    signals, new_rows = measure_interaction(row(recording), None, None, {**PARAMS, "measure_av_sync": False})
+    signals, new_rows = measure_interaction(row(recording), None, None, *NO_AV)
     assert signals["measure_ok"] and signals["vad_source"] == "silero"
     assert signals["av_lag_a_s"] is None and signals["transcript_words"] is None
     frame = SPEECH.validate(pd.DataFrame(new_rows))
@@ -148,29 +143,53 @@ def test_falls_back_to_silero_without_crosstalk(recording):
     assert signals["speech_total_s"] == pytest.approx(total)
 
 
-def test_the_speech_edge_keys_reach_the_attribution(recording, monkeypatch):
-    from omnisocial.familiarity import signals as signals_module
+def _recording_calls(monkeypatch) -> dict[str, list]:
+    """The calls of the cross-talk path's cancel_bleed and attribute_speech, recorded as they run."""
+    calls = {"cancel_bleed": [], "attribute_speech": []}
+    for name in calls:
+        real = getattr(crosstalk, name)
+        monkeypatch.setattr(
+            crosstalk,
+            name,
+            lambda *a, _real=real, _name=name, **k: calls[_name].append((a, k)) or _real(*a, **k),
+        )
+    return calls
 
-    seen = []
-    real = signals_module.attribute_speech
-    monkeypatch.setattr(signals_module, "attribute_speech", lambda *a, **k: seen.append(k) or real(*a, **k))
-    base = {**PARAMS, "measure_av_sync": False}
-    aligned, _ = measure_interaction(row(recording), None, None, base)
-    as_found, _ = measure_interaction(
-        row(recording), None, None, {**base, "signals": {"speech_edge_below_level_db": None}}
-    )
-    assert seen[0]["edge_below_level_db"] == 25.0 and seen[0]["edge_above_floor_db"] == 6.0
-    assert seen[1]["edge_below_level_db"] is None
+
+def test_the_signals_block_reaches_the_attribution_whole(recording, monkeypatch):
+    calls = _recording_calls(monkeypatch)
+    vad, signals = Vad.of(), Signals.of()
+    aligned, _ = measure_interaction(row(recording), None, None, vad, signals, False)
+    silero_edges = signals.replace(speech_edge_below_level_db=None)
+    as_found, _ = measure_interaction(row(recording), None, None, vad, silero_edges, False)
+    (args, kwargs), (args_2, _) = calls["attribute_speech"]
+    assert args[3] is signals and args[4] is vad and args_2[3] is silero_edges
+    assert kwargs["lag_s"] == aligned["track_lag_s"] and set(kwargs["short"]) == {"a", "b"}
+    assert [a[2] for a, _ in calls["cancel_bleed"]] == [signals, silero_edges]
     assert aligned["speech_s_a"] <= as_found["speech_s_a"]  # silero's quiet padding trimmed
-    # the overlap keys too, and the measured lag (none here: the bleed is 24 dB down in noise)
-    assert seen[0]["own_excess_db"] == 6.0 and seen[0]["bleed_coherence"] == 0.5
-    assert seen[0]["floor_window_s"] == 3.0 and seen[0]["lag_s"] == aligned["track_lag_s"]
-    assert set(seen[0]["short"]) == {"a", "b"}
+    assert aligned["shared_speech_s"] is not None
+
+
+def test_a_null_margin_turns_attribution_and_bleed_cancelling_off(recording, monkeypatch):
+    """signals.crosstalk_margin_db null: no attribution, and no bleed cancelled either (whatever
+    cancel_bleed says): silero's speech on each raw track is each speaker's."""
+    from omnisocial.media.vad import speech_and_short_segments
+
+    calls = _recording_calls(monkeypatch)
+    vad, off = Vad.of(), Signals.of(crosstalk_margin_db=None, cancel_bleed=True)
+    measured, new_rows = measure_interaction(row(recording), None, None, vad, off, False)
+    assert calls == {"cancel_bleed": [], "attribute_speech": []}
+    assert measured["measure_ok"] and measured["shared_speech_s"] is None
+    for speaker in ("a", "b"):
+        raw = speech_and_short_segments(load_audio(recording["files"][f"audio_{speaker}"], SR), SR, vad)[0]
+        assert [(r["start"], r["end"]) for r in new_rows if r["speaker"] == speaker] == raw
+    with pytest.raises(ValueError, match="crosstalk_margin_db is null"):
+        crosstalk.cancel_bleed({"a": np.zeros(SR), "b": np.zeros(SR)}, SR, off)
 
 
 def test_overlap_and_backchannels_are_in_the_signals_row(recording):
     """The two utterances never overlap: 0 s of overlap and no backchannel, counted as such (not empty)."""
-    measured, _ = measure_interaction(row(recording), None, None, {**PARAMS, "measure_av_sync": False})
+    measured, _ = measure_interaction(row(recording), None, None, *NO_AV)
     assert measured["overlap_s"] == 0.0 and measured["overlap_s_a"] == measured["overlap_s_b"] == 0.0
     assert measured["backchannels_a"] == measured["backchannels_b"] == 0
     # corpus VAD with overlap: b starts over a's end (0.5 s), a's "mm-hm" inside b's talk (0.6 s)
@@ -186,7 +205,7 @@ def test_overlap_and_backchannels_are_in_the_signals_row(recording):
             for s, a, b in (("a", 0.6, 4.0), ("b", 3.5, 7.0), ("a", 5.0, 5.6), ("a", 7.2, 9.0))
         ]
     )
-    measured, _ = measure_interaction(row(recording), speech, None, {**PARAMS, "measure_av_sync": False})
+    measured, _ = measure_interaction(row(recording), speech, None, *NO_AV)
     assert measured["overlap_s"] == pytest.approx(1.1)
     assert measured["overlap_s_b"] == pytest.approx(0.5) and measured["overlap_s_a"] == pytest.approx(0.6)
     assert measured["backchannels_a"] == 1 and measured["backchannels_b"] == 0  # a's 0.6 s inside b's talk
@@ -194,7 +213,7 @@ def test_overlap_and_backchannels_are_in_the_signals_row(recording):
 
 def test_duplicated_tracks_measure_as_duplicates(recording):
     files = recording["files"]
-    signals, _ = measure_interaction(row(recording, audio_b=files["audio_a"]), corpus_speech(), None, PARAMS)
+    signals, _ = measure_interaction(row(recording, audio_b=files["audio_a"]), corpus_speech(), None, *PARAMS)
     assert signals["track_similarity"] > 0.99 and signals["track_lag_s"] == 0.0
 
 
@@ -210,7 +229,7 @@ def test_bad_files_never_raise(recording, tmp_path):
     }
     (tmp_path / "empty.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42" + bytes(500))
     for reason, values in cases.items():
-        signals, new_rows = measure_interaction(values, None, None, PARAMS)
+        signals, new_rows = measure_interaction(values, None, None, *PARAMS)
         assert signals["measure_ok"] is False and new_rows == []
         assert signals["measure_reason"].startswith(reason), signals["measure_reason"]
 
@@ -219,14 +238,14 @@ def test_both_cameras_in_one_decode_or_one_by_one_give_the_same_lags(recording, 
     from omnisocial.familiarity import signals as module
     from omnisocial.media.audio import MediaError
 
-    together, _ = measure_interaction(row(recording), corpus_speech(), None, PARAMS)
+    together, _ = measure_interaction(row(recording), corpus_speech(), None, *PARAMS)
     assert together["measure_ok"] is True and np.isfinite(together["av_lag_a_s"])
 
     def fails(paths, fps, size):
         raise MediaError(f"cannot decode video from {paths[0]}: simulated")
 
     monkeypatch.setattr(module, "video_motions", fails)  # the fallback: one ffmpeg per camera
-    alone, _ = measure_interaction(row(recording), corpus_speech(), None, PARAMS)
+    alone, _ = measure_interaction(row(recording), corpus_speech(), None, *PARAMS)
     assert alone == together
 
 
@@ -243,8 +262,8 @@ def test_measure_all_sorts_validates_and_completes_speech(recording, tmp_path):
     )
     speech_in = SPEECH.validate(corpus_speech(ids[1]))
     segments = SEGMENTS.validate(pd.concat([transcript(ids[0]), transcript(ids[1])]))
-    serial = measure_all(interactions, speech_in, segments, PARAMS, workers=1)
-    parallel = measure_all(interactions, speech_in, segments, PARAMS, workers=2)
+    serial = measure_all(interactions, speech_in, segments, *PARAMS, workers=1)
+    parallel = measure_all(interactions, speech_in, segments, *PARAMS, workers=2)
     for left, right in zip(serial, parallel, strict=True):
         pd.testing.assert_frame_equal(left, right)
     signals, speech = serial

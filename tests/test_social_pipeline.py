@@ -36,6 +36,7 @@ from omnisocial.duplexeval.reminders import reminder_judge, score_pr
 from omnisocial.judges.lexical import LexicalJudge, f1, keyword_match, units
 from omnisocial.models.base import Reply
 from omnisocial.models.runner import run_inference
+from omnisocial.settings import Vad
 from omnisocial.socialomni.baselines import (
     CHANCE_MODEL,
     SIGNAL_MODEL,
@@ -81,7 +82,7 @@ def speech(demo):
     root, social, _ = demo
     videos = list(social["when_items"]["video_path"]) + list(social["when_stream_items"]["video_path"])
     return {
-        source: speech_by_video(videos, root / "socialomni", source, social["turns"], {})
+        source: speech_by_video(videos, root / "socialomni", source, social["turns"], Vad.of())
         for source in ("truth", "vad")
     }
 

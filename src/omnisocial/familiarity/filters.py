@@ -3,7 +3,7 @@
 One row per interaction, one pass/fail column and one value column per filter, and the
 reason text of every failure (`'; '`-joined, each naming the measured value and its
 threshold, e.g. "F5 amount: 52.3 s voiced < 90 s"). Thresholds come from the `filters:`
-config block, passed in as `params`; every key listed in `REQUIRED_PARAMS` must be there.
+config block, passed in whole as `omnisocial.settings.Filters`.
 
 - ingest: the interaction was read (`ingest_ok`), with the ingest reason otherwise.
 - F1 prompt: the prompt text is not a placeholder (case-insensitive, stripped, against
@@ -54,26 +54,11 @@ import re
 import pandas as pd
 
 from omnisocial.familiarity.contracts import FILTER_REPORT
+from omnisocial.settings import Filters
 from omnisocial.summary import NOT_AUDITED
 from omnisocial.tables import is_true
 
 EPS = 1e-9
-REQUIRED_PARAMS = (
-    "min_turns",
-    "min_speech_per_speaker_s",
-    "min_total_speech_s",
-    "duplicate_similarity",
-    "max_track_lag_s",
-    "fail_unmeasurable_track_lag",
-    "max_shared_speech_share",
-    "max_av_lag_s",
-    "max_duration_mismatch_s",
-    "measure_av_sync",
-    "either_or_marker",
-    "placeholder_prompts",
-    "audit_keywords",
-    "audit_min_hits",
-)
 
 
 def _number(value) -> float | None:
@@ -124,11 +109,11 @@ def has_marker(prompt_id: str, marker: str) -> bool:
     return any(tuple(tokens[i : i + len(needle)]) == needle for i in range(len(tokens) - len(needle) + 1))
 
 
-def _f1(row: dict, params: dict) -> tuple[bool, str, list[str]]:
+def _f1(row: dict, filters: Filters) -> tuple[bool, str, list[str]]:
     prompt_id = str(row.get("prompt_id") or "")
     text = str(row.get("prompt_text") or "")
-    placeholders = {str(p).strip().lower() for p in params["placeholder_prompts"]}
-    marker = str(params["either_or_marker"])
+    placeholders = {str(p).strip().lower() for p in filters.placeholder_prompts}
+    marker = str(filters.either_or_marker)
     is_placeholder = text.strip().lower() in placeholders
     is_either_or = has_marker(prompt_id, marker)
     value = f"{prompt_id or '<no id>'}: {'either-or' if is_either_or else 'not either-or'}"
@@ -141,16 +126,16 @@ def _f1(row: dict, params: dict) -> tuple[bool, str, list[str]]:
     return not reasons, value, reasons
 
 
-def _f2(candidates: pd.DataFrame, params: dict) -> tuple[bool, int, list[str]]:
+def _f2(candidates: pd.DataFrame, filters: Filters) -> tuple[bool, int, list[str]]:
     turns = {str(r["position"]): int(r["n_turns"]) for r in candidates.to_dict("records")}
     position = min(turns, key=lambda k: (turns[k], k))
-    fewest, minimum = turns[position], int(params["min_turns"])
+    fewest, minimum = turns[position], int(filters.min_turns)
     if fewest >= minimum:
         return True, fewest, []
     return False, fewest, [f"F2 turns: {fewest} merged turns < {minimum} in the {position} clip"]
 
 
-def _f3(candidates: pd.DataFrame, params: dict) -> tuple[bool, float, list[str]]:
+def _f3(candidates: pd.DataFrame, filters: Filters) -> tuple[bool, float, list[str]]:
     least = None
     for record in candidates.to_dict("records"):
         for speaker in ("a", "b"):
@@ -158,7 +143,7 @@ def _f3(candidates: pd.DataFrame, params: dict) -> tuple[bool, float, list[str]]
             if least is None or seconds < least[0]:
                 least = (seconds, speaker, str(record["position"]))
     seconds, speaker, position = least
-    threshold = float(params["min_speech_per_speaker_s"])
+    threshold = float(filters.min_speech_per_speaker_s)
     if seconds >= threshold - EPS:
         return True, seconds, []
     reason = (
@@ -167,7 +152,7 @@ def _f3(candidates: pd.DataFrame, params: dict) -> tuple[bool, float, list[str]]
     return False, seconds, [reason]
 
 
-def _f4_tracks(signal: dict, params: dict) -> tuple[str, list[str], bool | None]:
+def _f4_tracks(signal: dict, filters: Filters) -> tuple[str, list[str], bool | None]:
     """The inter-track part of F4: (value text, failure reasons, whether the lag was measured)."""
     similarity = _number(signal.get("track_similarity"))
     lag = _number(signal.get("track_lag_s"))
@@ -178,8 +163,8 @@ def _f4_tracks(signal: dict, params: dict) -> tuple[str, list[str], bool | None]
             None,
         )
     reasons = []
-    duplicate = float(params["duplicate_similarity"])
-    max_lag = float(params["max_track_lag_s"])
+    duplicate = float(filters.duplicate_similarity)
+    max_lag = float(filters.max_track_lag_s)
     value = f"similarity={similarity:.3f} lag={'not measurable' if lag is None else f'{lag:+.2f}s'}"
     if similarity >= duplicate - EPS:
         reasons.append(f"F4 tracks: duplicated tracks (similarity {similarity:.3f} >= {_fmt(duplicate)})")
@@ -191,7 +176,7 @@ def _f4_tracks(signal: dict, params: dict) -> tuple[str, list[str], bool | None]
             value += (
                 f" (peak {peak:.2f}, prominence {_number(signal.get('track_lag_prominence')) or 0.0:.2f})"
             )
-        if is_true(params["fail_unmeasurable_track_lag"]):
+        if is_true(filters.fail_unmeasurable_track_lag):
             reasons.append("F4 tracks: lag between tracks not measurable (the tracks share no signal)")
     elif abs(lag) > max_lag + EPS:
         reasons.append(f"F4 tracks: desynced tracks (b lags a by {lag:+.2f} s, |lag| > {_fmt(max_lag)} s)")
@@ -199,7 +184,7 @@ def _f4_tracks(signal: dict, params: dict) -> tuple[str, list[str], bool | None]
     total = _number(signal.get("speech_total_s"))
     if shared is not None and total:
         share = shared / total
-        limit = float(params["max_shared_speech_share"])
+        limit = float(filters.max_shared_speech_share)
         value += f" shared={share:.0%}"
         # two copies of one track share all their speech; the duplicate reason already says why
         if share > limit + EPS and similarity < duplicate - EPS:
@@ -210,11 +195,11 @@ def _f4_tracks(signal: dict, params: dict) -> tuple[str, list[str], bool | None]
     return value, reasons, lag is not None
 
 
-def _f4(signal: dict, params: dict) -> tuple[bool, str, list[str], bool | None]:
-    value, reasons, lag_measured = _f4_tracks(signal, params)
+def _f4(signal: dict, filters: Filters) -> tuple[bool, str, list[str], bool | None]:
+    value, reasons, lag_measured = _f4_tracks(signal, filters)
     parts = [value]
-    if is_true(params["measure_av_sync"]):
-        max_av = float(params["max_av_lag_s"])
+    if is_true(filters.measure_av_sync):
+        max_av = float(filters.max_av_lag_s)
         for speaker in ("a", "b"):
             av = _number(signal.get(f"av_lag_{speaker}_s"))
             parts.append(f"av_{speaker}={'n/a' if av is None else f'{av:+.2f}s'}")
@@ -224,7 +209,7 @@ def _f4(signal: dict, params: dict) -> tuple[bool, str, list[str], bool | None]:
                 reasons.append(
                     f"F4 tracks: audio-video lag of {speaker} {av:+.2f} s, |lag| > {_fmt(max_av)} s"
                 )
-    max_mismatch = float(params["max_duration_mismatch_s"])
+    max_mismatch = float(filters.max_duration_mismatch_s)
     for speaker in ("a", "b"):
         audio = _number(signal.get(f"duration_audio_{speaker}"))
         video = _number(signal.get(f"duration_video_{speaker}"))
@@ -243,9 +228,9 @@ def _f4(signal: dict, params: dict) -> tuple[bool, str, list[str], bool | None]:
     return not reasons, " ".join(parts), reasons, lag_measured
 
 
-def _audit(transcript: pd.DataFrame | None, params: dict) -> tuple[bool, str, list[str]]:
-    keywords = list(params["audit_keywords"])
-    minimum = int(params["audit_min_hits"])
+def _audit(transcript: pd.DataFrame | None, filters: Filters) -> tuple[bool, str, list[str]]:
+    keywords = list(filters.audit_keywords)
+    minimum = int(filters.audit_min_hits)
     if transcript is None or len(transcript) == 0:
         # Nothing to audit: with a threshold of 0 the study asks for no evidence, so the
         # interaction passes as "not audited" (counted in the funnel); otherwise it fails.
@@ -266,17 +251,14 @@ def apply_filters(
     signals: pd.DataFrame | None,
     clip_candidates: pd.DataFrame | None,
     segments: pd.DataFrame | None,
-    params: dict,
+    filters: Filters,
 ) -> pd.DataFrame:
     """The FILTER_REPORT frame: one validated row per interaction, sorted by interaction_id.
 
     `interactions`: INTERACTIONS; `signals`: SIGNALS; `clip_candidates`: CLIP_CANDIDATES;
-    `segments`: SEGMENTS (transcript text for the prompt audit); `params`: the `filters:`
+    `segments`: SEGMENTS (transcript text for the prompt audit); `filters`: the `filters:`
     config block. `signals`, `clip_candidates` and `segments` may be None or empty.
     """
-    missing = [key for key in REQUIRED_PARAMS if key not in params]
-    if missing:
-        raise ValueError(f"filters params lack {', '.join(missing)}")
     signals_by_id = _rows_by_id(signals)
     candidates_by_id = _rows_by_id(clip_candidates)
     segments_by_id = _rows_by_id(segments)
@@ -328,14 +310,14 @@ def apply_filters(
             )
             reasons.append(f"measure: {cause}")
 
-        ok, record["f1_prompt_value"], found = _f1(row, params)
+        ok, record["f1_prompt_value"], found = _f1(row, filters)
         record["f1_prompt_pass"] = ok
         reasons += found
 
         candidates = candidates_by_id.get(interaction_id)
         if candidates is not None and len(candidates):
-            f2_ok, record["f2_turns_value"], f2_reasons = _f2(candidates, params)
-            f3_ok, record["f3_speech_value"], f3_reasons = _f3(candidates, params)
+            f2_ok, record["f2_turns_value"], f2_reasons = _f2(candidates, filters)
+            f3_ok, record["f3_speech_value"], f3_reasons = _f3(candidates, filters)
         elif measured:
             f2_ok = f3_ok = False
             f2_reasons = ["F2 turns: no clip window (no clip candidate for this interaction)"]
@@ -348,11 +330,11 @@ def apply_filters(
         reasons += f2_reasons + f3_reasons
 
         if measured:
-            ok, record["f4_tracks_value"], found, record["f4_lag_measured"] = _f4(signal, params)
+            ok, record["f4_tracks_value"], found, record["f4_lag_measured"] = _f4(signal, filters)
             record["f4_tracks_pass"] = ok
             reasons += found
             total = _number(signal.get("speech_total_s"))
-            minimum = float(params["min_total_speech_s"])
+            minimum = float(filters.min_total_speech_s)
             record["f5_amount_value"] = total
             if total is None:
                 record["f5_amount_pass"] = False
@@ -365,7 +347,7 @@ def apply_filters(
             record["f4_tracks_pass"] = record["f5_amount_pass"] = False
             reasons += ["F4 tracks: not evaluated: not measured", "F5 amount: not evaluated: not measured"]
 
-        ok, record["audit_value"], found = _audit(segments_by_id.get(interaction_id), params)
+        ok, record["audit_value"], found = _audit(segments_by_id.get(interaction_id), filters)
         record["audit_pass"] = ok
         reasons += found
 

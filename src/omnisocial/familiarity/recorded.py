@@ -25,6 +25,7 @@ from omnisocial.familiarity.intervals import union_seconds
 from omnisocial.familiarity.signals import measure_all
 from omnisocial.familiarity.turns import merge_turns
 from omnisocial.media.recorded import B_GAIN_DB, Recording, reference_turns, speaker_tracks
+from omnisocial.settings import Filters, Signals, Vad
 
 FPS = 10
 HEARD_BELOW_FLOOR_DB = 10.0
@@ -127,13 +128,16 @@ def run_stages(
     Clip windows come from the VAD speech (the transcript feeds only the prompt audit), so
     F2 and F3 judge what silero and the cross-talk attribution found.
     """
+    filters = Filters.of(config.get("filters"))
     signals, speech = measure_all(
-        interactions, None, transcript, {**config, "measure_av_sync": config["filters"]["measure_av_sync"]}
+        interactions,
+        None,
+        transcript,
+        Vad.of(config.get("vad")),
+        Signals.of(config.get("signals")),
+        filters.measure_av_sync,
     )
-    candidates = clip_candidates(
-        interactions, None, speech, signals, config["clips"], config["filters"]["turn_gap_s"]
-    )
-    filters = {k: v for k, v in config["filters"].items() if k != "turn_gap_s"}
+    candidates = clip_candidates(interactions, None, speech, signals, config["clips"], filters.turn_gap_s)
     report = apply_filters(interactions, signals, candidates, transcript, filters)
     return signals, speech, report
 
@@ -279,17 +283,15 @@ SEPARATE_LAYOUTS = (
 )
 
 
-def reference_figures(mics, min_speech_s: float, gap_s: float | None, signals_params: dict) -> dict:
+def reference_figures(mics, min_speech_s: float, gap_s: float | None, signals: Signals) -> dict:
     """Speech seconds, overlap, merged turns and backchannels of a layout's reference.
 
     Speech, overlap and turns count the reference stretches longer than `min_speech_s` (what
     the speech detector keeps as SPEECH); backchannels count every stretch, short ones too, by
     `turns.backchannels` with the signals' settings: the same rules as the measured figures.
     """
-    from omnisocial.familiarity.signals import measure_params
     from omnisocial.familiarity.turns import backchannels, overlap_seconds_by
 
-    p = measure_params(signals_params)
     long = {k: [(s, e) for s, e in v if e - s > min_speech_s] for k, v in mics.reference.items()}
     total, by_a, by_b = overlap_seconds_by(long["a"], long["b"])
     out = {"overlap_s": total, "overlap_s_a": by_a, "overlap_s_b": by_b, "turns": turn_count(long, gap_s)}
@@ -298,8 +300,8 @@ def reference_figures(mics, min_speech_s: float, gap_s: float | None, signals_pa
         found = backchannels(
             mics.reference[speaker],
             long[other],
-            float(p["backchannel_max_s"]),
-            float(p["backchannel_pause_s"]),
+            signals.backchannel_max_s,
+            signals.backchannel_pause_s,
         )
         out[f"backchannels_{speaker}"] = len(found)
     return out
@@ -339,7 +341,7 @@ def evaluate_mics(folder: Path, cases, config: dict) -> pd.DataFrame:
     interactions = INTERACTIONS.validate(pd.DataFrame(rows))
     signals, speech, _report = run_stages(interactions, SEGMENTS.validate(pd.DataFrame(transcript)), config)
     gap_s = config["filters"]["turn_gap_s"]
-    min_speech_s = float(config["vad"]["min_speech_s"])
+    min_speech_s = Vad.of(config.get("vad")).min_speech_s
     out = []
     for (labels, mics, _segments), row in zip(cases, rows, strict=True):
         interaction_id = row["interaction_id"]
@@ -350,7 +352,7 @@ def evaluate_mics(folder: Path, cases, config: dict) -> pd.DataFrame:
             measured[column] = float(signal[column])
         for column in ("backchannels_a", "backchannels_b"):
             measured[column] = int(signal[column])
-        reference = reference_figures(mics, min_speech_s, gap_s, config.get("signals", {}))
+        reference = reference_figures(mics, min_speech_s, gap_s, Signals.of(config.get("signals")))
         measured.update({f"ref_{key}": value for key, value in reference.items()})
         out.append(measured)
     return pd.DataFrame(out)
@@ -380,7 +382,7 @@ def evaluate_calls(folder: Path, calls_folder: Path, names, layouts, config: dic
     cases = []
     for name in names:
         call = telephone.read_call(calls_folder, name)
-        truth = telephone.reference(call, config["vad"])
+        truth = telephone.reference(call, Vad.of(config.get("vad")))
         segments = [
             {"interaction_id": "", "speaker": speaker, "start": start, "end": end, "text": text,
              "source": "transcript"}

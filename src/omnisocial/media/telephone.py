@@ -32,7 +32,9 @@ from pathlib import Path
 import numpy as np
 
 from omnisocial.media.audio import envelope
-from omnisocial.media.vad import _segments_of, attribute_speech, restart_of, speech_and_short_segments
+from omnisocial.media.crosstalk import _segments_of, attribute_speech
+from omnisocial.media.vad import speech_and_short_segments
+from omnisocial.settings import Signals, Vad
 
 CALL_NAMES = ("MUL1423", "SNG0696", "SNG1640")
 HOP_S = 0.01  # frames of the energy reading
@@ -100,33 +102,28 @@ def utterances(call: Call) -> list[tuple[str, float, float, str]]:
 
 
 def line_speech(
-    track: np.ndarray, sr: int, vad: dict
+    track: np.ndarray, sr: int, vad: Vad
 ) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
     """(speech, short stretches) of one line alone: silero with the `vad` block, ends at the line's own level.
 
-    `attribute_speech` with a silent second microphone: nothing is cross-talk, every unvoiced
-    end is trimmed (`hangover_s` None), stretches under `vad.min_speech_s` are the short ones.
+    `attribute_speech` with a silent second microphone and the schema's `signals:` block, but
+    `speech_edge_hangover_s` null: nothing is cross-talk, every unvoiced end is trimmed;
+    stretches under `vad.min_speech_s` are the short ones.
     """
-    options = {
-        "threshold": float(vad.get("threshold", 0.5)),
-        "min_speech_s": float(vad.get("min_speech_s", 0.25)),
-        "min_silence_s": float(vad.get("min_silence_s", 0.1)),
-    }
-    segments, short = speech_and_short_segments(track, sr, **options, restart_s=restart_of(vad))
+    segments, short = speech_and_short_segments(track, sr, vad)
     silent = np.zeros_like(track)
     alone = attribute_speech(
         {"a": segments, "b": []},
         {"a": track, "b": silent},
         sr,
-        min_speech_s=options["min_speech_s"],
-        min_silence_s=options["min_silence_s"],
+        Signals.of(speech_edge_hangover_s=None),
+        vad,
         short={"a": short, "b": []},
-        hangover_s=None,
     )
     return alone.segments["a"], alone.short["a"]
 
 
-def reference(call: Call, vad: dict) -> dict[str, list[tuple[float, float]]]:
+def reference(call: Call, vad: Vad) -> dict[str, list[tuple[float, float]]]:
     """Each speaker's speech by `line_speech` on their own line, short stretches included, sorted."""
     out = {}
     for speaker in ("a", "b"):

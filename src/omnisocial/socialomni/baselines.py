@@ -52,7 +52,8 @@ import pandas as pd
 from omnisocial.importing import nan_to_none, resolve
 from omnisocial.media.audio import load_audio
 from omnisocial.media.frames import frame_motion, read_grey_frames
-from omnisocial.media.vad import restart_of, speech_segments
+from omnisocial.media.vad import speech_segments
+from omnisocial.settings import Vad
 from omnisocial.socialomni.contracts import LETTERS, REPLIES, WHEN_STREAM_RESPONSES, WHO_EVIDENCE, reply_row
 from omnisocial.socialomni.importers import clip_of, split_said
 from omnisocial.socialomni.when import response_time, silence_baseline
@@ -160,24 +161,17 @@ def who_chance_replies(items: pd.DataFrame, seed: int) -> pd.DataFrame:
     return REPLIES.validate(pd.DataFrame(rows, columns=REPLIES.names))
 
 
-def vad_segments(media: str | os.PathLike, vad: Mapping) -> pd.DataFrame:
+def vad_segments(media: str | os.PathLike, vad: Vad) -> pd.DataFrame:
     """Silero speech segments of a clip's audio track (start, end), with the `vad:` config's settings."""
     audio = load_audio(media, 16000)
-    segments = speech_segments(
-        audio,
-        16000,
-        threshold=float(vad.get("threshold", 0.5)),
-        min_speech_s=float(vad.get("min_speech_s", 0.25)),
-        min_silence_s=float(vad.get("min_silence_s", 0.1)),
-        restart_s=restart_of(vad),
-    )
+    segments = speech_segments(audio, 16000, vad)
     frame = pd.DataFrame(segments, columns=["start", "end"])
     frame["duration"] = len(audio) / 16000
     return frame
 
 
 def speech_by_video(
-    videos: Sequence[str], root: str | os.PathLike, source: str, turns: pd.DataFrame, vad: Mapping
+    videos: Sequence[str], root: str | os.PathLike, source: str, turns: pd.DataFrame, vad: Vad
 ) -> dict[str, pd.DataFrame]:
     """video path -> speech segments (start, end[, speaker], duration) from VAD or the ground-truth turns."""
     out = {}

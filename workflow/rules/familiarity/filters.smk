@@ -39,7 +39,7 @@ rule apply_filters:
     resources:
         runtime=minutes(15),
     params:
-        filters={k: v for k, v in config["filters"].items() if k != "turn_gap_s"},
+        filters=config["filters"],
     script:
         "../../scripts/familiarity/apply_filters.py"
 

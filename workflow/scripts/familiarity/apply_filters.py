@@ -15,6 +15,7 @@ from omnisocial.familiarity.contracts import (
 )
 from omnisocial.familiarity.filters import apply_filters
 from omnisocial.familiarity.transcripts import mark_asr_failures
+from omnisocial.settings import Filters
 from omnisocial.workflow import start
 
 log = start(snakemake)
@@ -26,7 +27,7 @@ report = apply_filters(
     SIGNALS.read(snakemake.input.signals),
     CLIP_CANDIDATES.read(snakemake.input.candidates),
     SEGMENTS.read(snakemake.input.segments),
-    dict(snakemake.params.filters),
+    Filters.of(snakemake.params.filters),
 )
 log.info("%d of %d interactions pass every filter", int(report["passed"].sum()), len(report))
 for row in report.loc[~report["passed"]].itertuples():

@@ -8,6 +8,7 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 from omnisocial.familiarity.contracts import INTERACTIONS, SEGMENTS, SIGNALS, SPEECH
 from omnisocial.familiarity.signals import measure_all
 from omnisocial.familiarity.transcripts import combine_segments
+from omnisocial.settings import Signals, Vad
 from omnisocial.workflow import start, threads
 
 log = start(snakemake)
@@ -17,12 +18,15 @@ if hasattr(snakemake.input, "asr"):
     parts.append(SEGMENTS.read(snakemake.input.asr))
 segments = combine_segments(*parts)
 corpus_speech = SPEECH.read(snakemake.input.speech)
-params = {
-    "vad": dict(snakemake.params.vad),
-    "signals": dict(snakemake.params.signals),
-    "measure_av_sync": snakemake.params.measure_av_sync,
-}
-signals, speech = measure_all(interactions, corpus_speech, segments, params, workers=threads(snakemake))
+signals, speech = measure_all(
+    interactions,
+    corpus_speech,
+    segments,
+    Vad.of(snakemake.params.vad),
+    Signals.of(snakemake.params.signals),
+    bool(snakemake.params.measure_av_sync),
+    workers=threads(snakemake),
+)
 log.info("measured %d interactions, %d failed", len(signals), int((~signals["measure_ok"]).sum()))
 SIGNALS.write(snakemake.output.signals, signals)
 SPEECH.write(snakemake.output.speech, speech)

@@ -5,6 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
+from omnisocial.settings import Vad
 from omnisocial.socialomni.baselines import speech_by_video, when_single_replies, when_stream_baseline
 from omnisocial.socialomni.contracts import (
     REPLIES,
@@ -21,7 +22,7 @@ items = WHEN_ITEMS.read(snakemake.input.when_items)
 stream = WHEN_STREAM_ITEMS.read(snakemake.input.when_stream_items)
 turns = TURNS.read(snakemake.input.turns)
 videos = list(items["video_path"]) + list(stream["video_path"])
-speech = speech_by_video(videos, params.root, params.speech_source, turns, dict(params.vad))
+speech = speech_by_video(videos, params.root, params.speech_source, turns, Vad.of(params.vad))
 log.info("speech from %s for %d clips", params.speech_source, len(speech))
 replies = when_single_replies(items, speech, float(params.pause_s), params.seed)
 responses = when_stream_baseline(stream, speech, float(params.pause_s), float(params.step_s))
