@@ -181,7 +181,7 @@ def test_config_reference_shows_every_key_with_its_default_and_allowed_values():
             name = key.path[len(section) + 1 :] if section else key.path
             assert f"| `{name}` |" in page, key.path
     glmm = page.split("### `analysis.glmm`")[1].split("###")[0]
-    assert "| `tune` | integer | `1000` | >= 0 |" in glmm
+    assert "| `tune` | integer or null | `null` | >= 0 |" in glmm
     assert "| `chains` | integer | `4` | >= 1 |" in glmm
     assert 'one of `"released"`, `"strict"`' in page.split("| `parser` |")[1].split("\n")[0]
     assert "\n## `social`\n" in page and "\n### `social.when`\n" in page

@@ -39,6 +39,7 @@ from omnisocial.models.base import Reply
 from omnisocial.models.cluster import placement
 from omnisocial.models.registry import RegistryError
 from omnisocial.prompt_templates import load_template
+from omnisocial.settings import Glmm, Rasch
 from omnisocial.stats.sdt import MAJORITY_MODEL, score_predictions
 from omnisocial.summary import convergence_section
 from omnisocial.tables import PREDICTIONS
@@ -591,15 +592,11 @@ def test_partial_correlation_matches_the_formula():
 @pytest.mark.slow
 def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
     frames, trials, design, _ = tiny_study
-    sampler = {"draws": 60, "tune": 60, "chains": 2, "seed": 1, "target_accept": 0.8, "max_divergences": 0}
-    rasch_sampler = {
-        **sampler,
-        "until_converged": False,
-        "max_draws": 60,
-        "correction_bootstrap": 200,
-        "min_reliability": 0.0,
-    }
-    glmm = analysis.glmm_tables(trials, sampler, cores=1)
+    sampler = {"draws": 60, "tune": 60, "chains": 2, "target_accept": 0.8, "max_divergences": 0}
+    rasch_sampler = Rasch.of(
+        sampler, until_converged=False, max_draws=60, correction_bootstrap=200, min_reliability=0.0
+    )
+    glmm = analysis.glmm_tables(trials, Glmm.of(sampler), 1, cores=1)
     summary, contrasts = glmm["glmm_summary"], glmm["glmm_contrasts"]
     assert {"modality[text]", "modality[audio]", "modality[video]", "1|rater_id_sigma"} <= set(
         summary["term"]
@@ -607,7 +604,7 @@ def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
     assert len(contrasts) == 3 and contrasts["p_gt_0"].between(0, 1).all()
     assert (contrasts["source"] == SIMULATED_LABEL).all()
     assert (~summary["converged"] == (summary["flag"] != "")).all()  # 60 draws: flagged, and says why
-    rasch = analysis.rasch_tables(frames, trials, design, rasch_sampler)
+    rasch = analysis.rasch_tables(frames, trials, design, rasch_sampler, 1)
     for name, table in rasch.items():
         ANALYSIS_TABLES[name].validate(table, source=name)
     fits = rasch["rasch_fits"].set_index(["modality", "rater_type"])
@@ -644,11 +641,13 @@ def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
     assert (
         (human_text["hdi_low"] < human_text["ability"]) & (human_text["ability"] < human_text["hdi_high"])
     ).all()
-    lone = analysis.rasch_tables([frames[-1]], trials[trials["modality"] == "audio"], design, rasch_sampler)
+    lone = analysis.rasch_tables(
+        [frames[-1]], trials[trials["modality"] == "audio"], design, rasch_sampler, 1
+    )
     row = lone["rasch_fits"].set_index("rater_type").loc["model"]
-    assert not row["fitted"] and "1 models" in row["reason"]
+    assert not row["fitted"] and "1 model and" in row["reason"]
     # the fits side by side in two processes: the same tables, row for row
-    in_two = analysis.rasch_tables(frames, trials, design, rasch_sampler, workers=2)
+    in_two = analysis.rasch_tables(frames, trials, design, rasch_sampler, 1, workers=2)
     for name, table in rasch.items():
         pd.testing.assert_frame_equal(in_two[name], table, obj=name)
 

@@ -799,13 +799,13 @@ def test_rasch_divergences_flag_the_fit_and_raise_target_accept(monkeypatch):
     assert info["converged"] and info["divergences"] == 145  # within the threshold
 
 
-def test_sampler_settings_come_from_the_config_or_fail_naming_the_key():
-    from omnisocial.familiarity.analysis.glmm_rasch import GLMM_KEYS, glmm_tables
+def test_sampler_settings_are_the_config_block_or_fail_naming_the_key():
+    from omnisocial.settings import Glmm
 
-    settings = {"draws": 10, "tune": 10, "chains": 1, "seed": 0}
-    with pytest.raises(ValueError, match="analysis.glmm lacks target_accept, max_divergences"):
-        glmm_tables(_small_trials(), settings)
-    assert set(GLMM_KEYS) == {*settings, "target_accept", "max_divergences"}
+    with pytest.raises(ValueError, match=r"analysis\.glmm\.draw "):
+        Glmm.of({"draw": 10})
+    # null: the package's own choices (`omnisocial glmm`): sized draws, tuned start
+    assert Glmm.of() == Glmm(draws=None, tune=None, chains=4, target_accept=None, max_divergences=0)
 
 
 @pytest.mark.slow
@@ -981,13 +981,14 @@ def test_divergent_fit_is_flagged_in_every_output_of_the_command(tmp_path, capsy
 def test_workflow_glmm_flags_a_divergent_fit_everywhere(monkeypatch):
     """Point 2, the workflow's tables: the same rule and the same flags as the command."""
     from omnisocial.familiarity.analysis.glmm_rasch import glmm_tables
+    from omnisocial.settings import Glmm
     from omnisocial.stats.glmm import _fast
 
     trials = _separated().assign(response="familiar", source="test")  # response: not read here
     monkeypatch.setattr(_fast, "CENTERED_MIN_RATIO", -1.0)
     # from a low target acceptance, as the command's test: 0.3 -> 0.65 -> 0.825
-    params = {"draws": 400, "tune": 300, "chains": 2, "seed": 0, "target_accept": 0.3, "max_divergences": 0}
-    tables = glmm_tables(trials, params)
+    settings = Glmm(draws=400, tune=300, chains=2, target_accept=0.3, max_divergences=0)
+    tables = glmm_tables(trials, settings, 0)
     summary, contrasts = tables["glmm_summary"], tables["glmm_contrasts"]
     assert (summary["divergences"] > 0).all() and (summary["target_accept"] == 0.825).all()
     for table in (summary, contrasts):

@@ -411,7 +411,9 @@ def headline_section(metrics: pd.DataFrame | None, variant: str = "v1") -> pd.Da
 
 def convergence_section(glmm_summary: pd.DataFrame | None, rasch_fits: pd.DataFrame | None) -> pd.DataFrame:
     """Every Bayesian fit: GLMM terms and Rasch fits with R-hat, ESS, the fit's divergent
-    transitions (above the config's max_divergences they flag the fit) and the convergence flag."""
+    transitions (above the config's max_divergences they flag the fit) and the convergence flag.
+    A Rasch fit that cannot exist (fewer than 2 persons or dyads: one model) has `converged` NA
+    and the flag "not applicable: <why>"."""
     rows = []
     if glmm_summary is not None:
         for row in glmm_summary.itertuples(index=False):
@@ -438,14 +440,20 @@ def convergence_section(glmm_summary: pd.DataFrame | None, rasch_fits: pd.DataFr
                     "ess_bulk": row.ess_bulk_min,
                     "ess_tail": getattr(row, "ess_tail_min", math.nan),
                     "divergences": _count(getattr(row, "divergences", None)) if fitted else None,
-                    "converged": fitted and bool(row.converged),
+                    # a side with one model (or one dyad) has no Rasch model to fit: not a failure
+                    "converged": bool(row.converged) if fitted else pd.NA,
                     "flag": (row.flag if isinstance(row.flag, str) else "")
                     if fitted
-                    else f"not fitted: {row.reason}",
+                    else f"not applicable: {row.reason}",
                 }
             )
     columns = ["fit", "part", "r_hat", "ess_bulk", "ess_tail", "divergences", "converged", "flag"]
-    return pd.DataFrame(rows, columns=columns).astype({"divergences": "Int64"})
+    return pd.DataFrame(rows, columns=columns).astype({"divergences": "Int64", "converged": "boolean"})
+
+
+def not_converged(convergence: pd.DataFrame) -> int:
+    """Fit parts that were fitted and miss the convergence rule (a part not applicable is none)."""
+    return int(convergence["converged"].astype("boolean").eq(False).sum())
 
 
 GLMM_CONTRAST_COLUMNS = ["contrast", "pp", "pp_hdi", "pp_p_gt_0", "logit", "logit_hdi", "converged", "flag"]
@@ -582,9 +590,11 @@ def summary_markdown(sections: Mapping[str, pd.DataFrame], explorer: str = "") -
     if _off_plan(sections):
         lines += [f"**Raters differ from the plan** for {', '.join(_off_plan(sections))} (see Raters).", ""]
     convergence = sections.get("convergence")
-    if convergence is not None and len(convergence) and not convergence["converged"].all():
-        bad = int((~convergence["converged"].astype(bool)).sum())
-        lines += [f"**{bad} Bayesian fit part(s) not converged or not fitted** (see Convergence).", ""]
+    if convergence is not None and len(convergence) and not_converged(convergence):
+        lines += [
+            f"**{not_converged(convergence)} Bayesian fit part(s) not converged** (see Convergence).",
+            "",
+        ]
     for name, table in sections.items():
         lines += [f"## {SECTION_TITLES.get(name, name)}", "", markdown_table(table)]
     return "\n".join(lines)

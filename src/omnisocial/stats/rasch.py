@@ -374,7 +374,7 @@ def add_cli(subparsers) -> None:
     parser.add_argument(
         "--until-converged",
         action="store_true",
-        help="sample again with more draws (at most 3 fits) while R-hat > 1.01 or bulk ESS < 400",
+        help="sample again with more draws (at most 3 fits) while R-hat > 1.01 or bulk or tail ESS < 400",
     )
     parser.add_argument("--max-draws", type=int, default=MAX_DRAWS, help="per chain, with --until-converged")
     parser.add_argument("--target-accept", type=float, default=0.8, help="NUTS target acceptance (first fit)")

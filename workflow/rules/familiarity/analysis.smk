@@ -86,7 +86,8 @@ rule glmm:
         runtime=minutes(120),
         mem_mb=4000,
     params:
-        glmm={**ANALYSIS["glmm"], "seed": ANALYSIS["seed"]},
+        glmm=ANALYSIS["glmm"],
+        seed=ANALYSIS["seed"],
     script:
         "../../scripts/familiarity/glmm.py"
 
@@ -116,7 +117,8 @@ rule rasch:
         runtime=minutes(120),
         mem_mb=4000,
     params:
-        rasch={**ANALYSIS["rasch"], "seed": ANALYSIS["seed"]},
+        rasch=ANALYSIS["rasch"],
+        seed=ANALYSIS["seed"],
     script:
         "../../scripts/familiarity/rasch.py"
 

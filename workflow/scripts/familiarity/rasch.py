@@ -7,6 +7,7 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
 from omnisocial.familiarity.analysis import rasch_tables, released_sources
 from omnisocial.familiarity.contracts import ANALYSIS_TABLES, RATED_TRIALS
+from omnisocial.settings import Rasch
 from omnisocial.tables import DESIGN, PREDICTIONS
 from omnisocial.workflow import start, threads
 
@@ -16,7 +17,8 @@ tables = rasch_tables(
     list(frames.values()),
     RATED_TRIALS.read(snakemake.input.trials),
     DESIGN.read(snakemake.input.design),
-    dict(snakemake.params.rasch),
+    Rasch.of(snakemake.params.rasch),
+    snakemake.params.seed,
     released_sources(frames, snakemake.input.released),
     workers=threads(snakemake),
 )

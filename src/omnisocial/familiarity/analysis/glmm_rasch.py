@@ -32,6 +32,7 @@ from omnisocial.familiarity.contracts import (
     RASCH_PERSONS,
 )
 from omnisocial.processes import fork_context
+from omnisocial.settings import Glmm, Rasch
 from omnisocial.stats.reliability import (
     bootstrap_corrected,
     classical_reliability,
@@ -51,33 +52,24 @@ log = logging.getLogger(__name__)
 # --- glmm ---------------------------------------------------------------------------------
 
 
-def required_settings(params: Mapping, keys: Iterable[str], section: str) -> dict:
-    """The sampler settings `keys` of config `section` (the schema gives their defaults): a
-    missing key fails naming it, so no fallback here can disagree with the schema."""
-    missing = [key for key in keys if key not in params]
-    if missing:
-        raise ValueError(f"config {section} lacks {', '.join(missing)} (defaults: workflow/schemas)")
-    return {key: params[key] for key in keys}
-
-
-GLMM_KEYS = ("draws", "tune", "chains", "seed", "target_accept", "max_divergences")
-
-
-def glmm_tables(trials: pd.DataFrame, params: Mapping, cores: int = 1) -> dict[str, pd.DataFrame]:
+def glmm_tables(trials: pd.DataFrame, settings: Glmm, seed: int, cores: int = 1) -> dict[str, pd.DataFrame]:
     """glmm_summary (fixed effects and group SDs) and glmm_contrasts of
     `correct ~ 0 + modality + (1|rater_id) + (1|dyad_id)` on the human trials.
 
-    params (config analysis.glmm and the seed, all required): draws, tune, chains, seed,
-    target_accept, max_divergences. The convergence rule is the command's and the Rasch fits'
-    (`stats.convergence`, applied by `glmm.fit_glmm` and its summaries): a fit with more
-    divergent transitions than max_divergences is sampled again with a higher target_accept, at
-    most 3 fits; if the last still has too many, every row is flagged. Every row carries r_hat,
-    ess_bulk, ess_tail, converged, flag and the fit's divergences; the contrasts are on the logit
-    scale and in percentage points of accuracy (`glmm.contrasts`).
+    `settings`: config `analysis.glmm` whole; `seed`: `analysis.seed`. `draws`, `tune` and
+    `target_accept` null are the package's own choices, as `omnisocial glmm` makes them
+    (`glmm.fit_glmm`): the tuned start (0.65 where every factor is centred, else 0.8) and draws
+    sized to the convergence rule, the same chains drawing on until it holds (at most
+    `glmm.MAX_ROUNDS` rounds and `glmm.MAX_DRAWS` draws per chain). The convergence rule is the
+    command's and the Rasch fits' (`stats.convergence`, applied by `glmm.fit_glmm` and its
+    summaries): a fit with more divergent transitions than max_divergences is sampled again
+    with a higher target_accept, at most 3 fits; if the last still has too many, every row is
+    flagged. Every row carries r_hat, ess_bulk, ess_tail, converged, flag and the fit's
+    divergences; the contrasts are on the logit scale and in percentage points of accuracy
+    (`glmm.contrasts`).
     """
     from omnisocial.stats import glmm
 
-    settings = required_settings(params, GLMM_KEYS, "analysis.glmm")
     frame = _trials(trials)
     if frame.empty:
         # a models-only study: the GLMM is of human trials; its figure says there are none
@@ -87,13 +79,20 @@ def glmm_tables(trials: pd.DataFrame, params: Mapping, cores: int = 1) -> dict[s
     result = glmm.fit_glmm(
         frame[["rater_id", "dyad_id", "modality", "correct"]],
         glmm.DEFAULT_FORMULA,
-        draws=int(settings["draws"]),
-        tune=int(settings["tune"]),
-        chains=int(settings["chains"]),
-        seed=int(settings["seed"]),
+        draws=settings.draws,
+        tune=settings.tune,
+        chains=settings.chains,
+        seed=int(seed),
         cores=max(1, int(cores)),
-        target_accept=float(settings["target_accept"]),
-        max_divergences=int(settings["max_divergences"]),
+        target_accept=settings.target_accept,
+        max_divergences=settings.max_divergences,
+    )
+    log.info(
+        "GLMM: %d draws per chain in %d round(s), target_accept %.3f, %d attempt(s)",
+        result.draws,
+        result.rounds,
+        result.target_accept,
+        result.attempts,
     )
     summary = glmm.summarize(result, levels=False).assign(
         formula=result.formula,
@@ -319,11 +318,10 @@ def _fit_all(tasks: list[tuple[pd.DataFrame, dict]], workers: int) -> list:
         return list(pool.map(_fit_one, tasks))
 
 
-RASCH_KEYS = (
+RASCH_FIT_KEYS = (
     "draws",
     "tune",
     "chains",
-    "seed",
     "until_converged",
     "max_draws",
     "target_accept",
@@ -335,17 +333,19 @@ def rasch_tables(
     predictions: pd.DataFrame | Iterable[pd.DataFrame],
     trials: pd.DataFrame,
     design: pd.DataFrame,
-    params: Mapping,
+    settings: Rasch,
+    seed: int,
     sources: Mapping[str, str] | None = None,
     workers: int = 1,
 ) -> dict[str, pd.DataFrame]:
     """rasch_difficulty, rasch_fits, rasch_persons, rasch_correlations, rasch_partial (module docstring).
 
-    params (config analysis.rasch and the seed, all required): draws, tune, chains, seed,
-    until_converged (rerun a fit with divergences at a higher target_accept, one that misses
-    the R-hat/ESS targets with more draws, `stats.rasch`), max_draws, target_accept,
-    max_divergences, correction_bootstrap (resamples of the dyads for the intervals of the
-    corrected correlations), min_reliability (no corrected value below it).
+    settings: config `analysis.rasch` whole (the fits' draws, tune, chains, until_converged: rerun
+    a fit with divergences at a higher target_accept, one that misses the R-hat/ESS targets with
+    more draws, `stats.rasch`; max_draws, target_accept, max_divergences; correction_bootstrap:
+    resamples of the dyads for the intervals of the corrected correlations; min_reliability: no
+    corrected value below it); seed: `analysis.seed`. A side with fewer than 2 persons or dyads
+    (one model) has no fit to make: its rasch_fits row says so (`fitted` False, `reason`).
     sources: {model: source} of models not inferred here
     (released); a models' fit says the sources of the models in it. `workers` > 1 fits the
     (modality, rater type) models in that many (forked) processes, with the same results.
@@ -353,10 +353,8 @@ def rasch_tables(
     models = model_predictions(predictions, design)
     human = human_source(trials)
     truth = truth_map(design)
-    keys = (*RASCH_KEYS, "correction_bootstrap", "min_reliability")
-    settings = required_settings(params, keys, "analysis.rasch")
-    resamples, seed = int(settings["correction_bootstrap"]), int(settings["seed"])
-    least = float(settings["min_reliability"])
+    resamples, seed = settings.correction_bootstrap, int(seed)
+    least = settings.min_reliability
     difficulty, fits, abilities, to_fit = [], [], [], []
     for (modality, rater_type), responses in sorted(_responses(models, trials).items()):
         people = responses["person"].unique()
@@ -371,7 +369,7 @@ def rasch_tables(
             "source": source,
         }
         if n_persons < 2 or n_items < 2:
-            who = "raters" if rater_type == "human" else "models"
+            who = ("rater" if rater_type == "human" else "model") + ("" if n_persons == 1 else "s")
             reason = f"{n_persons} {who} and {n_items} dyads (2 of each needed)"
             log.warning("Rasch %s %s: no fit, %s", modality, rater_type, reason)
             fits.append(
@@ -389,7 +387,7 @@ def rasch_tables(
             continue
         to_fit.append((len(fits), fit, responses))
         fits.append(fit)  # completed below, in this order
-    fit_settings = {key: settings[key] for key in RASCH_KEYS}
+    fit_settings = {key: getattr(settings, key) for key in RASCH_FIT_KEYS} | {"seed": seed}
     fitted = _fit_all([(responses, fit_settings) for _, _, responses in to_fit], workers)
     for (row, fit, responses), (items, persons, info) in zip(to_fit, fitted, strict=True):
         modality, rater_type, source = fit["modality"], fit["rater_type"], fit["source"]
