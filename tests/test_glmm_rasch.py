@@ -17,6 +17,7 @@ import pytest
 from omnisocial import cli
 from omnisocial.stats import glmm, rasch
 from omnisocial.stats.glmm import _mcmc
+from omnisocial.stats.glmm import cli as glmm_cli
 from omnisocial.tables import TRIALS
 
 FORMULA = glmm.DEFAULT_FORMULA
@@ -328,7 +329,7 @@ def test_fast_path_does_not_import_bambi_or_pymc(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.strip().splitlines()[-1])["sampler"] == "fast"
 
-    result = glmm.fit_glmm(glmm.read_data(str(trials), FORMULA), draws=30, tune=30)
+    result = glmm.fit_glmm(glmm_cli.read_data(str(trials), FORMULA), draws=30, tune=30)
     assert result.sampler == "fast"
     write_csv(tmp_path / "library.csv", glmm.summarize(result))
     assert (tmp_path / "g.csv").read_bytes() == (tmp_path / "library.csv").read_bytes()
@@ -873,7 +874,7 @@ def test_cli_glmm_and_rasch(tmp_path, capsys):
 def test_cli_registers_subcommands():
     parser = cli.build_parser()
     args = parser.parse_args(["glmm", "t.csv", "-o", "s.csv", "--draws", "50", "--seed", "4"])
-    assert args.func is glmm.run_cli and args.formula == FORMULA and args.draws == 50 and args.seed == 4
+    assert args.func is glmm_cli.run_cli and args.formula == FORMULA and args.draws == 50 and args.seed == 4
     args = parser.parse_args(
         ["rasch", "r.csv", "--person", "p", "--item", "i", "--correct", "c", "-o", "i.csv"]
     )

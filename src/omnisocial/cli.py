@@ -28,7 +28,7 @@ from omnisocial.tables import METRICS, PREDICTIONS, RELATIONSHIPS, Contract, Tab
 
 COMMANDS: dict[str, str] = {
     "score": __name__,  # add_cli below
-    "glmm": "omnisocial.stats.glmm",
+    "glmm": "omnisocial.stats.glmm.cli",
     "rasch": "omnisocial.stats.rasch",
     "socialomni": "omnisocial.socialomni.cli",  # who|when|how from replies made elsewhere
     "duplexeval": "omnisocial.duplexeval.cli",  # rtd|pr from judge replies made elsewhere

@@ -48,8 +48,8 @@ formulas and the bambi samplers go through `bambi.Model`.
 
 Modules: `_design` (formula, data, simulation, design and priors), `_fast` (layout and log
 density), `_sample` (nutpie and draw sizing), `_pymc` (the PyMC reference model), `_summary`
-(summaries, HDI_PROB, and the targets RHAT_MAX, ESS_MIN of `stats.convergence`); this module
-fits and holds the CLI.
+(summaries, HDI_PROB, and the targets RHAT_MAX, ESS_MIN of `stats.convergence`), `cli` (the
+`omnisocial glmm` command); this module fits.
 
 Convergence (`stats.convergence`, the one rule of the command, the workflow and the Rasch fits):
 every reported row carries `r_hat`, `ess_bulk`, `ess_tail`, `converged` and `flag`; a row with
@@ -62,21 +62,16 @@ still diverges, has every row of every table flagged.
 
 from __future__ import annotations
 
-import argparse
-import json
 import logging
 import os
-import re
 import time
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from omnisocial.stats.glmm._design import (  # noqa: F401
-    _NAME,
     StandardDesign,
     StandardFormula,
-    _formula_columns,
     _prepare,
     coerce_binary,
     parse_standard_formula,
@@ -87,7 +82,6 @@ from omnisocial.stats.glmm._fast import (  # noqa: F401
     FastModel,
     GroupSpec,
     _NotFast,
-    _zerosum_extend,
     build_fast_model,
     make_fast_model,
     standard_fast_model,
@@ -227,14 +221,13 @@ def fit_glmm(
     """
     from omnisocial.stats.convergence import divergence_problem, raised_target_accept
 
+    request = _FitRequest(formula, family, draws, tune, chains, seed, sampler, cores, priors, centered)
     started = time.perf_counter()
     for attempt in range(1, MAX_ROUNDS + 1):
         kwargs = dict(sampler_kwargs or {})
         if target_accept is not None:
             kwargs["target_accept"] = target_accept
-        result = _fit_once(
-            data, formula, family, draws, tune, chains, seed, sampler, cores, priors, centered, kwargs
-        )
+        result = _fit_once(data, request, kwargs)
         result.max_divergences, result.attempts = max_divergences, attempt
         target_accept = result.target_accept
         diverged = divergence_problem(result.divergences, max_divergences)
@@ -246,21 +239,25 @@ def fit_glmm(
     return result
 
 
-def _fit_once(
-    data: pd.DataFrame,
-    formula: str = DEFAULT_FORMULA,
-    family: str = "bernoulli",
-    draws: int | None = None,
-    tune: int | None = None,
-    chains: int = 2,
-    seed: int = 0,
-    sampler: str = "auto",
-    cores: int | None = None,
-    priors: dict | None = None,
-    centered="auto",
-    sampler_kwargs: dict | None = None,
-) -> GLMMResult:
-    """Fit a bambi-formula GLMM; see the module docstring for the samplers.
+@dataclass(frozen=True)
+class _FitRequest:
+    """What `fit_glmm` was asked for, passed whole to each of its fits (`_fit_once`)."""
+
+    formula: str
+    family: str
+    draws: int | None
+    tune: int | None
+    chains: int
+    seed: int
+    sampler: str
+    cores: int | None
+    priors: dict | None
+    centered: object
+
+
+def _fit_once(data: pd.DataFrame, request: _FitRequest, sampler_kwargs: dict) -> GLMMResult:
+    """Fit a bambi-formula GLMM once (`request`: `fit_glmm`'s arguments); see the module docstring
+    for the samplers.
 
     `sampler`: "auto" (fast path when the formula is standard, else "bambi-nutpie"), "fast",
     "pymc" (the fast path's model compiled by nutpie from PyMC), "bambi" (out of the box:
@@ -273,6 +270,9 @@ def _fit_once(
     `centered` ("auto", bool, or {column: bool}) chooses the fast path's parameterization;
     `sampler_kwargs` go to `nutpie.sample` (fast, pymc) or `bambi.Model.fit` (bambi samplers).
     """
+    formula, family, draws, tune = request.formula, request.family, request.draws, request.tune
+    chains, seed, sampler, cores = request.chains, request.seed, request.sampler, request.cores
+    priors, centered = request.priors, request.centered
     if sampler not in SAMPLERS:
         raise ValueError(f"unknown sampler {sampler!r}; choose from {', '.join(SAMPLERS)}")
     if (draws is not None and draws < 1) or (tune is not None and tune < 0) or chains < 1:
@@ -455,116 +455,3 @@ def _bambi_terms(model, standard) -> tuple[str | None, list[str], list[str]]:
 
 
 # --- command line -----------------------------------------------------------------------
-
-
-def add_cli(subparsers) -> None:
-    """Register `omnisocial glmm DATA.csv --formula ... -o SUMMARY.csv`."""
-    parser = subparsers.add_parser(
-        "glmm",
-        help="Bayesian logistic GLMM (bambi formula) of trial-level data",
-        description=(
-            "Fit a bambi-formula logistic GLMM and write one row per parameter "
-            "(term, mean, sd, hdi_low, hdi_high, r_hat, ess_bulk, ess_tail, converged, flag). Pairwise "
-            "contrasts of the `0 + factor` term (logit scale, and in percentage points of accuracy) "
-            "go to SUMMARY_contrasts.csv and variance components to SUMMARY_variance.csv when the "
-            "formula has that form. A row is flagged when R-hat > 1.01 or bulk or tail ESS < 400; "
-            "every row when the fit has more than --max-divergences divergent transitions."
-        ),
-    )
-    parser.add_argument("data", help="trial-level CSV (e.g. a TRIALS table)")
-    parser.add_argument(
-        "--formula", default=DEFAULT_FORMULA, help=f"bambi formula (default: {DEFAULT_FORMULA!r})"
-    )
-    parser.add_argument("--family", default="bernoulli")
-    parser.add_argument("-o", "--output", required=True, help="summary CSV to write")
-    parser.add_argument(
-        "--draws",
-        type=int,
-        default=None,
-        help="draws per chain (default: sized to R-hat <= 1.01, ESS >= 400)",
-    )
-    parser.add_argument("--tune", type=int, default=None, help="tuning steps (default: 300 fast, 500 bambi)")
-    parser.add_argument("--chains", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--sampler", choices=SAMPLERS, default="auto")
-    parser.add_argument(
-        "--target-accept",
-        type=float,
-        default=None,
-        help=f"NUTS target acceptance of the first fit, raised after divergences (default: "
-        f"{FAST_TARGET_ACCEPT} on the fast path when every factor is centred, else {TARGET_ACCEPT})",
-    )
-    parser.add_argument(
-        "--max-divergences",
-        type=int,
-        default=0,
-        help="divergent transitions a converged fit may have (more: sampled again, then flagged)",
-    )
-    parser.set_defaults(func=run_cli)
-
-
-def read_data(path: str, formula: str) -> pd.DataFrame:
-    """Read a CSV as strings; formula columns that are all numbers (and not groups) become numeric."""
-    from omnisocial.io import read_csv_strings
-
-    frame = read_csv_strings(path)
-    standard = parse_standard_formula(formula)
-    groups = set(re.findall(rf"\|\s*({_NAME})", formula))
-    keep_text = groups | ({standard.fixed} if standard else set())
-    for column in _formula_columns(formula, frame):
-        if column in keep_text:
-            continue
-        numbers = pd.to_numeric(frame[column], errors="coerce")
-        if numbers.notna().all():
-            frame[column] = numbers
-    return frame
-
-
-def run_cli(args: argparse.Namespace) -> int:
-    from omnisocial.errors import InputError
-    from omnisocial.io import write_csv
-
-    try:
-        data = read_data(args.data, args.formula)
-    except FileNotFoundError:
-        raise InputError(f"{args.data}: no such file") from None
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        raise InputError(f"{args.data}: not a readable CSV ({error})") from None
-    try:
-        result = fit_glmm(
-            data,
-            formula=args.formula,
-            family=args.family,
-            draws=args.draws,
-            tune=args.tune,
-            chains=args.chains,
-            seed=args.seed,
-            sampler=args.sampler,
-            target_accept=args.target_accept,
-            max_divergences=args.max_divergences,
-        )
-    except ValueError as error:
-        raise InputError(f"{args.data}: {error}") from None
-    summary = summarize(result)
-    tables = [summary]
-    write_csv(args.output, summary)
-    stem = args.output[:-4] if args.output.endswith(".csv") else args.output
-    if result.fixed_term is not None and len(result.fixed_levels) > 1:
-        tables.append(contrasts(result))
-        write_csv(f"{stem}_contrasts.csv", tables[-1])
-    if result.group_terms:
-        tables.append(variance_components(result))
-        write_csv(f"{stem}_variance.csv", tables[-1])
-    bad = int((~summary["converged"]).sum())
-    converged = all(bool(table["converged"].all()) for table in tables)
-    log.info("glmm: %s sampler %s, %d rows, %d flagged", args.data, result.sampler, len(summary), bad)
-    report = {"output": args.output, "sampler": result.sampler, "rows": len(summary), "flagged": bad}
-    report.update({"converged": converged, "fit_flag": fit_divergence(result)})
-    report.update({"draws": result.draws, "rounds": result.rounds, "divergences": result.divergences})
-    report.update({"target_accept": result.target_accept, "attempts": result.attempts})
-    if "n_steps" in result.trace.sample_stats:  # leapfrog steps per draw: the time per draw
-        report["mean_steps"] = round(float(result.trace.sample_stats["n_steps"].mean()), 2)
-    if result.fast_model is not None:
-        report["centered"] = {factor.column: factor.centered for factor in result.fast_model.factors}
-    print(json.dumps(report))
-    return 0
