@@ -14,7 +14,8 @@ import pytest
 import soundfile as sf
 
 from omnisocial.familiarity.contracts import INTERACTIONS, SEGMENTS, SPEECH
-from omnisocial.familiarity.corpus.seamless import CorpusError, ingest, parse_file_id, parse_participant_json
+from omnisocial.familiarity.corpus.seamless import ingest
+from omnisocial.familiarity.corpus.seamless.files import CorpusError, parse_file_id, parse_participant_json
 
 LABEL = "naturalistic"
 FOLDER = ("train", "0000", "0000")
