@@ -258,8 +258,9 @@ def cancel_bleed(
 
     if not signals.attributes:
         raise ValueError("signals.crosstalk_margin_db is null: no microphone leads, no bleed to cancel")
-    margin_db, path_s = signals.crosstalk_margin_db, signals.bleed_path_s
+    ratio = 10.0 ** (signals.crosstalk_margin_db / 10.0)
     frame = int(round(BLEED_FRAME_S * sr))
+    path_s = signals.bleed_path_s  # None: one frame only
     taps = 1 if not path_s else max(1, int(np.ceil(path_s / (BLEED_FRAME_S / 2))))
     lag = 0 if lag_s is None or not np.isfinite(lag_s) else int(round(lag_s * sr))
     # single precision: a 10 min pair at 16 kHz holds four spectra of 150 MB each in double
@@ -274,7 +275,7 @@ def cancel_bleed(
             else stft(_shifted(np.asarray(audio[other], np.float32), shift), nperseg=frame)[2]
         )
         energy_x = np.sum(np.abs(x) ** 2, axis=0)
-        leading = np.sum(np.abs(y) ** 2, axis=0) > energy_x * 10.0 ** (margin_db / 10.0)
+        leading = np.sum(np.abs(y) ** 2, axis=0) > energy_x * ratio
         if leading.sum() < MIN_BLEED_FRAMES:
             continue
         frames = np.flatnonzero(leading)
