@@ -27,6 +27,7 @@ from omnisocial.media.vad import speech_and_short_segments
 from omnisocial.settings import Signals, Vad
 
 MIN_SPEECH_S = 0.25
+BACKCHANNEL = (Signals.of().backchannel_max_s, Signals.of().backchannel_pause_s)  # the schema's
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -91,9 +92,12 @@ def test_short_backchannels_are_kept_as_events(recording):
         assert any(s < at + duration and e > at for s, e in kept.short[owner]), (owner, at, kept.short)
     other = {"a": "b", "b": "a"}
     counted = {
-        k: backchannels([*kept.segments[k], *kept.short[k]], kept.segments[other[k]]) for k in ("a", "b")
+        k: backchannels([*kept.segments[k], *kept.short[k]], kept.segments[other[k]], *BACKCHANNEL)
+        for k in ("a", "b")
     }
-    expected = {k: backchannels(mics.reference[k], _long(mics.reference[other[k]])) for k in ("a", "b")}
+    expected = {
+        k: backchannels(mics.reference[k], _long(mics.reference[other[k]]), *BACKCHANNEL) for k in ("a", "b")
+    }
     assert (
         {k: len(v) for k, v in counted.items()}
         == {k: len(v) for k, v in expected.items()}
@@ -131,9 +135,11 @@ def test_overlap_is_credited_to_the_one_who_joined():
     b = [(4.0, 8.0), (11.0, 11.5), (12.0, 13.0)]
     total, by_a, by_b = overlap_seconds_by(a, b)
     assert (total, by_a, by_b) == pytest.approx((1.5, 0.0, 1.5))
-    assert backchannels(b, a) == [(11.0, 11.5)]  # inside a's talk, short; (4, 8) takes the floor
-    assert backchannels([(5.5, 5.8)], [(0.0, 5.0), (5.9, 9.0)]) == [(5.5, 5.8)]  # in a's pause
-    assert backchannels([(5.5, 5.8)], [(0.0, 5.0), (5.9, 9.0)], pause_s=0.5) == []
+    assert backchannels(b, a, *BACKCHANNEL) == [
+        (11.0, 11.5)
+    ]  # inside a's talk, short; (4, 8) takes the floor
+    assert backchannels([(5.5, 5.8)], [(0.0, 5.0), (5.9, 9.0)], *BACKCHANNEL) == [(5.5, 5.8)]  # in a's pause
+    assert backchannels([(5.5, 5.8)], [(0.0, 5.0), (5.9, 9.0)], 1.0, 0.5) == []
 
 
 @pytest.mark.slow
@@ -294,11 +300,12 @@ def test_a_rooms_reverberant_bleed_is_not_taken_for_backchannels(call, call_trut
     def counted(kept):
         other = {"a": "b", "b": "a"}
         return sum(
-            len(backchannels([*kept.segments[k], *kept.short[k]], kept.segments[other[k]])) for k in other
+            len(backchannels([*kept.segments[k], *kept.short[k]], kept.segments[other[k]], *BACKCHANNEL))
+            for k in other
         )
 
     truth = sum(
-        len(backchannels(telephone.reference(call, VAD)[k], call_truth[o]))
+        len(backchannels(telephone.reference(call, VAD)[k], call_truth[o], *BACKCHANNEL))
         for k, o in (("a", "b"), ("b", "a"))
     )
     assert truth == 3

@@ -109,7 +109,7 @@ def _spans(intervals: Intervals, pause_s: float) -> Intervals:
     return [(start, end) for start, end in spans]
 
 
-def backchannels(own: Intervals, other: Intervals, max_s: float = 1.0, pause_s: float = 1.0) -> Intervals:
+def backchannels(own: Intervals, other: Intervals, max_s: float, pause_s: float) -> Intervals:
     """The stretches of `own` that are backchannels: short, and inside the other speaker's talk.
 
     A stretch of one speaker's speech (a VAD segment or a short event) is a backchannel when

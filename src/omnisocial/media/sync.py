@@ -172,7 +172,7 @@ def track_similarity(
     return found.similarity, found.lag_s
 
 
-def video_motion(path: str | os.PathLike, fps: float = 10, size: tuple[int, int] = (32, 24)) -> np.ndarray:
+def video_motion(path: str | os.PathLike, fps: float, size: tuple[int, int] = (32, 24)) -> np.ndarray:
     """Motion energy per frame: mean absolute grey-level change (0-255 scale) from the previous frame.
 
     The first video stream is decoded by ffmpeg at `fps` frames per second and scaled to
@@ -186,7 +186,7 @@ def video_motion(path: str | os.PathLike, fps: float = 10, size: tuple[int, int]
 
 
 def video_motions(
-    paths: list[str | os.PathLike], fps: float = 10, size: tuple[int, int] = (32, 24)
+    paths: list[str | os.PathLike], fps: float, size: tuple[int, int] = (32, 24)
 ) -> list[np.ndarray]:
     """`video_motion` of each file, decoded in one ffmpeg process (`frames.decode_grey_together`).
 
