@@ -132,6 +132,14 @@ PREDICTION_REASONS = (
 # every prediction reason but these loses a released answer (an identical repeat loses nothing)
 KEPT_PREDICTION_REASONS = ("imported", "duplicate")
 REASONS = tuple(dict.fromkeys((*DESIGN_REASONS, *PREDICTION_REASONS)))
+
+
+def _first_reason(checks: Mapping[str, pd.Series], index: pd.Index) -> pd.Series:
+    """Per row the first reason (in `checks`' order) whose check holds, else "imported": each reason
+    is named once, beside its check."""
+    return pd.Series(np.select(list(checks.values()), list(checks), default="imported"), index=index)
+
+
 RELEASE_REPORT = Contract(
     "release_import_report",
     (
@@ -282,10 +290,7 @@ def import_design(
 
     dyad = raw[cols["dyad_id"]].str.strip()
     label = raw[cols["relationship"]].map(_norm).map(lookup)
-    reason = pd.Series(
-        np.select([dyad == "", label.isna()], ["missing_dyad_id", "invalid_label"], default="imported"),
-        index=raw.index,
-    )
+    reason = _first_reason({"missing_dyad_id": dyad == "", "invalid_label": label.isna()}, raw.index)
     valid = reason == "imported"
     reason[(dyad.duplicated(keep="first") & valid).to_numpy()] = "duplicate"
     report = _report("design", source, reason, raw, DESIGN_REASONS)
@@ -460,14 +465,14 @@ def _import_file(file: Mapping, spec: dict, truth: Mapping[str, str]) -> tuple[p
     bad_confidence = (confidence != "") & ~number.between(0.0, 1.0)
     if spec["confidence_of"] == "familiar":  # P(familiar) -> the confidence in the label given
         number = number.where(label == "familiar", (1.0 - number).where(label == "stranger"))
-    reason = pd.Series(
-        np.select(
-            [model == "", item == "", modality.isna(), label.isna(), bad_confidence],
-            ["missing_model", "unknown_dyad", "invalid_modality", "invalid_label", "invalid_confidence"],
-            default="imported",
-        ),
-        index=raw.index,
-    )
+    checks = {
+        "missing_model": model == "",
+        "unknown_dyad": item == "",
+        "invalid_modality": modality.isna(),
+        "invalid_label": label.isna(),
+        "invalid_confidence": bad_confidence,
+    }
+    reason = _first_reason(checks, raw.index)
     rows = pd.DataFrame(
         {
             "model": model,
