@@ -265,6 +265,8 @@ def _social():
                 "who_accuracy": 0.25,
                 "who_n": 12,
                 "who_correct": 3,
+                "when_n": 16,
+                "when_stream_n": 10,
                 "who_accuracy_low": 0.09,
                 "who_accuracy_high": 0.53,
                 "who_consistency_gap": -0.1,
@@ -412,12 +414,17 @@ def test_a_flagged_fit_carries_its_flag_into_the_draft_and_the_comment():
     flag = "not converged: r_hat 1.050 > 1.01"
     built = paper.familiarity_paper(CONFIG, tables(flag=flag))
     lines = macros(paper.numbers_tex(built))
-    assert lines["AudioOverTextPP"].endswith(f"; FLAGGED: {flag}")
+    # its own row's flag, then every flagged part of the fit (a contrast of a fit whose rater SD did
+    # not converge is flagged even where its own R-hat and ESS pass)
+    assert (
+        f"; FLAGGED: {flag}; GLMM modality[audio]: {flag}; GLMM modality[text]: {flag}"
+        in lines["AudioOverTextPP"]
+    )
     assert "FLAGGED" not in lines["CrowdAccAudio"]
     draft = paper.results_markdown(built)
     assert (
         f"- Audio > Text: 6.5 pp, 95% HDI [4.1, 8.9], P(> 0) >0.999 (logit 0.26, HDI [0.16, 0.36]) "
-        f"(**flagged**: {flag})." in draft
+        f"(**flagged**: {flag}; GLMM modality[audio]: {flag}; GLMM modality[text]: {flag})." in draft
     )
     assert f"- GLMM modality[audio]: {flag}" in draft
 
@@ -448,7 +455,8 @@ def test_the_draft_follows_the_papers_order_and_says_simulated_data():
         "Convergence",
     ]
     assert "**SIMULATED DATA**" in draft
-    assert "Of 6 interactions in the corpus, 5 were left after ingested" in draft
+    assert "- interactions in the corpus: 6\n- left after ingested (transcript and media found): 5\n" in draft
+    assert "- passed every filter: 3\n" in draft
     assert "The design holds 3 dyads (2 familiar, 1 stranger)." in draft
     assert "- audio: 2 raters gave 20 ratings; each dyad's crowd held 2 to 3 raters." in draft
     assert "a crowd of 2 (the largest every dyad has) on 59.0%" in draft
@@ -498,8 +506,8 @@ def _trials(seed: int = 5) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@pytest.mark.slow  # two real GLMM fits (a few CPU-seconds each)
 def test_more_glmm_draws_change_the_glmm_macros_only():
+    """Two real GLMM fits (about a CPU-second) of the same trials, 150 and 250 draws."""
     from omnisocial.familiarity.analysis import glmm_tables
 
     trials = _trials()
@@ -527,13 +535,15 @@ def test_social_numbers_say_what_a_model_did_not_do():
     built = paper.socialomni_paper(CONFIG, profile)
     lines = macros(paper.numbers_tex(built))
     assert r"{25.0\%}" in lines["WhoRandomAcc"] and r"{\ensuremath{-}10.0~pp}" in lines["WhoRandomGap"]
-    assert "no value: empty in social_profile.csv" in lines["HowRandomMean"]
+    assert "no value: no judged reply" in lines["HowRandomMean"]
+    draft = paper.results_markdown(built)
+    assert "how n/a (no judged reply)." in draft and "when, streamed: on time 0.0% [0.0%, 30.0%]," in draft
     stream = paper.streaming_paper(CONFIG, streaming)
     lines = macros(paper.numbers_tex(stream))
     assert "no value: no description item" in lines["StreamCaptionsPREventTemporal"]
     assert r"{100.0}" in lines["StreamCaptionsAllReminder"]
     assert list(lines)[0].startswith("StreamCaptionsAll")  # 'all' first
-    assert "- captions, PR_event: 1 items; reminders 100.0." in paper.results_markdown(stream)
+    assert "- captions, PR_event: 1 item; reminders 100.0." in paper.results_markdown(stream)
 
 
 # --- the files, LaTeX and the docs ---------------------------------------------------------------------

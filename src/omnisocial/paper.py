@@ -697,7 +697,7 @@ def _funnel(paper: Paper, tables: Mapping) -> None:
                 n = paper.number(
                     "FunnelCorpus", row.n, table="filter_report", row="every row", column="(rows)"
                 )
-                said.append(f"Of {n.quoted()} interactions in the corpus,")
+                said.append(f"- interactions in the corpus: {n.quoted()}")
             elif stage == "passed":
                 n = paper.number(
                     "FunnelEligible",
@@ -706,7 +706,7 @@ def _funnel(paper: Paper, tables: Mapping) -> None:
                     row="rows passing every stage",
                     column="passed",
                 )
-                said.append(f"and {n.quoted()} passed every filter.")
+                said.append(f"- passed every filter: {n.quoted()}")
             else:
                 name = stage.removesuffix("_pass")
                 n = paper.number(
@@ -717,8 +717,12 @@ def _funnel(paper: Paper, tables: Mapping) -> None:
                     column=stage,
                     stage=name,
                 )
-                said.append(f"{n.quoted()} were left after {row.stage},")
-        paper.say(*said)
+                said.append(f"- left after {row.stage}: {n.quoted()}")
+        paper.say("Interactions left after each filter, applied in order:")
+        paper.say("")
+        for line in said:
+            paper.say(line)
+        paper.say("")
     else:
         paper.say("The design was imported from a released data set: no corpus was filtered here.")
     if design is not None:
@@ -776,7 +780,11 @@ def _raters(paper: Paper, tables: Mapping, modalities: list[str]) -> None:
         )
         paper.say(
             f"- {modality}: {raters.quoted()} raters gave {ratings.quoted()} ratings; each dyad's crowd "
-            f"held {low.quoted()} to {high.quoted()} raters."
+            + (
+                f"held {low.quoted()} raters."
+                if low.plain == high.plain
+                else f"held {low.quoted()} to {high.quoted()} raters."
+            )
         )
 
 
@@ -975,6 +983,12 @@ def _glmm(paper: Paper, tables: Mapping) -> None:
     contrasts, summary = tables.get("glmm_contrasts"), tables.get("glmm_summary")
     fitted = summary is not None and not summary.empty
     not_fitted = "" if fitted else "the GLMM was not fitted (no human trials; see logs/glmm.log)"
+    # a part of the fit that did not converge flags every estimate of the fit, not its own row only
+    fit = (
+        [f"GLMM {row['term']}: {fit_flag(row)}" for row in summary.to_dict("records") if fit_flag(row)]
+        if fitted
+        else []
+    )
     if fitted:
         row = summary.iloc[0]
         keys = {"table": "glmm_summary", "row": f"term={row['term']} (every row holds the fit's settings)"}
@@ -987,6 +1001,7 @@ def _glmm(paper: Paper, tables: Mapping) -> None:
             "in percentage points of accuracy (averaged over raters and dyads), with 95% HDIs and the "
             "posterior probability that each is positive:"
         )
+        paper.say("")
     else:
         paper.say(f"No GLMM contrasts: {not_fitted}.")
     for high, low in PAPER_CONTRASTS:
@@ -995,7 +1010,7 @@ def _glmm(paper: Paper, tables: Mapping) -> None:
         row = forward.iloc[0] if len(forward) else backward.iloc[0] if len(backward) else None
         missing = not_fitted or ("" if row is not None else f"no {high} - {low} contrast in the table")
         sign = -1.0 if row is not None and not len(forward) else 1.0
-        flag = fit_flag(row) if row is not None else ""
+        flag = "; ".join(dict.fromkeys(f for f in (fit_flag(row) if row is not None else "", *fit) if f))
         where = (
             f"contrast={row['contrast']}"
             if row is not None
@@ -1103,15 +1118,13 @@ def _difficulty(paper: Paper, tables: Mapping, modalities: list[str]) -> None:
                 row=_key(modality=modality, measure="accuracy"),
                 modality=modality,
             )
-            accuracy = (
-                f"; for the share of raters right against the models' mean accuracy it is {number.quoted()}"
-            )
+            accuracy = f"; of the share of raters right and the models' mean accuracy: {number.quoted()}"
         corrected_text = f"n/a ({note})" if note else f"{corrected.plain} {interval.plain}"
         flagged = f" (**flagged**: {flag})" if flag else ""
         paper.say(
-            f"- {modality}: over {n.quoted()} dyads, the human and model dyad difficulties correlate "
-            f"{corrected_text} corrected for attenuation and controlling for the true class (uncorrected "
-            f"partial r {raw.plain}, p {p.plain}){flagged}{accuracy}."
+            f"- {modality}: over {n.quoted()} dyads, the partial correlation of human and model dyad "
+            f"difficulty (controlling for the true class), corrected for attenuation: {corrected_text} "
+            f"(uncorrected {raw.plain}, p {p.plain}){flagged}{accuracy}."
         )
         said = True
     for row in [] if correlations is None else correlations.to_dict("records"):
@@ -1209,39 +1222,70 @@ def socialomni_paper(config: Mapping, tables: Mapping[str, pd.DataFrame | None])
         paper.say("No model was scored.")
         return paper
     for row in profile.sort_values("model", kind="stable").to_dict("records"):
-        model = row["model"]
-        keys = {"table": "social_profile", "row": _key(model=model), "model": model}
-        who = paper.number("Who{model}Acc", row["who_accuracy"], **keys)
-        who_ci = paper.number("Who{model}AccCI", [row["who_accuracy_low"], row["who_accuracy_high"]], **keys)
-        who_n = paper.number("Who{model}N", row["who_n"], **keys)
-        gap = paper.number("Who{model}Gap", _scaled(row["who_consistency_gap"]), **keys)
-        when = paper.number("When{model}Acc", row["when_accuracy"], **keys)
-        when_ci = paper.number(
-            "When{model}AccCI", [row["when_accuracy_low"], row["when_accuracy_high"]], **keys
-        )
-        on_time = paper.number("When{model}OnTime", row["when_on_time"], **keys)
-        on_time_ci = paper.number(
-            "When{model}OnTimeCI", [row["when_on_time_low"], row["when_on_time_high"]], **keys
-        )
-        early = paper.number("When{model}Early", row["when_early"], **keys)
-        late = paper.number("When{model}Late", row["when_late"], **keys)
-        f1 = paper.number("When{model}FOne", row["when_f1"], **keys)
-        how = paper.number("How{model}Mean", row["how_mean"], **keys)
-        how_ci = paper.number("How{model}MeanCI", [row["how_mean_low"], row["how_mean_high"]], **keys)
-        how_nz = paper.number("How{model}MeanNoZeros", row["how_mean_without_zeros"], **keys)
-        how_n = paper.number("How{model}N", row["how_n"], **keys)
-        paper.say(
-            f"- {model}: who {who.quoted()} {_ci(who_ci)}on {who_n.quoted()} items (consistent minus "
-            f"inconsistent {gap.quoted()}); when, one cut {when.quoted()} {_ci(when_ci)}, streamed on time "
-            f"{on_time.quoted()} {_ci(on_time_ci)}(early {early.quoted()}, late {late.quoted()}, F1 "
-            f"{f1.quoted()}); how {how.quoted()} {_ci(how_ci)}on {how_n.quoted()} items ({how_nz.quoted()} "
-            "without zero scores)."
-        )
+        paper.say(f"- {row['model']}: " + "; ".join(_profile_parts(paper, row)) + ".")
     return paper
 
 
+def _none(count, reason: str) -> str:
+    """`reason` where a task's count is 0 or empty (the model did not take it), else ""."""
+    return reason if _missing(count) or int(count) == 0 else ""
+
+
+def _profile_parts(paper: Paper, row: Mapping) -> list[str]:
+    """One model's who, when and how, each as a clause: its numbers, or why it has none."""
+    model = row["model"]
+
+    def number(template, value, missing=""):
+        return paper.number(
+            template, value, table="social_profile", row=_key(model=model), missing=missing, model=model
+        )
+
+    parts = []
+    missing = _none(row.get("who_n"), "no who item scored")
+    who = number("Who{model}Acc", row["who_accuracy"], missing)
+    who_ci = number("Who{model}AccCI", [row["who_accuracy_low"], row["who_accuracy_high"]], missing)
+    who_n = number("Who{model}N", row["who_n"])
+    gap = number("Who{model}Gap", _scaled(row["who_consistency_gap"]), missing)
+    parts.append(
+        f"who n/a ({missing})"
+        if missing
+        else f"who {who.quoted()}{_ci(who_ci)} on {who_n.quoted()} items (consistent minus inconsistent "
+        f"{gap.quoted()})"
+    )
+    missing = _none(row.get("when_n"), "no single-cut when item scored")
+    when = number("When{model}Acc", row["when_accuracy"], missing)
+    when_ci = number("When{model}AccCI", [row["when_accuracy_low"], row["when_accuracy_high"]], missing)
+    parts.append(
+        f"when, one cut n/a ({missing})" if missing else f"when, one cut {when.quoted()}{_ci(when_ci)}"
+    )
+    missing = _none(row.get("when_stream_n"), "not streamed")
+    on_time = number("When{model}OnTime", row["when_on_time"], missing)
+    on_time_ci = number("When{model}OnTimeCI", [row["when_on_time_low"], row["when_on_time_high"]], missing)
+    early = number("When{model}Early", row["when_early"], missing)
+    late = number("When{model}Late", row["when_late"], missing)
+    f1 = number("When{model}FOne", row["when_f1"], missing)
+    parts.append(
+        f"when, streamed: n/a ({missing})"
+        if missing
+        else f"when, streamed: on time {on_time.quoted()}{_ci(on_time_ci)}, early {early.quoted()}, late "
+        f"{late.quoted()}, F1 {f1.quoted()}"
+    )
+    missing = _none(row.get("how_n"), "no judged reply")
+    how = number("How{model}Mean", row["how_mean"], missing)
+    how_ci = number("How{model}MeanCI", [row["how_mean_low"], row["how_mean_high"]], missing)
+    how_nz = number("How{model}MeanNoZeros", row["how_mean_without_zeros"], missing)
+    how_n = number("How{model}N", row["how_n"])
+    parts.append(
+        f"how n/a ({missing})"
+        if missing
+        else f"how {how.quoted()}{_ci(how_ci)} on {how_n.quoted()} items "
+        f"({how_nz.quoted()} without zero scores)"
+    )
+    return parts
+
+
 def _ci(number: Number) -> str:
-    return "" if number.missing else f"{number.plain} "
+    return "" if number.missing else f" {number.plain}"
 
 
 def _scaled(gap) -> float | None:
@@ -1305,7 +1349,8 @@ def streaming_paper(config: Mapping, tables: Mapping[str, pd.DataFrame | None]) 
             scores.append(f"reminders {reminder.quoted()}")
         unparsed_text = f"; {steps.quoted()} streamed steps unparsed" if streamed else ""
         paper.say(
-            f"- {model}, {split}: {items.quoted()} items; {'; '.join(scores) or 'no score'}{unparsed_text}."
+            f"- {model}, {split}: {items.quoted()} item{'' if items.value == 1 else 's'}; "
+            f"{'; '.join(scores) or 'no score'}{unparsed_text}."
         )
     return paper
 
