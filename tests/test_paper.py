@@ -330,6 +330,7 @@ def test_numbers_are_written_as_a_paper_writes_them():
     assert paper.FORMATS["p"](0.0234) == "0.023"
     assert paper.latex(paper.FORMATS["prob"](0.9996)) == r"\ensuremath{>}0.999"
     assert paper.FORMATS["count"](8640.0) == "8,640"
+    assert paper.FORMATS["pp"](-0.04) == "0.0 pp" and paper.FORMATS["decimal"](-0.004) == "0.00"  # no -0.0
     assert paper.latex("release:gpt_4o") == r"release:gpt\_4o"
 
 

@@ -468,8 +468,12 @@ def _missing(value) -> bool:
         return False
 
 
-def _minus(text: str) -> str:
-    """A leading minus as the minus sign (LaTeX: math minus, not a hyphen)."""
+def _signed(value: float, digits: int) -> str:
+    """A number to `digits` decimals with the minus sign (LaTeX: math minus, not a hyphen); one
+    that rounds to zero has none (0.0, not -0.0)."""
+    text = f"{float(value):.{digits}f}"
+    if float(text) == 0:
+        return text.lstrip("-")
     return "\u2212" + text[1:] if text.startswith("-") else text
 
 
@@ -487,10 +491,10 @@ FORMATS = {
     "count": lambda v: f"{int(round(float(v))):,}",
     "percent": lambda v: f"{100 * float(v):.1f}%",
     "percent_interval": lambda v: f"[{100 * float(v[0]):.1f}%, {100 * float(v[1]):.1f}%]",
-    "pp": lambda v: _minus(f"{float(v):.1f}") + " pp",
-    "pp_interval": lambda v: f"[{_minus(f'{float(v[0]):.1f}')}, {_minus(f'{float(v[1]):.1f}')}]",
-    "decimal": lambda v: _minus(f"{float(v):.2f}"),
-    "interval": lambda v: f"[{_minus(f'{float(v[0]):.2f}')}, {_minus(f'{float(v[1]):.2f}')}]",
+    "pp": lambda v: _signed(v, 1) + " pp",
+    "pp_interval": lambda v: f"[{_signed(v[0], 1)}, {_signed(v[1], 1)}]",
+    "decimal": lambda v: _signed(v, 2),
+    "interval": lambda v: f"[{_signed(v[0], 2)}, {_signed(v[1], 2)}]",
     "p": lambda v: _bounded(float(v), 3),
     "prob": lambda v: _bounded(float(v), 3),
     "score": lambda v: f"{float(v):.1f}",
