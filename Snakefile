@@ -70,6 +70,7 @@ rule all:
         final_outputs(),
         social_outputs(),
         report_outputs(),
+        paper_outputs(),
 
 
 # A real study's first run, before any rating is collected: `snakemake survey_materials`

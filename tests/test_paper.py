@@ -418,16 +418,31 @@ def test_a_flagged_fit_carries_its_flag_into_the_draft_and_the_comment():
     # its own row's flag, then every flagged part of the fit (a contrast of a fit whose rater SD did
     # not converge is flagged even where its own R-hat and ESS pass)
     assert (
-        f"; FLAGGED: {flag}; GLMM modality[audio]: {flag}; GLMM modality[text]: {flag}"
+        f"; FLAGGED: {flag}; GLMM parts flagged: modality[audio], modality[text] (see Convergence)"
         in lines["AudioOverTextPP"]
     )
     assert "FLAGGED" not in lines["CrowdAccAudio"]
     draft = paper.results_markdown(built)
     assert (
         f"- Audio > Text: 6.5 pp, 95% HDI [4.1, 8.9], P(> 0) >0.999 (logit 0.26, HDI [0.16, 0.36]) "
-        f"(**flagged**: {flag}; GLMM modality[audio]: {flag}; GLMM modality[text]: {flag})." in draft
+        f"(**flagged**: {flag}; GLMM parts flagged: modality[audio], modality[text] (see Convergence))."
+        in draft
     )
     assert f"- GLMM modality[audio]: {flag}" in draft
+
+
+def test_a_contrast_of_a_fit_with_one_unconverged_part_carries_that_part():
+    """The demo's case: the rater SD misses its tail ESS, the contrasts' own rows pass."""
+    given = tables()
+    summary = given["glmm_summary"].copy()
+    summary.loc[len(summary)] = {"term": "1|rater_id_sigma", "n_obs": 720, "draws": 100, "chains": 1,
+                                 "converged": False, "flag": "not converged: ess_tail 381 < 400"}  # fmt: skip
+    given["glmm_summary"] = summary
+    lines = macros(paper.numbers_tex(paper.familiarity_paper(CONFIG, given)))
+    assert lines["VideoOverTextPP"].endswith(
+        "; FLAGGED: GLMM 1|rater_id_sigma: not converged: ess_tail 381 < 400"
+    )
+    assert "FLAGGED" not in lines["GlmmDraws"]
 
 
 def test_convergence_is_read_from_whatever_columns_the_table_has():

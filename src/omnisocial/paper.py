@@ -678,8 +678,11 @@ def _title(modality: str) -> str:
 # --- familiarity -------------------------------------------------------------------------------
 
 
-def _inputs(paper: Paper, config: Mapping, benchmark_rows: Iterable[str]) -> None:
-    inputs = inputs_section(config)
+def _inputs(
+    paper: Paper, config: Mapping, benchmark_rows: Iterable[str], tables: Mapping | None = None
+) -> None:
+    tables = tables or {}
+    inputs = inputs_section(config, tables.get("release_predictions"), tables.get("release_report"))
     rows = inputs[inputs["input"].isin(list(benchmark_rows))]
     simulated = rows["status"].astype(str).str.startswith("simulated").any()
     if simulated:
@@ -988,22 +991,19 @@ def _glmm(paper: Paper, tables: Mapping) -> None:
     fitted = summary is not None and not summary.empty
     not_fitted = "" if fitted else "the GLMM was not fitted (no human trials; see logs/glmm.log)"
     # a part of the fit that did not converge flags every estimate of the fit, not its own row only
-    fit = (
-        [f"GLMM {row['term']}: {fit_flag(row)}" for row in summary.to_dict("records") if fit_flag(row)]
-        if fitted
-        else []
-    )
+    fit = [_glmm_fit_flag(summary)] if fitted and _glmm_fit_flag(summary) else []
     if fitted:
         row = summary.iloc[0]
         keys = {"table": "glmm_summary", "row": f"term={row['term']} (every row holds the fit's settings)"}
         trials = paper.number("GlmmTrials", row["n_obs"], **keys)
         draws = paper.number("GlmmDraws", row["draws"], **keys)
         chains = paper.number("GlmmChains", row["chains"], **keys)
+        plural = "" if chains.value == 1 else "s"
         paper.say(
             f"A Bayesian logistic GLMM, correct ~ 0 + modality + (1|rater) + (1|dyad), was fitted to the "
-            f"{trials.quoted()} human trials ({chains.quoted()} chains of {draws.quoted()} draws). Contrasts "
-            "in percentage points of accuracy (averaged over raters and dyads), with 95% HDIs and the "
-            "posterior probability that each is positive:"
+            f"{trials.quoted()} human trials ({chains.quoted()} chain{plural} of {draws.quoted()} draws). "
+            "Contrasts in percentage points of accuracy (averaged over raters and dyads), with 95% HDIs "
+            "and the posterior probability that each is positive:"
         )
         paper.say("")
     else:
@@ -1071,6 +1071,16 @@ def _glmm(paper: Paper, tables: Mapping) -> None:
         )
 
 
+def _glmm_fit_flag(summary: pd.DataFrame) -> str:
+    """The flagged parts of the GLMM fit, short: one part with its flag, several by name."""
+    flagged = [(row["term"], fit_flag(row)) for row in summary.to_dict("records") if fit_flag(row)]
+    if len(flagged) == 1:
+        return f"GLMM {flagged[0][0]}: {flagged[0][1]}"
+    if flagged:
+        return f"GLMM parts flagged: {', '.join(term for term, _ in flagged)} (see Convergence)"
+    return ""
+
+
 def _rasch_flag(fits: pd.DataFrame | None, modality: str, rater_types: Iterable[str]) -> str:
     flags = []
     for rater_type in rater_types:
@@ -1126,14 +1136,18 @@ def _difficulty(paper: Paper, tables: Mapping, modalities: list[str]) -> None:
         corrected_text = f"n/a ({note})" if note else f"{corrected.plain} {interval.plain}"
         flagged = f" (**flagged**: {flag})" if flag else ""
         paper.say(
-            f"- {modality}: over {n.quoted()} dyads, the partial correlation of human and model dyad "
+            f"- {modality}: over {n.plain} dyads, the partial correlation of human and model dyad "
             f"difficulty (controlling for the true class), corrected for attenuation: {corrected_text} "
             f"(uncorrected {raw.plain}, p {p.plain}){flagged}{accuracy}."
         )
         said = True
     for row in [] if correlations is None else correlations.to_dict("records"):
         rater_type, first, second = row["rater_type"], row["modality_a"], row["modality_b"]
-        flag = _rasch_flag(fits, first, (rater_type,)) + _rasch_flag(fits, second, (rater_type,))
+        flag = "; ".join(
+            f
+            for f in (_rasch_flag(fits, first, (rater_type,)), _rasch_flag(fits, second, (rater_type,)))
+            if f
+        )
         note = _text(row.get("pearson_r_corrected_note"))
         keys = {
             "table": "rasch_correlations",
@@ -1190,9 +1204,8 @@ def familiarity_paper(config: Mapping, tables: Mapping[str, pd.DataFrame | None]
         "number below as a macro._"
     )
     paper.heading("Data")
-    _inputs(
-        paper, config, ("corpus", "design and stimuli", "released predictions", "human ratings", "models")
-    )
+    inputs = ("corpus", "design and stimuli", "released predictions", "human ratings", "models")
+    _inputs(paper, config, inputs, tables)
     paper.heading("Filters and design")
     _funnel(paper, tables)
     paper.heading("Raters and crowd sizes")

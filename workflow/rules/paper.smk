@@ -23,6 +23,16 @@ def paper_tables(benchmark, path):
     }
 
 
+def paper_release_inputs():
+    """The released predictions and their import report: the draft names the files and sets."""
+    if not RELEASE_PREDICTION_FILES:
+        return {}
+    return {
+        "release_predictions": out("release", "predictions.csv"),
+        "release_report": out("release", "predictions_import_report.csv"),
+    }
+
+
 def paper_files(*folder):
     return {
         Path(name).suffix.lstrip("."): str(Path(*folder, name)) for name in PAPER_FILES
@@ -51,6 +61,7 @@ rule paper_familiarity:
     """The familiarity study's numbers, one LaTeX macro each, and its draft results section."""
     input:
         **paper_tables("familiarity", out),
+        **paper_release_inputs(),
     output:
         **paper_files(RESULTS, "paper"),
     log:
