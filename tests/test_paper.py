@@ -445,6 +445,20 @@ def test_a_contrast_of_a_fit_with_one_unconverged_part_carries_that_part():
     assert "FLAGGED" not in lines["GlmmDraws"]
 
 
+def test_a_released_design_sets_its_numbers_beside_the_published_ones():
+    config = copy.deepcopy(CONFIG)
+    config["study"] = {"design_source": "release"}
+    given = tables(flag="not converged")
+    del given["filter_report"]
+    draft = paper.results_markdown(paper.familiarity_paper(config, given))
+    table = draft.split("## Beside the published FriendBench figures")[1]
+    assert "| `\\AudioOverTextPP` | GLMM contrast | 6.5 pp | 6.5 pp (flagged: see Convergence) |" in table
+    assert "| `\\HumanAccText` | accuracy, text | 49.9% | 60.0% |" in table
+    assert "| `\\DesignDyads` | 3 sites x 2 relationships x 2 gender mixes x 8 dyads | 96 | 3 |" in table
+    assert "The design was imported from a released data set" in draft
+    assert "Beside the published" not in paper.results_markdown(paper.familiarity_paper(CONFIG, tables()))
+
+
 def test_convergence_is_read_from_whatever_columns_the_table_has():
     assert paper.fit_flag({"converged": "True", "flag": ""}) == ""
     assert paper.fit_flag({"converged": False}) == "not converged"

@@ -1193,6 +1193,47 @@ def _convergence(paper: Paper, tables: Mapping) -> None:
         paper.say("Every Bayesian fit converged (R-hat, bulk and tail ESS, divergences).")
 
 
+# The FriendBench paper's published figures (docs/benchmarks: the design 1.4, the ratings 1.6, the
+# GLMM 1.8) by the macro that states the same number here. The per-modality accuracies are
+# published beside the GLMM; here they are set beside the mean rater accuracy.
+PUBLISHED = (
+    ("DesignDyads", "96", "3 sites x 2 relationships x 2 gender mixes x 8 dyads"),
+    ("RatersText", "about 90", "raters per modality"),
+    ("RatersAudio", "about 90", "raters per modality"),
+    ("RatersVideo", "about 90", "raters per modality"),
+    ("RatersPerDyadTextMin", "25-35", "ratings per dyad (planned-missing design)"),
+    ("RatersPerDyadTextMax", "25-35", "ratings per dyad (planned-missing design)"),
+    ("HumanAccText", "49.9%", "accuracy, text"),
+    ("HumanAccAudio", "56.3%", "accuracy, audio"),
+    ("HumanAccVideo", "60.9%", "accuracy, video"),
+    ("AudioOverTextPP", "6.5 pp", "GLMM contrast"),
+    ("AudioOverTextPPHDI", "[4.1, 8.9]", "its 95% HDI"),
+    ("AudioOverTextProb", ">0.999", "P(> 0)"),
+    ("VideoOverAudioPP", "4.5 pp", "GLMM contrast"),
+    ("VideoOverAudioPPHDI", "[1.9, 6.8]", "its 95% HDI"),
+    ("VideoOverAudioProb", ">0.999", "P(> 0)"),
+    ("VideoOverTextPP", "10.9 pp", "GLMM contrast"),
+    ("VideoOverTextPPHDI", "[8.5, 13.3]", "its 95% HDI"),
+    ("VideoOverTextProb", ">0.999", "P(> 0)"),
+)
+
+
+def published_comparison(numbers: Iterable[Number]) -> list[str]:
+    """A markdown table: each published FriendBench figure beside this run's number (n/a and why
+    where it has none, its flag where it has one)."""
+    by_name = {number.name: number for number in numbers}
+    lines = ["| macro | what | published | this run |", "|---|---|---|---|"]
+    for name, published, what in PUBLISHED:
+        number = by_name.get(name)
+        if number is None:
+            here = "not computed"
+        else:
+            here = f"n/a ({number.missing})" if number.missing else number.plain
+            here += " (flagged: see Convergence)" if number.flag else ""
+        lines.append(f"| `\\{name}` | {what} | {published} | {here.replace('|', '/')} |")
+    return lines
+
+
 def familiarity_paper(config: Mapping, tables: Mapping[str, pd.DataFrame | None]) -> Paper:
     """The familiarity study's numbers and draft, from its tables (BENCHMARK_TABLES)."""
     paper = Paper("familiarity", table_hashes(config))
@@ -1220,6 +1261,12 @@ def familiarity_paper(config: Mapping, tables: Mapping[str, pd.DataFrame | None]
     _difficulty(paper, tables, modalities)
     paper.heading("Convergence")
     _convergence(paper, tables)
+    if (config.get("study") or {}).get("design_source") == "release":
+        paper.heading("Beside the published FriendBench figures")
+        paper.say("The FriendBench paper's figures beside this run's (the same macro):")
+        paper.say("")
+        for line in published_comparison(paper.numbers):
+            paper.say(line)
     return paper
 
 
