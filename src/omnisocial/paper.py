@@ -1539,7 +1539,7 @@ def with_macro_reference(page: str) -> str:
 
 
 EXAMPLES = {
-    "count": latex(FORMATS["count"](1510)),
+    "count": latex(FORMATS["count"](8640)),
     "percent": latex(FORMATS["percent"](0.563)),
     "percent_interval": latex(FORMATS["percent_interval"]((0.52, 0.604))),
     "pp": latex(FORMATS["pp"](6.5)),
