@@ -47,6 +47,7 @@ include: "workflow/rules/familiarity/analysis.smk"
 include: "workflow/rules/familiarity/figures.smk"
 include: "workflow/rules/report_common.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/paper_common.smk"
 include: "workflow/rules/paper.smk"
 
 
