@@ -239,6 +239,25 @@ def _rasch(fitted_model: bool = True):
     return fits, partial, correlations
 
 
+def _nonanswer():
+    rows = [
+        {
+            "model": model,
+            "modality": m,
+            "accuracy_answered": answered,
+            "accuracy_nonanswer_wrong": wrong,
+            "accuracy_nonanswer_coinflip": coin,
+            "rater_type": "model",
+        }
+        for m in MODALITIES
+        for model, answered, wrong, coin in (
+            ("gpt-4o@v1", 0.75, 0.625, 0.7083),
+            ("silent@v1", None, 0.0, 0.5),
+        )
+    ]
+    return pd.DataFrame(rows)
+
+
 def tables(flag: str = "", fitted_model: bool = True) -> dict:
     summary, contrasts = _glmm(flag)
     fits, partial, correlations = _rasch(fitted_model)
@@ -246,6 +265,7 @@ def tables(flag: str = "", fitted_model: bool = True) -> dict:
         "filter_report": _filter_report(),
         "design": _design(),
         "metrics": _metrics(),
+        "nonanswer_accuracy": _nonanswer(),
         "majority_votes": _votes(),
         "crowd_curves": _curves(),
         "mcnemar": _mcnemar(),
@@ -391,7 +411,13 @@ def test_no_answers_and_no_fit_are_said_instead_of_a_number():
     assert lines["ModelSilentAtVOneAccText"].startswith(r"\newcommand{\ModelSilentAtVOneAccText}{n/a} %")
     assert "no value: no answers (0 of 24 dyads answered)" in lines["ModelSilentAtVOneAccText"]
     draft = paper.results_markdown(built)
-    assert "silent@v1: no answers (0 of 24 dyads answered), so no accuracy" in draft
+    assert (
+        "silent@v1: no answers (0 of 24 dyads answered), so no accuracy; its 24 non-answers counted wrong: "
+        "0.0%, as coin flips: 50.0%." in draft
+    )
+    # refusals: the accuracy with the non-answers counted wrong and as coin flips beside it
+    assert "binomial p 0.041); its 4 non-answers counted wrong: 62.5%, as coin flips: 70.8%." in draft
+    assert "ModelGptFourOAtVTwoAccNonanswerWrongText" not in lines  # it answered every dyad
     # a reliability too low for the correction: n/a and why, in the macro and the draft
     assert "no value: reliability 0.12 below min_reliability 0.2" in lines["DifficultyHumanRCorrAudioText"]
     assert "corrected r n/a (reliability 0.12 below min_reliability 0.2)" in draft
@@ -435,8 +461,14 @@ def test_a_contrast_of_a_fit_with_one_unconverged_part_carries_that_part():
     """The demo's case: the rater SD misses its tail ESS, the contrasts' own rows pass."""
     given = tables()
     summary = given["glmm_summary"].copy()
-    summary.loc[len(summary)] = {"term": "1|rater_id_sigma", "n_obs": 720, "draws": 100, "chains": 1,
-                                 "converged": False, "flag": "not converged: ess_tail 381 < 400"}  # fmt: skip
+    summary.loc[len(summary)] = {
+        "term": "1|rater_id_sigma",
+        "n_obs": 720,
+        "draws": 100,
+        "chains": 1,
+        "converged": False,
+        "flag": "not converged: ess_tail 381 < 400",
+    }
     given["glmm_summary"] = summary
     lines = macros(paper.numbers_tex(paper.familiarity_paper(CONFIG, given)))
     assert lines["VideoOverTextPP"].endswith(

@@ -68,6 +68,7 @@ TABLES = {
     "design": ("design/design.csv", _DESIGN),
     "metrics": ("analysis/metrics.csv", (*_ANSWERS, *_SCORE)),
     "majority_votes": ("analysis/majority_votes.csv", (*_ANSWERS, *_SCORE)),
+    "nonanswer_accuracy": ("analysis/nonanswer_accuracy.csv", (*_ANSWERS, *_SCORE)),
     "crowd_curves": ("analysis/crowd_curves.csv", (*_ANSWERS, *_SCORE)),
     "mcnemar": ("analysis/mcnemar.csv", (*_ANSWERS, *_TESTS)),
     "glmm_summary": ("analysis/glmm_summary.csv", (*_TRIALS, "analysis.seed", "analysis.glmm")),
@@ -84,6 +85,7 @@ BENCHMARK_TABLES = {
         "filter_report",
         "design",
         "metrics",
+        "nonanswer_accuracy",
         "majority_votes",
         "crowd_curves",
         "mcnemar",
@@ -254,6 +256,20 @@ MACROS = {
             _m("Model{model}DPrime{modality}", "decimal", "metrics", "d_prime", "model d'"),
             _m("Model{model}Criterion{modality}", "decimal", "metrics", "criterion", "model c"),
             _m("Model{model}P{modality}", "p", "metrics", "p_value", "exact binomial test against 0.5"),
+            _m(
+                "Model{model}AccNonanswerWrong{modality}",
+                "percent",
+                "nonanswer_accuracy",
+                "accuracy_nonanswer_wrong",
+                "accuracy with the non-answers counted wrong (coverage below 1)",
+            ),
+            _m(
+                "Model{model}AccNonanswerCoin{modality}",
+                "percent",
+                "nonanswer_accuracy",
+                "accuracy_nonanswer_coinflip",
+                "accuracy with the non-answers counted as coin flips",
+            ),
             _m(
                 "BestModel{modality}",
                 "text",
@@ -841,7 +857,28 @@ def _best_model(models: pd.DataFrame, variant: str) -> pd.Series | None:
     return answered.sort_values(["accuracy", "model"], ascending=[False, True]).iloc[0]
 
 
-def _model_numbers(paper: Paper, row: pd.Series, modality: str) -> str:
+def _refusals(paper: Paper, nonanswer: pd.DataFrame | None, model: str, modality: str, skipped: int) -> str:
+    """The accuracy with a model's non-answers counted wrong and as coin flips (benchmarks 1.9)."""
+    rows = _rows(nonanswer, model=model, modality=modality)
+    missing = "" if len(rows) else "no row in nonanswer_accuracy.csv"
+    row = rows.iloc[0] if len(rows) else {}
+    keys = {
+        "table": "nonanswer_accuracy",
+        "row": _key(model=model, modality=modality),
+        "missing": missing,
+        "model": model,
+        "modality": modality,
+    }
+    wrong = paper.number(
+        "Model{model}AccNonanswerWrong{modality}", row.get("accuracy_nonanswer_wrong"), **keys
+    )
+    coin = paper.number(
+        "Model{model}AccNonanswerCoin{modality}", row.get("accuracy_nonanswer_coinflip"), **keys
+    )
+    return f"; its {skipped} non-answers counted wrong: {wrong.quoted()}, as coin flips: {coin.quoted()}"
+
+
+def _model_numbers(paper: Paper, row: pd.Series, modality: str, nonanswer: pd.DataFrame | None = None) -> str:
     model = str(row["model"])
     where = _key(model=model, modality=modality)
     keys = {"model": model, "modality": modality}
@@ -869,12 +906,13 @@ def _model_numbers(paper: Paper, row: pd.Series, modality: str) -> str:
         missing=none,
         **keys,
     )
+    refusals = _refusals(paper, nonanswer, model, modality, asked - answered) if answered < asked else ""
     if none:
-        return f"{model}: {none}, so no accuracy"
+        return f"{model}: {none}, so no accuracy{refusals}"
     return (
         f"{model}: {numbers['accuracy'].quoted()} {interval.quoted()} on {count.quoted()} answered "
         f"dyads (coverage {coverage.quoted()}; d' {numbers['d_prime'].quoted()}, "
-        f"c {numbers['criterion'].quoted()}; binomial p {numbers['p_value'].quoted()})"
+        f"c {numbers['criterion'].quoted()}; binomial p {numbers['p_value'].quoted()}){refusals}"
     )
 
 
@@ -929,7 +967,7 @@ def _accuracy(paper: Paper, tables: Mapping, modalities: list[str], variant: str
         if len(models):
             paper.say("")
             for _, row in models.iterrows():
-                paper.say(f"- {_model_numbers(paper, row, modality)}.")
+                paper.say(f"- {_model_numbers(paper, row, modality, tables.get('nonanswer_accuracy'))}.")
         paper.say("")
 
 
