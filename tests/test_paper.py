@@ -573,14 +573,20 @@ def test_more_glmm_draws_change_the_glmm_macros_only():
     from omnisocial.familiarity.analysis import glmm_tables
 
     trials = _trials()
-    outputs = {}
+    outputs, entries = {}, {}
     for draws in (150, 250):
         config = copy.deepcopy(CONFIG)
         config["analysis"]["glmm"] = {"draws": draws, "tune": 150, "chains": 2}
         params = {**config["analysis"]["glmm"], "seed": 11, "target_accept": 0.9, "max_divergences": 0}
         fitted = glmm_tables(trials, params)
-        outputs[draws] = macros(paper.numbers_tex(paper.familiarity_paper(config, {**tables(), **fitted})))
+        built = paper.familiarity_paper(config, {**tables(), **fitted})
+        outputs[draws] = macros(paper.numbers_tex(built))
+        entries[draws] = {n["name"]: n for n in json.loads(paper.numbers_json(built))["numbers"]}
     before, after = outputs[150], outputs[250]
+    # numbers.json alike: every entry but the GLMM's the same
+    assert {n for n in entries[150] if entries[150][n] != entries[250][n]} == {
+        name for name in before if before[name] != after[name]
+    }
     assert list(before) == list(after)
     changed = {name for name in before if before[name] != after[name]}
     glmm = {name for name, line in before.items() if "analysis/glmm_" in line}
