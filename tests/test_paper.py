@@ -434,7 +434,9 @@ def test_no_answers_and_no_fit_are_said_instead_of_a_number():
     built = paper.familiarity_paper(CONFIG, empty)
     lines = macros(paper.numbers_tex(built))
     assert lines["AudioOverTextPP"].startswith(r"\newcommand{\AudioOverTextPP}{n/a} %")
-    assert "No GLMM contrasts: the GLMM was not fitted (no human trials" in paper.results_markdown(built)
+    draft = paper.results_markdown(built)
+    assert "No GLMM contrasts: the GLMM was not fitted (no human trials" in draft
+    assert "- GLMM: not fitted (no human trials; see logs/glmm.log)" in draft.split("## Convergence")[1]
 
 
 def test_a_flagged_fit_carries_its_flag_into_the_draft_and_the_comment():

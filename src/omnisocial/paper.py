@@ -1213,6 +1213,8 @@ def _difficulty(paper: Paper, tables: Mapping, modalities: list[str]) -> None:
 def _convergence(paper: Paper, tables: Mapping) -> None:
     flagged = []
     summary = tables.get("glmm_summary")
+    if summary is None or summary.empty:
+        flagged.append("GLMM: not fitted (no human trials; see logs/glmm.log)")
     for row in [] if summary is None else summary.to_dict("records"):
         flag = fit_flag(row)
         if flag:
@@ -1223,7 +1225,10 @@ def _convergence(paper: Paper, tables: Mapping) -> None:
         if flag:
             flagged.append(f"Rasch {row.get('modality')} / {row.get('rater_type')}: {flag}")
     if flagged:
-        paper.say("Not every Bayesian fit converged; the numbers read from these are flagged above:")
+        paper.say(
+            "Not every Bayesian fit converged or was made; the numbers read from these are flagged "
+            "or n/a above:"
+        )
         paper.say("")
         for line in dict.fromkeys(flagged):
             paper.say(f"- {line}")
