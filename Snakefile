@@ -47,6 +47,8 @@ include: "workflow/rules/familiarity/analysis.smk"
 include: "workflow/rules/familiarity/figures.smk"
 include: "workflow/rules/report_common.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/paper_common.smk"
+include: "workflow/rules/paper.smk"
 
 
 # Aggregation targets and rules with well under a second of work (table renderings, the
@@ -69,6 +71,7 @@ rule all:
         final_outputs(),
         social_outputs(),
         report_outputs(),
+        paper_outputs(),
 
 
 # A real study's first run, before any rating is collected: `snakemake survey_materials`

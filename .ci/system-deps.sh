@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Debian tools the workflow calls: ffmpeg/ffprobe (media), espeak-ng (demo voices), node/npm (jsPsych
 # for the rating experiment) and chromium with its driver (headless, for the tests that open the HTML
-# report and run the rating experiment; --no-install-recommends keeps it small).
+# report and run the rating experiment; --no-install-recommends keeps it small), and pdflatex
+# (texlive-latex-base: tests/test_paper.py compiles every paper macro).
 set -euo pipefail
 missing=()
 command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
@@ -14,6 +15,8 @@ command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
     command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+    # pdflatex, optional as chromium: the paper numbers' test compiles every macro (else it skips)
+    command -v pdflatex >/dev/null 2>&1 || missing+=(texlive-latex-base)
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 packages=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')

@@ -100,6 +100,8 @@ CLUSTER |= {"socialomni_stream_segments", "socialomni_stream_when"}
 CLUSTER |= {"duplexeval_stream_segments", "duplexeval_stream_model"}
 # issue 50: the results explorer reads every table and hashes and links every stimulus
 CLUSTER |= {"explorer"}
+# issue 63: the paper's numbers, read from a few tables (under a second each)
+LOGIN_NODE |= {"paper", "paper_familiarity", "paper_socialomni", "paper_streaming"}
 
 # The parsed workflow's rules and localrules, through Snakemake's API (a dry run runs every job
 # locally, so its plan does not say which would stay on the login node; workflow.is_local says

@@ -35,7 +35,7 @@ SUFFIXES = {".py", ".smk", ".yaml", ".yml", ".json", ".md", ".rst", ".txt", ".to
 # a file name ending in .md: a path of words and hyphens (not `{name}.md`, `rule.output.md`)
 REFERENCE = re.compile(r"(?<![\w{}<>.\-/])((?:\.\.?/)*(?:[\w-]+/)*[\w-]+\.md)(#[\w-]+)?")
 # .md names that are outputs the workflow writes, not docs
-OUTPUT_NAMES = {"summary.md", "metrics.md"}
+OUTPUT_NAMES = {"summary.md", "metrics.md", "results.md"}
 # this file's examples, and the hook that writes the generated pages' own links
 NOT_SCANNED = {"tests/test_docs.py", "docs/hooks/reference.py"}
 

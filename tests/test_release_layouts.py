@@ -165,8 +165,9 @@ FIGURES = [
 @pytest.mark.heavy  # two releases of their own to their figures (~70 CPU-s)
 def test_the_release_examples_run_to_their_figures(tmp_path):
     """Each layout's preset, run as docs/friendbench-release.md shows it: the validation/ one
-    imports the models' predictions and the released baselines; the val/ one is ratings-only and
-    its model figures say "no model predictions"."""
+    imports the models' predictions and the released baselines, and writes the paper's numbers
+    beside the published ones; the val/ one is ratings-only and its model figures say "no model
+    predictions"."""
     study = checkout(tmp_path / "study")
     releases = {
         "friendbench_release.example.yaml": validation_layout(tmp_path / "validation_download"),
@@ -197,6 +198,13 @@ def test_the_release_examples_run_to_their_figures(tmp_path):
             imported = report.groupby("reason")["n"].sum()["imported"]  # one row per file and reason
             assert imported == 4 * 3 * N_DYADS and set(report.loc[report["n"] > 0, "reason"]) == {"imported"}
             assert report["file"].str.endswith("baselines/results.csv").any()
+            # the paper's numbers (rule paper_familiarity, in `all`), beside the published ones
+            tex = (results / "paper" / "numbers.tex").read_text()
+            assert "\\newcommand{\\AudioOverTextPP}{" in tex and "\\newcommand{\\DesignDyads}{8} %" in tex
+            draft = (results / "paper" / "results.md").read_text()
+            assert (
+                "| `\\DesignDyads` | 3 sites x 2 relationships x 2 gender mixes x 8 dyads | 96 | 8 |" in draft
+            )
 
 
 @pytest.mark.slow

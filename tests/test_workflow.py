@@ -198,6 +198,28 @@ def test_seed_change_reruns_sampling_onward_only(study):
 
 
 @in_the_study
+@in_the_study
+def test_the_paper_numbers_rerun_for_a_number_setting_not_a_figure_setting(study):
+    """Issue 63: a figure-only setting plans no paper rule (its numbers stay byte for byte); more
+    GLMM draws plan the GLMM and the familiarity numbers, nothing upstream."""
+    tex = results(study) / "paper" / "numbers.tex"
+    assert "\\newcommand{\\AudioOverTextPP}{" in tex.read_text()
+    config = small_config()
+    config["figures"] = {"dpi": 300, "font_size": 9}
+    write_config(study, config)
+    try:
+        planned = planned_jobs(study)
+        assert planned and not {rule for rule in planned if rule.startswith("paper")}, planned
+        config = small_config()
+        config["analysis"]["glmm"]["draws"] += 100
+        write_config(study, config)
+        planned = planned_jobs(study)
+        assert {"glmm", "paper_familiarity"} <= planned
+        assert not planned & {"score_familiarity", "rasch", "rater_tests", *CORPUS_RULES}, planned
+    finally:
+        write_config(study, small_config())
+
+
 def test_every_good_demo_conversation_keeps_the_docs_example_min_turns(study):
     """The demo has the slack its docs' example edit needs (issue 49): every good conversation's
     clips hold one merged turn more than the default filters.min_turns of 4, so

@@ -2,7 +2,9 @@
 
 `reference/config.md` from workflow/schemas/config.schema.yaml, `reference/model-entry.md`
 from the registry entry's schema and `reference/cli.md` from the parsers of `omnisocial`. They
-are added to the site as generated files: nothing is written under docs/.
+are added to the site as generated files: nothing is written under docs/. The outputs page's list
+of paper macros is generated from `omnisocial.paper.MACROS` in place of its marker
+(`PAPER_MACROS_MARKER`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 import yaml
 from mkdocs.structure.files import File
 
-from omnisocial import docs_reference
+from omnisocial import docs_reference, paper
 from omnisocial.cli import build_parser
 
 REPO = Path(__file__).resolve().parents[2]
@@ -57,3 +59,10 @@ def on_files(files, config):
     for src_uri, content in generated.items():
         files.append(File.generated(config, src_uri, content=content))
     return files
+
+
+def on_page_markdown(markdown, page, config, files):
+    """docs/outputs.md: the paper macros' list in place of its marker (omnisocial.paper)."""
+    if page.file.src_uri != "outputs.md":
+        return markdown
+    return paper.with_macro_reference(markdown)
