@@ -242,7 +242,9 @@ def _cut_tracks(item: StreamItem, bounds: list[float], folder: Path) -> list[str
     streams = probe_json(Path(item.source), what="probe", v="error", select_streams="a:0").get("streams")
     if not streams:
         return [None] * (len(bounds) - 1)
-    rate, channels = int(streams[0]["sample_rate"]), int(streams[0]["channels"])
+    # more than two channels are mixed down to stereo (a model hears mono; AAC layouts beyond
+    # stereo depend on the source's layout name)
+    rate, channels = int(streams[0]["sample_rate"]), min(2, int(streams[0]["channels"]))
     ends: dict[int, float] = {}  # grid shift -> the last bound on that grid
     for bound in bounds[1:]:
         shift = grid_shift(bound, bounds[0], rate)
@@ -282,7 +284,7 @@ def _encode_track(pcm, shift: int, length: int, rate: int, path: Path) -> None:
     data = np.zeros((channels, shift + length), dtype=np.float32)
     kept = min(length, pcm.shape[1])
     data[:, shift : shift + kept] = pcm[:, :kept]
-    layout = {1: "mono", 2: "stereo"}.get(channels) or av.AudioLayout(channels)
+    layout = "mono" if channels == 1 else "stereo"
     with (
         atomic_path(path) as tmp,
         av.open(str(tmp), "w", format="mp4", options={"fflags": "+bitexact"}) as out,
