@@ -358,19 +358,16 @@ def shown_video_s(path: Path) -> float:
 
 @pytest.fixture(scope="module")
 def demo_stream_items(tmp_path_factory):
-    """The first when stream item of two of the social demo's clips (their longest streams), as
-    the workflow streams them (`socialomni.stream.stream_items`, 1 s steps)."""
+    """The first when stream item of the small social demo's two clips (their longest streams),
+    as the workflow streams them (`socialomni.stream.stream_items`, 1 s steps)."""
     if shutil.which("espeak-ng") is None:
         pytest.skip("the social demo needs espeak-ng")
     import pandas as pd
+    from social_demo import small_social_demo
 
-    from omnisocial.demo_kit import build_demo
-    from omnisocial.socialomni.demo import write_socialomni
     from omnisocial.socialomni.stream import stream_items
 
-    root = tmp_path_factory.mktemp("social") / "demo"
-    params = {"n_multiparty": 2, "who_items_per_clip": 1, "when_transitions_per_clip": 1}
-    build_demo(root, params, [("socialomni", write_socialomni)])
+    root, _ = small_social_demo(tmp_path_factory)  # built once per session, read only
     social = root / "socialomni"
     rows = pd.read_csv(social / "truth" / "when_stream.csv", keep_default_na=False)
     return stream_items(rows.groupby("clip_id").head(1), social, 1.0)
