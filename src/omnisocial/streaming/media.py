@@ -141,8 +141,9 @@ def cut_segments(
     Audio: the span is decoded ONCE to 16 kHz mono PCM and split at the bounds' sample
     positions (round(b * rate)), so consecutive segments join into exactly the prefix's
     samples. Video and audio_video: the video is encoded once and split at the bounds
-    (`_split_video`), each segment's frames counted into `frames.json`; audio_video also cuts
-    the item's audio track once (module doc).
+    (`_split_video`), each segment's frames counted into `frames.json`; audio_video also
+    decodes the item's audio once and encodes its tracks, one per frame grid a segment end
+    needs (`_cut_tracks`, module doc "Exact audio").
     """
     bounds = segment_bounds(item, window_s)
     paths = segment_paths(root, modality, item, window_s)
@@ -352,7 +353,8 @@ def _split_wav(item: StreamItem, bounds: list[float], paths: list[Path]) -> list
 def assemble(segments: list[Path], destination: str | os.PathLike) -> Path:
     """The segments joined in order into `destination`, bitexact (module doc): wav segments
     sample for sample; mp4 video segments remuxed in process at their frames' durations, with
-    the item's audio track (audio_video) from the first segment's start to the last one's end."""
+    the audio of the item's track whose frame grid ends at the last segment's end (audio_video),
+    from the first segment's start to that end."""
     destination = Path(destination)
     if not segments:
         raise ValueError(f"{destination}: no segments to join")
@@ -531,8 +533,9 @@ def _track_packets(audio: _Packets, track_start: float, start: float, end: float
     """(pos, size, pts, duration) of the track's packets for [start, end], pts counted from
     `start` (in 1 / sample rate): from the packet holding PREROLL_S before `start` (AAC decodes
     a packet from the one before it too; at the track's start, from its first packet, the
-    encoder's priming) to the packet holding `end`, whose duration is cut to end there. A
-    negative pts puts the samples before `start` in the mp4 edit list (not played)."""
+    encoder's priming and the grid's shift) to the packet ending at `end` (the track's grid
+    puts a frame boundary there; a packet past it would have its duration cut, which decoders
+    ignore). A negative pts puts the samples before `start` in the mp4 edit list (not played)."""
     if audio.time_base != Fraction(1, audio.sample_rate):
         raise MediaError(f"audio track with time base {audio.time_base}, not 1/{audio.sample_rate}")
     rate = audio.sample_rate
