@@ -16,10 +16,13 @@ per modality (audio_video, audio):
 Each is timed as wall-clock and as CPU seconds (user + system of the ffmpeg processes plus
 this process's own; on a shared, loaded machine the CPU figure is the one to compare). At the
 last step it prints, for old, new and re-cut, ffprobe's audio and video durations and the
-decoded audio's length. PASS when, for audio_video, the new join's audio lasts as long as the
-re-cut's to within one AAC frame (1024 samples) and its video ends at t (the re-cut's runs on
-to its last frame's end, up to a frame later), re-cut / new join per step (CPU)
-is at least 5, and every join is bitexact; audio is printed for information.
+decoded audio's length; at every step, the new join's and the re-cut's audio decoded as a model
+gets it (PyAV, mono 16 kHz, samples counted) against their video's shown length. PASS when,
+for audio_video, the new join's audio lasts as long as the re-cut's to within one AAC frame
+(1024 samples), its decoded audio within 0.01 s of its video at every step (issue 62), its
+video ends at t (the re-cut's runs on to its last frame's end, up to a frame later), re-cut /
+new join per step (CPU) is at least 5, and every join is bitexact; audio is printed for
+information.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+import av  # noqa: E402
 import ffmpeg  # noqa: E402
 
 from omnisocial.io import sha256_file  # noqa: E402
@@ -47,6 +51,8 @@ from omnisocial.streaming import Schedule, StreamItem, assemble, cut_segments  #
 from omnisocial.streaming.media import cut_prefix, segment_bounds, segment_paths, step_segments  # noqa: E402
 
 TARGET_RATIO = 5.0
+TARGET_DRIFT_S = 0.01  # decoded audio against video, every step (issue 62)
+MODEL_RATE = 16000  # what a model's audio front end decodes to, mono
 RATE = 44100
 AAC_FRAME_S = 1024 / RATE
 
@@ -100,6 +106,21 @@ def lengths(path: Path) -> dict:
     return {"audio": info["audio_duration"], "video": info["video_duration"], "decoded": decoded}
 
 
+def decoded_minus_video(path: Path) -> float:
+    """The audio decoded as a model gets it (every frame, resampled to mono 16 kHz, samples
+    counted) less the video's shown length (its last frame's end), in seconds."""
+    samples, ends = 0, []
+    with av.open(str(path)) as media:
+        resampler = av.AudioResampler(format="s16", layout="mono", rate=MODEL_RATE)
+        for frame in media.decode(audio=0):
+            samples += sum(part.samples for part in resampler.resample(frame))
+        samples += sum(part.samples for part in resampler.resample(None))
+    with av.open(str(path)) as media:
+        stream = media.streams.video[0]
+        ends = [(p.pts + p.duration) * p.time_base for p in media.demux(stream) if p.size]
+    return samples / MODEL_RATE - float(max(ends))
+
+
 def per_step(times: list[float]) -> tuple[float, float]:
     """(mean, last) in ms."""
     return 1000 * statistics.mean(times), 1000 * times[-1]
@@ -114,6 +135,7 @@ def measure(item: StreamItem, folder: Path, modality: str) -> dict:
         old, old_wall, old_cpu_cut = timed(lambda: old_cut(item, folder / "old"))
     row = {"modality": modality, "steps": 0, "cut_wall": cut_wall, "cut_cpu": cut_cpu, "bitexact": True}
     cpu = {"new": [], "old": [], "recut": []}
+    drift = {"new": [], "recut": []}  # decoded audio less video, per step (audio_video)
     wall = {"new": [], "old": [], "recut": []}
     for t in item.schedule.times():
         span = step_segments(item, None, item.media_start, t)
@@ -131,6 +153,9 @@ def measure(item: StreamItem, folder: Path, modality: str) -> dict:
         )
         wall["recut"].append(w)
         cpu["recut"].append(c)
+        if modality == "audio_video":
+            drift["new"].append((t, decoded_minus_video(out)))
+            drift["recut"].append((t, decoded_minus_video(folder / f"recut{suffix}")))
         row["steps"] += 1
     for name in ("new", "old", "recut"):
         if cpu[name]:
@@ -139,6 +164,7 @@ def measure(item: StreamItem, folder: Path, modality: str) -> dict:
     row["ratio_cpu"] = statistics.mean(cpu["recut"]) / statistics.mean(cpu["new"])
     if modality == "audio_video":
         row["old_cut_cpu"] = old_cpu_cut
+        row["drift"] = {name: max(values, key=lambda pair: abs(pair[1])) for name, values in drift.items()}
         row["lengths"] = {
             "new": lengths(folder / "new.mp4"),
             "old": lengths(folder / "old.mp4"),
@@ -177,7 +203,14 @@ def report(row: dict, t_last: float) -> bool:
         ends = abs(new["video"] - t_last) <= 1e-3 and 0 <= ref["video"] - new["video"] < 1001 / 30000 + 1e-3
         print(f"  new audio within one AAC frame ({1000 * AAC_FRAME_S:.1f} ms) of the re-cut: {same}")
         print(f"  new video ends at t, the re-cut's within a frame after: {ends}")
-        passed &= same and ends
+        for name, (t, worst) in row["drift"].items():
+            print(
+                f"  {name} decoded audio (mono 16 kHz) less video, worst step: "
+                f"{1000 * worst:+.2f} ms at t = {t:g} s"
+            )
+        exact = abs(row["drift"]["new"][1]) <= TARGET_DRIFT_S
+        print(f"  new decoded audio within {1000 * TARGET_DRIFT_S:g} ms of its video at every step: {exact}")
+        passed &= same and ends and exact
     print(f"  bitexact joins: {row['bitexact']} -> {'PASS' if passed else 'FAIL'}")
     return passed if modality == "audio_video" else True
 

@@ -90,6 +90,12 @@ def test_who_released_matches_the_released_analysis(who_files, capsys):
         assert 100 * row["accuracy"] == pytest.approx(analysis[group]["accuracy"])
     # the per-option breakdown counts both copies too (gold D: the first copy, right)
     assert tuple(table.loc[("correct_option", "D"), ["n", "n_correct"]]) == (1, 1)
+    # the analysis script's own accuracy keys by id: 2 of 7 (issue 62)
+    by_id = table.loc[("analysis", "all")]
+    assert (
+        (by_id["n"], by_id["n_correct"]) == (analysis["all"]["total"], analysis["all"]["correct"]) == (7, 2)
+    )
+    assert 100 * by_id["accuracy"] == pytest.approx(analysis["all"]["accuracy"])
     err = capsys.readouterr().err
     reasons = _reasons(out)
     duplicate = next(r for r in reasons.index if r.startswith("duplicate id"))
@@ -97,6 +103,40 @@ def test_who_released_matches_the_released_analysis(who_files, capsys):
     assert f"socialomni who: scored as released: {duplicate}: 1 item (e.g. item 7)" in err
     written = next(r for r in reasons.index if r.startswith("correct answer not a bare letter"))
     assert reasons.loc[written, "n_items"] == 2
+
+
+@pytest.mark.parametrize("parser", ["released", "strict"])
+def test_who_duplicated_id_gives_each_released_script_its_own_figure(tmp_path, parser, capsys):
+    """Issue 62: a plain dataset.json whose id 4 is written twice (the first copy's answer D,
+    the last one's A; the reply D). The released evaluation (level1_pipeline) scores and
+    counts both copies: 3 of 5, 60.0. The released analysis script (analyze_level1_ablation)
+    reads the results keyed by id, so it holds the last copy only: 2 of 4, 50.0. Released mode
+    reports both, each under its own name; strict keeps the first copy and counts the other."""
+    case, expected = CASES["who_duplicate"], EXPECTED["who_duplicate"]
+    items = _json(tmp_path / "data" / "level_1" / "dataset.json", case["dataset"])
+    replies = _jsonl(tmp_path / "replies.jsonl", [{"id": k, "reply": v} for k, v in case["replies"].items()])
+    out = tmp_path / "who.csv"
+    argv = ["socialomni", "who", str(items), str(replies), "-o", str(out), "--parser", parser]
+    assert cli.main(argv) == 0
+    table = pd.read_csv(out, keep_default_na=False).set_index(["breakdown", "level"])
+    overall = table.loc[("overall", "all")]
+    if parser == "strict":
+        assert (overall["n"], overall["n_correct"]) == (4, 3)  # the first copy of 4 (answer D): right
+        assert "analysis" not in table.index.get_level_values("breakdown")
+        assert "socialomni who: excluded: field id: 1 item (e.g. item 4)" in capsys.readouterr().err
+        return
+    pipeline, analysis = expected["pipeline"], expected["analysis"]
+    assert (overall["n"], overall["n_correct"]) == (pipeline["total"], pipeline["correct"]) == (5, 3)
+    assert 100 * overall["accuracy"] == pytest.approx(pipeline["accuracy"]) == 60.0
+    by_id = table.loc[("analysis", "all")]
+    assert (
+        (by_id["n"], by_id["n_correct"]) == (analysis["all"]["total"], analysis["all"]["correct"]) == (4, 2)
+    )
+    assert 100 * by_id["accuracy"] == pytest.approx(analysis["all"]["accuracy"]) == 50.0
+    for group in ("consistent", "inconsistent"):  # the analysis's split: the last copy of 4
+        row = table.loc[("consistency", group)]
+        assert (row["n"], row["n_correct"]) == (analysis[group]["total"], analysis[group]["correct"]), group
+    assert "every copy counted" in capsys.readouterr().err
 
 
 def test_who_strict_reads_the_meaning_and_counts_the_duplicate_it_leaves_out(who_files, capsys):

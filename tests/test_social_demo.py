@@ -9,32 +9,23 @@ import wave
 import numpy as np
 import pandas as pd
 import pytest
+from social_demo import SMALL, generate_social_demo, small_social_demo
 
-from omnisocial.demo_kit import DEMO_SPLITS, build_demo, text_mask, validate_params
-from omnisocial.duplexeval.demo import write_duplexeval
+from omnisocial.demo_kit import DEMO_SPLITS, text_mask, validate_params
 from omnisocial.duplexeval.importers import load_stream_items
 from omnisocial.media.audio import probe
 from omnisocial.media.frames import read_grey_frames
 from omnisocial.socialomni.contracts import LETTERS
-from omnisocial.socialomni.demo import write_socialomni
 from omnisocial.socialomni.importers import load_when_items, load_who_items, split_said
 
 pytestmark = pytest.mark.skipif(
     shutil.which("ffmpeg") is None or shutil.which("espeak-ng") is None, reason="needs ffmpeg and espeak-ng"
 )
-SMALL = {"n_multiparty": 2, "who_items_per_clip": 3, "when_transitions_per_clip": 2}
-
-
-def generate_social_demo(root, params=None):
-    """The demo as the social_demo rule builds it (workflow/scripts/social/demo.py)."""
-    return build_demo(root, params, [("socialomni", write_socialomni), ("duplexeval", write_duplexeval)])
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    root = tmp_path_factory.mktemp("social") / "demo"
-    manifest = generate_social_demo(root, SMALL)
-    return root, manifest
+    return small_social_demo(tmp_path_factory)  # built once per session, read only
 
 
 def _truth(root, name):

@@ -17,9 +17,10 @@ import pandas as pd
 import pytest
 import yaml
 from config_order import reversed_keys
+from social_demo import small_social_demo
 from social_workflow import judged_run, snakemake_command
 
-from omnisocial.demo_kit import build_demo, validate_params
+from omnisocial.demo_kit import validate_params
 from omnisocial.duplexeval.baselines import (
     CAPTION_MODEL,
     DETECTOR_MODEL,
@@ -28,7 +29,6 @@ from omnisocial.duplexeval.baselines import (
     detector_baseline,
 )
 from omnisocial.duplexeval.contracts import PR_SCORES, STREAM_RESPONSES
-from omnisocial.duplexeval.demo import write_duplexeval
 from omnisocial.duplexeval.description import score_rtd, timing_cap
 from omnisocial.duplexeval.importers import import_duplexeval, import_stream_responses
 from omnisocial.duplexeval.metrics import streaming_metrics
@@ -47,7 +47,6 @@ from omnisocial.socialomni.baselines import (
     who_chance_replies,
     who_signal_replies,
 )
-from omnisocial.socialomni.demo import write_socialomni
 from omnisocial.socialomni.how import how_agreement, how_metrics, judge_how
 from omnisocial.socialomni.importers import import_socialomni
 from omnisocial.socialomni.requests import cut_all_media, replies_from_results, social_requests
@@ -59,19 +58,12 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(
     shutil.which("ffmpeg") is None or shutil.which("espeak-ng") is None, reason="needs ffmpeg and espeak-ng"
 )
-SMALL = {"n_multiparty": 2, "who_items_per_clip": 3, "when_transitions_per_clip": 2}
 DETECTOR = {"fps": 10, "width": 160, "height": 120, "threshold": 0.1, "min_gap_s": 1.0, "latency_s": 0.5}
-
-
-def generate_social_demo(root, params=None):
-    """The demo as the social_demo rule builds it (workflow/scripts/social/demo.py)."""
-    return build_demo(root, params, [("socialomni", write_socialomni), ("duplexeval", write_duplexeval)])
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    root = tmp_path_factory.mktemp("social") / "demo"
-    generate_social_demo(root, SMALL)
+    root, _ = small_social_demo(tmp_path_factory)  # built once per session, read only
     social = import_socialomni(root / "socialomni")
     duplex = import_duplexeval(root / "duplexeval")
     return root, social, duplex

@@ -143,7 +143,11 @@ ACCURACY_BREAKDOWN = Contract(
     (
         Column("model"),
         Column("modality"),
-        Column("breakdown", doc="overall / consistency / correct_option / domain / subcategory / gold"),
+        Column(
+            "breakdown",
+            doc="overall / analysis (released: the released analysis's accuracy, one row per id) / "
+            "consistency / correct_option / domain / subcategory / gold",
+        ),
         Column("level", doc="the group within the breakdown, 'all' for overall"),
         Column("n", "int"),
         Column("n_correct", "int"),

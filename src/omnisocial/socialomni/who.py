@@ -181,6 +181,11 @@ def score_who(
     its "written") and counted in every breakdown but the consistency split, as the released
     pipeline counts every copy and its analysis keys by id (the last copy, the item); not in
     `items` of the result (one row per item).
+
+    Released mode adds the breakdown row ("analysis", "all"): the accuracy the released
+    analysis script reports (`all_acc` of scripts/analyze_level1_ablation.py), which reads the
+    pipeline's results keyed by id, so one row per id, the last copy; "overall" stays the
+    pipeline's own accuracy, every copy counted. The two differ only where an id repeats.
     """
     check_parser(parser)
     released = parser == "released"
@@ -241,6 +246,9 @@ def score_who(
         key = {"model": model, "modality": modality}
         overall = accuracy_row(group, "overall", "all", parser)
         breakdown.append({**key, **overall})
+        if released:  # the released analysis's own accuracy: one row per id (copies left out)
+            by_id = group[group["consistency_group"] != ""]
+            breakdown.append({**key, **accuracy_row(by_id, "analysis", "all", parser)})
         for column, name in (
             ("consistency_group", "consistency"),
             ("correct_answer", "correct_option"),

@@ -16,7 +16,8 @@ back one row per answered step.
   (Omni-DuplexEval's RTD / PR); `window_s`: None for the whole prefix [media_start, t], else
   the last `window_s` seconds.
 - `streaming.media`: `cut_segments` cuts an item ONCE into the spans between step bounds
-  (video segments with their frame counts, plus one AAC track of the item's sound; wav for
+  (video segments with their frame counts, plus AAC tracks of the item's sound, one per frame grid
+  a step end needs, so its decoded audio ends exactly at t; wav for
   audio; bitexact, atomic; a rule's declared output shared by every model); `assemble`
   joins a step's segments by stream copy, deterministically (the result cache keys on the
   media's sha256), its audio and video as long as a direct cut's (docs/streaming.md,

@@ -12,24 +12,36 @@ jobs side by side never see half a file):
   at each bound's first frame, and split there by stream copy (`_split_video`: each frame in
   one segment, each segment starting on a keyframe), each segment's frame count and rate in
   the folder's `frames.json`;
-  audio_video adds the item's audio ONCE, as one continuous AAC track of [b_0, b_last)
-  (`media.cut.cut_audio_track`, `audio_<b_0>_<b_last>.m4a`).
+  audio_video adds the item's audio, decoded ONCE and encoded as continuous AAC tracks from
+  b_0 (`_cut_tracks`, `audio_<g>_<b_0>_<b_end>.m4a`): one track per frame grid, so that each
+  bound where a step may end falls on an AAC frame boundary of its track (module doc, "Exact
+  audio").
 
 A step's media [start, t] (`assemble`) is its run of segments joined with no decoding:
 wav segments in Python; mp4 remuxed in this process with PyAV (`_join_mp4`: no ffmpeg
 start-up, each file's packet index read once per process), the video segments' packets each
 placed at the sum of the frame durations before it (`frames.json`: a segment's own header
 rounds its length up to its cut, and those roundings add up at every join), and the audio as
-the track's packets from start to t (from a pre-roll packet before `start`, which the mp4
-edit list skips, to the packet holding t, cut to end at t), and the last frame shown cut short
-to end at t too. So at every step the audio and the video both end at t (to a tick of their
-time bases), hold the frames of a direct cut of [start, t] (`cut_prefix`) at its times, and
-its sound to within one audio frame (1024 samples); a direct cut's video runs on to its last
-frame's end, up to one frame past t (0.1 s at 10 fps, past its audio). No join adds AAC
-priming: joining per-span AAC cuts did, 46 ms or more per join, so a streamed model heard
-speech later and later behind the picture. Stream copy
-with a bitexact muxer: the same step always gives the same bytes and the same sha256 (the
-result cache keys on media content).
+the packets of the track whose grid ends at t, from start to t (from a pre-roll packet before
+`start`, which the mp4 edit list skips, to the packet ending at t), and the last frame shown
+cut short to end at t too. So at every step the audio and the video both end at t (to a tick
+of their time bases), hold the frames of a direct cut of [start, t] (`cut_prefix`) at its
+times, and its sound; a direct cut's video runs on to its last frame's end, up to one frame
+past t (0.1 s at 10 fps, past its audio). No join adds AAC priming: joining per-span AAC cuts
+did, 46 ms or more per join, so a streamed model heard speech later and later behind the
+picture. Stream copy with a bitexact muxer: the same step always gives the same bytes and the
+same sha256 (the result cache keys on media content).
+
+Exact audio: a decoder plays every AAC frame whole (1024 samples; 64 ms at 16 kHz): the mp4
+edit list skips the priming at the start, but ffmpeg (and so most model stacks) does not trim
+a last frame that runs past the edit's end. One track on one grid therefore gave a prefix
+audio up to a frame longer than its video (63 ms at t = 3.07 s on the demo). So the item's
+audio is encoded on every grid a step end needs: for a bound b, the grid shifted by
+g = -(b - b_0) * rate mod 1024 samples (g samples of the source before b_0, or of silence
+where there are none, feed the encoder first and are skipped by the edit list), so b ends a
+frame and a step's decoded audio has exactly the samples of [start, t]. Steps 1 s apart at
+16 kHz share 8 grids; each track is encoded in this process (PyAV) from the decoded span, ~2 ms
+of CPU a second of audio.
 """
 
 from __future__ import annotations
@@ -49,9 +61,10 @@ from pathlib import Path
 
 import av
 import ffmpeg
+import numpy as np
 
 from omnisocial.io import atomic_path, write_json
-from omnisocial.media.cut import BITEXACT, SUFFIX, cut_audio_track, cut_clip, encode_options
+from omnisocial.media.cut import BITEXACT, SUFFIX, cut_clip, encode_options
 from omnisocial.media.ffmpeg_run import MediaError, probe_json, run_ffmpeg
 from omnisocial.models import media_io
 from omnisocial.streaming.protocol import StreamItem
@@ -60,6 +73,7 @@ from omnisocial.streaming.schedule import DIGITS
 FRAMES = "frames.json"  # per item folder: each video segment's frame count and rate, its audio track
 TRACK_PREFIX = "audio_"
 PREROLL_S = 0.1  # audio read before a window's start: more than one AAC packet at 8 kHz and up
+AAC_FRAME = 1024  # samples an AAC frame decodes to, whole
 
 
 def segment_bounds(item: StreamItem, window_s: float | None) -> list[float]:
@@ -104,9 +118,10 @@ def segment_span(path: str | os.PathLike) -> tuple[float, float]:
         raise ValueError(f"{path}: not a segment name <i>_<start>_<end> (streaming.media)") from None
 
 
-def track_path(folder: Path, start: float, end: float) -> Path:
-    """The item's one AAC track of [start, end) (audio_video)."""
-    return folder / f"{TRACK_PREFIX}{bound_text(start)}_{bound_text(end)}.m4a"
+def track_path(folder: Path, shift: int, start: float, end: float) -> Path:
+    """The item's AAC track of [start, end) on the frame grid shifted by `shift` samples
+    (audio_video; `grid_shift`)."""
+    return folder / f"{TRACK_PREFIX}{shift:04d}_{bound_text(start)}_{bound_text(end)}.m4a"
 
 
 def step_segments(item: StreamItem, window_s: float | None, start: float, t: float) -> slice:
@@ -126,8 +141,9 @@ def cut_segments(
     Audio: the span is decoded ONCE to 16 kHz mono PCM and split at the bounds' sample
     positions (round(b * rate)), so consecutive segments join into exactly the prefix's
     samples. Video and audio_video: the video is encoded once and split at the bounds
-    (`_split_video`), each segment's frames counted into `frames.json`; audio_video also cuts
-    the item's audio track once (module doc).
+    (`_split_video`), each segment's frames counted into `frames.json`; audio_video also
+    decodes the item's audio once and encodes its tracks, one per frame grid a segment end
+    needs (`_cut_tracks`, module doc "Exact audio").
     """
     bounds = segment_bounds(item, window_s)
     paths = segment_paths(root, modality, item, window_s)
@@ -137,21 +153,22 @@ def cut_segments(
         return _split_wav(item, bounds, paths)
     folder = paths[0].parent
     manifest = read_manifest(folder)
-    track = _cut_track(item, bounds, folder) if modality == "audio_video" else None
+    # segment i's track: the one whose frame grid ends at the segment's end (module doc)
+    tracks = _cut_tracks(item, bounds, folder) if modality == "audio_video" else [None] * len(paths)
     todo = [i for i, path in enumerate(paths) if path.name not in manifest or not path.is_file()]
-    if not todo and all(manifest[path.name].get("audio") == track for path in paths):
+    if not todo and all(manifest[path.name].get("audio") == tracks[i] for i, path in enumerate(paths)):
         return paths
 
     if todo:  # a missing segment, or one uncounted (cut by an earlier version, span by span)
         _split_video(item, bounds, paths)
         manifest = {name: entry for name, entry in manifest.items() if name not in {p.name for p in paths}}
 
-    def count(path: Path) -> tuple[str, dict]:
-        entry = manifest.get(path.name) or count_frames(path)
-        return path.name, {**entry, "audio": track}
+    def count(i: int) -> tuple[str, dict]:
+        entry = manifest.get(paths[i].name) or count_frames(paths[i])
+        return paths[i].name, {**entry, "audio": tracks[i]}
 
     with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-        manifest.update(dict(pool.map(count, paths)))
+        manifest.update(dict(pool.map(count, range(len(paths)))))
     write_json(folder / FRAMES, manifest)
     return paths
 
@@ -214,16 +231,81 @@ def _frame_rate(source: Path) -> Fraction:
     return Fraction(int(numerator), int(denominator or 1))
 
 
-def _cut_track(item: StreamItem, bounds: list[float], folder: Path) -> str | None:
-    """The item's audio track's file name (cut now if missing), None when the source has no audio."""
-    path = track_path(folder, bounds[0], bounds[-1])
-    if path.is_file():
-        return path.name
-    streams = probe_json(Path(item.source), what="probe", v="error").get("streams") or []
-    if not any(stream.get("codec_type") == "audio" for stream in streams):
-        return None
-    cut_audio_track(item.source, bounds[0], bounds[-1], path, bitexact=True)
-    return path.name
+def grid_shift(bound: float, first: float, rate: int) -> int:
+    """Samples g that shift a track's AAC frame grid so that `bound` ends a frame, for a track
+    whose sample 0 is at `first` (module doc, "Exact audio")."""
+    return -round((bound - first) * rate) % AAC_FRAME
+
+
+def _cut_tracks(item: StreamItem, bounds: list[float], folder: Path) -> list[str | None]:
+    """Each segment's audio track name (segment i: the track whose grid ends at bounds[i + 1]),
+    the tracks encoded now where missing; all None when the source has no audio."""
+    streams = probe_json(Path(item.source), what="probe", v="error", select_streams="a:0").get("streams")
+    if not streams:
+        return [None] * (len(bounds) - 1)
+    # more than two channels are mixed down to stereo (a model hears mono; AAC layouts beyond
+    # stereo depend on the source's layout name)
+    rate, channels = int(streams[0]["sample_rate"]), min(2, int(streams[0]["channels"]))
+    ends: dict[int, float] = {}  # grid shift -> the last bound on that grid
+    for bound in bounds[1:]:
+        shift = grid_shift(bound, bounds[0], rate)
+        ends[shift] = max(ends.get(shift, bound), bound)
+    names = {shift: track_path(folder, shift, bounds[0], end) for shift, end in ends.items()}
+    missing = {shift: path for shift, path in names.items() if not path.is_file()}
+    if missing:
+        pcm = _decode_span(item, bounds, rate, channels, folder)
+        for shift, path in missing.items():
+            _encode_track(pcm, shift, round((ends[shift] - bounds[0]) * rate), rate, path)
+    return [names[grid_shift(bound, bounds[0], rate)].name for bound in bounds[1:]]
+
+
+def _decode_span(item: StreamItem, bounds: list[float], rate: int, channels: int, folder: Path):
+    """The source's audio of [b_0, b_last) decoded once: float32 samples, (channels, n), at its rate
+    (the same input seek as `media.cut`: decoded from before b_0, exact from b_0)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    inputs = {"nostdin": None, "v": "error"}
+    if bounds[0] > 0:
+        inputs["ss"] = f"{bounds[0]:.{DIGITS}f}"
+    options = {"vn": None, "t": f"{bounds[-1] - bounds[0]:.{DIGITS}f}", "ar": rate, "ac": channels}
+    with tempfile.TemporaryDirectory(prefix=".decode-", dir=folder) as scratch:
+        raw = Path(scratch) / "span.f32"
+        options.update({"format": "f32le", "acodec": "pcm_f32le"})
+        stream = ffmpeg.input(str(item.source), **inputs).output(str(raw), **options).overwrite_output()
+        run_ffmpeg(stream, file=Path(item.source), what="decode the audio of")
+        samples = np.fromfile(raw, dtype="<f4")
+    return np.ascontiguousarray(samples.reshape(-1, channels).T)
+
+
+def _encode_track(pcm, shift: int, length: int, rate: int, path: Path) -> None:
+    """AAC of the span's first `length` samples after `shift` samples of silence, so the
+    frame grid ends every bound with that shift; packets timed from the span's first sample
+    (the silence and the encoder's priming at negative times: the mp4 edit list skips them).
+    Past the decoded audio's end (a source whose sound stops before its picture), silence."""
+    channels = pcm.shape[0]
+    data = np.zeros((channels, shift + length), dtype=np.float32)
+    kept = min(length, pcm.shape[1])
+    data[:, shift : shift + kept] = pcm[:, :kept]
+    layout = "mono" if channels == 1 else "stereo"
+    with (
+        atomic_path(path) as tmp,
+        av.open(str(tmp), "w", format="mp4", options={"fflags": "+bitexact"}) as out,
+    ):
+        stream = out.add_stream("aac", rate=rate, layout=layout)
+        stream.codec_context.flags |= av.codec.context.Flags.bitexact
+        stream.time_base = Fraction(1, rate)
+
+        def write(packets) -> None:
+            for packet in packets:
+                packet.pts, packet.dts = packet.pts - shift, packet.dts - shift
+                out.mux(packet)
+
+        for first in range(0, data.shape[1], AAC_FRAME):
+            frame = av.AudioFrame.from_ndarray(
+                data[:, first : first + AAC_FRAME], format="fltp", layout=layout
+            )
+            frame.sample_rate, frame.pts, frame.time_base = rate, first, Fraction(1, rate)
+            write(stream.encode(frame))
+        write(stream.encode(None))
 
 
 def count_frames(path: Path) -> dict:
@@ -271,7 +353,8 @@ def _split_wav(item: StreamItem, bounds: list[float], paths: list[Path]) -> list
 def assemble(segments: list[Path], destination: str | os.PathLike) -> Path:
     """The segments joined in order into `destination`, bitexact (module doc): wav segments
     sample for sample; mp4 video segments remuxed in process at their frames' durations, with
-    the item's audio track (audio_video) from the first segment's start to the last one's end."""
+    the audio of the item's track whose frame grid ends at the last segment's end (audio_video),
+    from the first segment's start to that end."""
     destination = Path(destination)
     if not segments:
         raise ValueError(f"{destination}: no segments to join")
@@ -282,7 +365,7 @@ def assemble(segments: list[Path], destination: str | os.PathLike) -> Path:
     if destination.suffix == ".wav":
         return _join_wav(segments, destination)
     manifest = _counted(segments)
-    track = manifest[segments[0].name].get("audio")
+    track = manifest[segments[-1].name].get("audio")  # the track whose grid ends where the step does
     with atomic_path(destination) as tmp:
         _join_mp4(segments, manifest, segments[0].parent / track if track is not None else None, tmp)
     return destination
@@ -450,8 +533,9 @@ def _track_packets(audio: _Packets, track_start: float, start: float, end: float
     """(pos, size, pts, duration) of the track's packets for [start, end], pts counted from
     `start` (in 1 / sample rate): from the packet holding PREROLL_S before `start` (AAC decodes
     a packet from the one before it too; at the track's start, from its first packet, the
-    encoder's priming) to the packet holding `end`, whose duration is cut to end there. A
-    negative pts puts the samples before `start` in the mp4 edit list (not played)."""
+    encoder's priming and the grid's shift) to the packet ending at `end` (the track's grid
+    puts a frame boundary there; a packet past it would have its duration cut, which decoders
+    ignore). A negative pts puts the samples before `start` in the mp4 edit list (not played)."""
     if audio.time_base != Fraction(1, audio.sample_rate):
         raise MediaError(f"audio track with time base {audio.time_base}, not 1/{audio.sample_rate}")
     rate = audio.sample_rate

@@ -218,7 +218,14 @@ def run_pr(cases: dict, work: Path) -> dict:
 def main() -> None:
     cases = json.loads((HERE / "cases.json").read_text(encoding="utf-8"))
     expected = {}
-    for name, run in (("who", run_who), ("when_how", run_when_how), ("rtd", run_rtd), ("pr", run_pr)):
+    runs = (
+        ("who", run_who),
+        ("who_duplicate", run_who),
+        ("when_how", run_when_how),
+        ("rtd", run_rtd),
+        ("pr", run_pr),
+    )
+    for name, run in runs:
         with tempfile.TemporaryDirectory() as work:
             expected[name] = run(cases[name], Path(work))
     expected["made_by"] = {
