@@ -19,6 +19,8 @@ from typing import Protocol
 
 import ffmpeg
 
+from omnisocial.media.ffmpeg_run import compile_args, run_tool
+
 FFMPEG = "ffmpeg"
 FFPROBE = "ffprobe"
 DEFAULT_TRACK_RATE = 16000
@@ -62,14 +64,17 @@ def mime_type(path: str | Path) -> str:
 
 
 def _run(stream, path: Path, cmd: str = FFMPEG) -> bytes:
-    """Run an ffmpeg-python graph; its stdout. No timeout here (as before), so ffmpeg-python's own `run`."""
+    """Run an ffmpeg-python graph; its stdout. No timeout here (as before).
+
+    Through the package's runner: Interrupted, not MediaError, when a signal stopped ffmpeg.
+    """
     try:
-        out, _ = stream.run(cmd=cmd, capture_stdout=True, capture_stderr=True)
+        result = run_tool(compile_args(stream, cmd=cmd), doing=f"reading {path}", timeout_s=None)
     except FileNotFoundError as exc:
         raise MediaError(f"{cmd} not found on PATH") from exc
-    except ffmpeg.Error as exc:
-        raise MediaError(_failed(path, cmd, exc.stderr)) from None
-    return out
+    if result.returncode != 0:
+        raise MediaError(_failed(path, cmd, result.stderr))
+    return result.stdout
 
 
 def _failed(path: Path, cmd: str, stderr: bytes | None) -> str:
