@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
@@ -60,6 +61,12 @@ def ffmpeg_children(parent: int) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+def end_all(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def wait_for(condition, timeout_s: float = 10.0) -> bool:
@@ -166,51 +173,52 @@ def test_the_console_says_interrupted_not_failed():
 # --- nothing left behind -------------------------------------------------------------------------
 
 JOB = """
-import os, sys, time
+import os, re, subprocess, sys, time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 sys.path.insert(0, {src!r})
-from omnisocial.media.ffmpeg_run import run_command
-from omnisocial.processes import fork_context
+from omnisocial.processes import CHILD_OPTIONS, fork_context
 from omnisocial.workflow import start
 
 log = start(snakemake)
 pool = ProcessPoolExecutor(max_workers=1, mp_context=fork_context())  # as a Rasch fit's workers
 worker = pool.submit(os.getpid).result()
 pool.submit(time.sleep, 600)
-Path("pids").write_text(f"{{os.getpid()}} {{worker}}")
 argv = ["ffmpeg", "-nostdin", "-loglevel", "error", "-re", "-f", "lavfi", "-i", "sine=d=600"]
-argv += ["-f", "null", "-"]
-run_command(argv, file=Path("tone"), what="encode")
+encoder = subprocess.Popen([*argv, "-f", "null", "-"], **CHILD_OPTIONS)  # as the runner starts it
+Path("pids").write_text(f"{{os.getpid()}} {{worker}} {{encoder.pid}}")
+{work}
 """
+# What the job is doing when its run is killed: waiting for its encoder, or stuck in a C call
+# that holds the GIL (a regular expression that backtracks for ages), where no Python thread runs.
+WORK = {
+    "waiting": "encoder.wait()",
+    "holding the GIL": 're.match(r"(a*)*b", "a" * 64)',
+}
 
 
-def job_workflow(workdir: Path) -> None:
+def job_workflow(workdir: Path, work: str) -> None:
     (workdir / "Snakefile").write_text(
         'rule job:\n    output: "out.txt"\n    log: "logs/job.log"\n    script: "job.py"\n'
     )
-    (workdir / "job.py").write_text(JOB.format(src=str(REPO / "src")))
-
-
-def job_processes(workdir: Path) -> list[int]:
-    """The job's pid, its pool worker's and its ffmpeg's, once all three run."""
-    pids = workdir / "pids"
-    assert wait_for(lambda: pids.exists() and ffmpeg_children(int(pids.read_text().split()[0])), 60)
-    job, worker = map(int, pids.read_text().split())
-    return [job, worker, *ffmpeg_children(job)]
+    (workdir / "job.py").write_text(JOB.format(src=str(REPO / "src"), work=work))
 
 
 @pytest.mark.slow
-def test_no_job_outlives_its_killed_snakemake_run(tmp_path):
-    job_workflow(tmp_path)
+@pytest.mark.parametrize("doing", list(WORK))
+def test_no_job_outlives_its_killed_snakemake_run(tmp_path, doing):
+    job_workflow(tmp_path, WORK[doing])
     run = subprocess.Popen(
         [sys.executable, "-m", "snakemake", "--cores", "1", "--quiet"],
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    processes: list[int] = []
     try:
-        processes = job_processes(tmp_path)
+        pids = tmp_path / "pids"
+        assert wait_for(pids.exists, 60)
+        processes = [int(pid) for pid in pids.read_text().split()]  # the job, its pool worker, ffmpeg
         assert all(alive(pid) for pid in processes)
         assert workflow_processes(processes[0])[-1][0] == run.pid  # the job watches its run
         run.kill()  # kill -9
@@ -220,8 +228,7 @@ def test_no_job_outlives_its_killed_snakemake_run(tmp_path):
         ]
     finally:
         run.kill()
-    log = (tmp_path / "logs" / "job.log").read_text()
-    assert f"stopping: process {run.pid} of the Snakemake run that started this job has ended" in log
+        end_all([pid for pid in processes if alive(pid)])  # what a failure left behind
     assert not (tmp_path / "out.txt").exists()
 
 
@@ -241,11 +248,14 @@ def test_a_group_job_stops_when_the_outer_snakemake_is_killed(tmp_path):
         (tmp_path / name / "snakemake").write_text(text)
     job = (
         f"import os, sys, time; sys.path.insert(0, {str(REPO / 'src')!r}); "
-        "from omnisocial.processes import stop_with_workflow; stop_with_workflow(); "
+        "import logging; logging.basicConfig(filename='job.log'); "
+        "from omnisocial.processes import stop_with_workflow; stop_with_workflow(logging.getLogger()); "
         "open('job.pid', 'w').write(str(os.getpid())); time.sleep(600)"
     )
     inner = f'{sys.executable} inner/snakemake "{sys.executable} -c \\"{job}\\""'
     outer = subprocess.Popen([sys.executable, "outer/snakemake", inner], cwd=tmp_path)
+    watched: list[int] = []
+    pid = outer.pid
     try:
         assert wait_for(lambda: (tmp_path / "job.pid").exists(), 30)
         pid = int((tmp_path / "job.pid").read_text())
@@ -258,9 +268,11 @@ def test_a_group_job_stops_when_the_outer_snakemake_is_killed(tmp_path):
         assert alive(inner_pid)  # its own parent still runs: the outer run's end stopped it
     finally:
         outer.kill()
-        for pid in watched if "watched" in locals() else []:
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
+        end_all([p for p in [*watched, pid] if alive(p)])
+    assert (
+        f"stopping: process {outer.pid} of the Snakemake run that started this job has ended"
+        in (tmp_path / "job.log").read_text()
+    )
 
 
 def test_a_tool_dies_with_the_job_that_started_it(tmp_path):

@@ -147,7 +147,9 @@ _watching = False
 def stop_with_workflow(log=None, poll_s: float = PARENT_POLL_S) -> None:
     """End this process (os._exit) within `poll_s` of its Snakemake run's end; forked children too.
 
-    A daemon thread polls the parent and the run's Snakemake processes (`workflow_processes`).
+    A job started by Snakemake itself asks for SIGKILL on its end (`die_with_parent`); a daemon
+    thread polls the parent and the run's Snakemake processes (`workflow_processes`), which also
+    covers a job under a Snakemake that the run started through a shell (a group job).
     os._exit ends every thread at once, so the tools started with `CHILD_OPTIONS` and the pool
     workers forked after this call (which ask for SIGKILL on their parent's end) die with it.
     Once per process.
@@ -159,6 +161,11 @@ def stop_with_workflow(log=None, poll_s: float = PARENT_POLL_S) -> None:
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=die_with_parent)
     first_parent = os.getppid()
+    if _is_snakemake(first_parent):
+        # The kernel's SIGKILL needs no Python: it also ends a job stuck in a C call holding the
+        # GIL, which the thread below would wait for. Snakemake's thread that started the job
+        # waits for it, so only Snakemake's death sends it.
+        die_with_parent()
     watched = workflow_processes()
 
     def watch() -> None:
