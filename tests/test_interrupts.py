@@ -296,3 +296,43 @@ def test_a_tool_dies_with_the_job_that_started_it(tmp_path):
         assert wait_for(lambda: not alive(encoder), GONE_WITHIN_S)
     finally:
         job.kill()
+
+
+CTRL_C_JOB = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {src!r})
+from omnisocial.familiarity.stimuli import _run
+from omnisocial.workflow import start
+import ffmpeg
+
+log = start(snakemake)
+Path("started").touch()
+_run("D012", "the audio and video stimuli", ffmpeg.input("sine=d=600", f="lavfi", re=None).output("D012.wav"))
+"""
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_rendering_is_reported_as_an_interrupt(tmp_path):
+    """Ctrl-C: the terminal sends SIGINT to Snakemake, its job and the job's ffmpeg at once."""
+    rule = 'rule render_stimuli:\n    output: "out.txt"\n    log: "logs/render_stimuli.log"\n'
+    (tmp_path / "Snakefile").write_text(rule + '    script: "job.py"\n')
+    (tmp_path / "job.py").write_text(CTRL_C_JOB.format(src=str(REPO / "src")))
+    run = subprocess.Popen(
+        [sys.executable, "-m", "snakemake", "--cores", "1"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # a process group of its own, as a terminal's foreground job
+    )
+    try:
+        assert wait_for((tmp_path / "started").exists, 60)
+        time.sleep(0.5)
+        os.killpg(run.pid, signal.SIGINT)
+        console = run.communicate(timeout=60)[0].decode()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGKILL)
+    assert "omnisocial: rule render_stimuli interrupted" in console, console
+    assert "StimulusError" not in console and "ffmpeg failed" not in console
+    assert not (tmp_path / "out.txt").exists()
