@@ -29,7 +29,7 @@ import pytest
 
 from omnisocial.familiarity import stimuli
 from omnisocial.media.ffmpeg_run import MediaError, raise_if_interrupted, run_command
-from omnisocial.processes import Interrupted, workflow_processes
+from omnisocial.processes import Interrupted, runs_snakemake, workflow_processes
 from omnisocial.workflow import console_excepthook
 
 REPO = Path(__file__).resolve().parents[1]
@@ -230,6 +230,21 @@ def test_no_job_outlives_its_killed_snakemake_run(tmp_path, doing):
         run.kill()
         end_all([pid for pid in processes if alive(pid)])  # what a failure left behind
     assert not (tmp_path / "out.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["snakemake", "--cores", "1"], True),
+        (["/work/.venv/bin/python", "/work/.venv/bin/snakemake", "-c1"], True),
+        (["python3", "-m", "snakemake", "--target-jobs", "x"], True),  # a group job's Snakemake
+        (["python", "-m", "pytest", "-k", "snakemake"], False),
+        (["pytest", "-k", "snakemake"], False),
+        (["bash", "-c", "snakemake -c1"], False),  # its shell: the Snakemake below it counts
+    ],
+)
+def test_which_processes_are_snakemake(argv, expected):
+    assert runs_snakemake(argv) is expected
 
 
 OUTER = """

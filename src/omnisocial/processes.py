@@ -100,16 +100,19 @@ def _stat(pid: int) -> tuple[int, int] | None:
     return int(fields[1]), int(fields[19])  # fields 4 (ppid) and 22 (starttime) of proc(5)
 
 
+def runs_snakemake(argv: list[str]) -> bool:
+    """Whether a command line runs Snakemake: `snakemake ...`, `python .../bin/snakemake ...` or
+    `python -m snakemake ...` (a group job's), not a command that merely names it (`pytest -k snakemake`)."""
+    names = [Path(arg).name for arg in argv[:3]]
+    return names[:1] == ["snakemake"] or names[1:2] == ["snakemake"] or names[1:3] == ["-m", "snakemake"]
+
+
 def _is_snakemake(pid: int) -> bool:
-    """Whether the process runs Snakemake (`snakemake ...` or `python -m snakemake ...`)."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    program = [Path(arg.decode(errors="replace")).name for arg in argv[:3]]
-    return "snakemake" in program or any(
-        a == b"-m" and b == "snakemake" for a, b in zip(program, program[1:], strict=False)
-    )
+    return runs_snakemake([arg.decode(errors="replace") for arg in argv])
 
 
 def workflow_processes(pid: int | None = None) -> list[tuple[int, int]]:
