@@ -14,6 +14,7 @@ Every file is written to a temporary name and renamed into place.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -28,7 +29,7 @@ import soundfile as sf
 from omnisocial.familiarity.contracts import STIMULI_MANIFEST
 from omnisocial.io import atomic_path, sha256_file, write_text
 from omnisocial.media.audio import WAV_SUFFIXES
-from omnisocial.media.ffmpeg_run import compile_args, run_tool
+from omnisocial.media.ffmpeg_run import compile_args, ffprobe_args, run_tool
 
 SPEAKER_LABELS = {"a": "A", "b": "B"}
 MAX_GAIN = 10.0  # at most +-20 dB of balancing gain per track
@@ -217,11 +218,10 @@ def _probe_duration(dyad_id: str, path: Path) -> float:
     if path.suffix == ".wav":  # our own PCM WAV: its header's length is ffprobe's duration
         info = sf.info(str(path))
         return round(info.frames / info.samplerate, 6)
-    try:
-        info = ffmpeg.probe(str(path))
-    except ffmpeg.Error as error:
-        raise StimulusError(f"dyad {dyad_id}: ffprobe failed on {path.name}: {_stderr_tail(error)}") from None
-    return round(float(info["format"]["duration"]), 6)
+    result = run_tool(ffprobe_args(path), doing=f"probing {path.name} for dyad {dyad_id}", timeout_s=None)
+    if result.returncode != 0:
+        raise StimulusError(f"dyad {dyad_id}: ffprobe failed on {path.name}: {_stderr_tail(result.stderr)}")
+    return round(float(json.loads(result.stdout)["format"]["duration"]), 6)
 
 
 def _video_output(video, start: float, mix, path: Path, params: Mapping, sample_rate: int, duration: float):
