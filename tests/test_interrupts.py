@@ -22,6 +22,7 @@ import sys
 import textwrap
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import ffmpeg
@@ -29,7 +30,7 @@ import pytest
 
 from omnisocial.familiarity import stimuli
 from omnisocial.media.ffmpeg_run import MediaError, raise_if_interrupted, run_command
-from omnisocial.processes import Interrupted, runs_snakemake, workflow_processes
+from omnisocial.processes import Interrupted, fork_context, runs_snakemake, workflow_processes
 from omnisocial.workflow import console_excepthook
 
 REPO = Path(__file__).resolve().parents[1]
@@ -150,6 +151,13 @@ def test_which_exits_are_interrupts(argv0, code, stderr, expected):
         return
     with pytest.raises(Interrupted, match=f"{argv0} was interrupted by {expected} while testing"):
         raise_if_interrupted([argv0], code, stderr, "testing")
+
+
+def test_an_interrupt_in_a_pool_worker_reaches_the_job_as_itself():
+    with ProcessPoolExecutor(max_workers=1, mp_context=fork_context()) as pool:
+        future = pool.submit(raise_if_interrupted, ["ffmpeg"], -15, b"", "encoding D012.mp4")
+        with pytest.raises(Interrupted, match="ffmpeg was interrupted by SIGTERM while encoding D012.mp4"):
+            future.result()
 
 
 def test_the_console_says_interrupted_not_failed():

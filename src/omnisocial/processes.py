@@ -48,11 +48,15 @@ class Interrupted(KeyboardInterrupt):
     """
 
     def __init__(self, tool: str, signum: int | None, doing: str):
+        self.tool, self.doing = tool, doing
         self.signal = signal.Signals(signum) if signum is not None else None
         by = self.signal.name if self.signal is not None else "a signal"
         super().__init__(
             f"{tool} was interrupted by {by} while {doing}: the run was stopped, rerun to resume"
         )
+
+    def __reduce__(self):  # as raised in a pool's worker process, re-raised in the job
+        return type(self), (self.tool, self.signal, self.doing)
 
 
 def interrupt_signal(returncode: int) -> signal.Signals | None:
