@@ -210,7 +210,7 @@ def test_level_window_read_in_process_is_ffmpegs_decode(tmp_path):
         stream = stimuli._window_input(str(path), start, duration).output(
             "pipe:", format="f32le", ac=1, ar=16000
         )
-        return np.frombuffer(stimuli._run("D", "decode", stream, capture_stdout=True), "<f4")
+        return np.frombuffer(stimuli._run("D", "decode", stream), "<f4")
 
     for start, duration in ((0.0, 1.0), (1.237, 0.5), (2.5, 2.0)):  # the last runs past the end
         direct = stimuli._read_wav_window(str(path), start, duration, 16000)

@@ -12,6 +12,11 @@ file(s)" on the console; `start` therefore also installs an excepthook that, aft
 traceback has gone to the log, prints the exception's type and the first `CONSOLE_LINES`
 lines of its message to the console (the real stderr), with the log's path.
 
+An interrupt (Ctrl-C, a kill of a tool the job ran: a KeyboardInterrupt, e.g.
+`omnisocial.processes.Interrupted`) is shown as such: `omnisocial: rule <name> interrupted`.
+A job also ends itself when the Snakemake run that started it is gone
+(`omnisocial.processes.stop_with_workflow`), so a resumed run never works beside it.
+
 A job's interpreter also skips the garbage collector's passes over everything it imported
 when it exits (`skip_exit_collections`): the job's work is done by then.
 """
@@ -25,6 +30,8 @@ import logging
 import sys
 import traceback
 from datetime import UTC, datetime
+
+from omnisocial.processes import stop_with_workflow
 
 ATTEMPTS_SUFFIX = ".attempts"
 
@@ -70,9 +77,10 @@ def console_excepthook(rule: str, log_path: str, console=None):
         lines = "".join(traceback.format_exception_only(kind, error)).rstrip("\n").splitlines()
         if len(lines) > CONSOLE_LINES:
             lines = [*lines[:CONSOLE_LINES], f"... ({len(lines) - CONSOLE_LINES} more line(s) in the log)"]
+        outcome = "interrupted" if issubclass(kind, KeyboardInterrupt) else "failed"
         stream = console or sys.__stderr__
         stream.write(
-            f"omnisocial: rule {rule} failed\n"
+            f"omnisocial: rule {rule} {outcome}\n"
             + "".join(f"    {line}\n" for line in lines)
             + f"    (full traceback: {log_path})\n"
         )
@@ -96,7 +104,8 @@ def skip_exit_collections() -> None:
 def start(smk) -> logging.Logger:
     """Send logging and stderr to the rule's `log:` file (appending) and log the rule's params.
 
-    An uncaught exception still reaches the console in short (`console_excepthook`).
+    An uncaught exception still reaches the console in short (`console_excepthook`); the job
+    ends itself when its Snakemake run is gone (`stop_with_workflow`).
     """
     log_path = smk.log[0]
     # Both live for the job; line buffering keeps a crash's last lines.
@@ -116,6 +125,7 @@ def start(smk) -> logging.Logger:
         force=True,
     )
     logger = logging.getLogger(f"omnisocial.rule.{smk.rule}")
+    stop_with_workflow(logger)
     for name, value in smk.params.items():
         logger.info("param %s = %r", name, value)
     return logger

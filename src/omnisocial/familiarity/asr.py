@@ -49,6 +49,7 @@ from pathlib import Path
 import pandas as pd
 
 from omnisocial.familiarity.contracts import ASR_FAILURES, INTERACTIONS, SEGMENTS
+from omnisocial.processes import CHILD_OPTIONS, Interrupted, interrupt_signal
 from omnisocial.tables import SPEAKERS
 
 log = logging.getLogger(__name__)
@@ -176,9 +177,12 @@ def transcribe_in_venv(
             capture_output=True,
             text=True,
             check=False,
+            **CHILD_OPTIONS,
         )
         for line in done.stderr.splitlines():
             log.info("[%s] %s", ASR_VENV.name, line)
+        if (signum := interrupt_signal(done.returncode)) is not None:
+            raise Interrupted(f"ASR in {python}", signum, "transcribing")
         if done.returncode == CONFIG_ERROR_EXIT:
             raise AsrError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "ASR failed")
         if done.returncode != 0:

@@ -14,6 +14,7 @@ Every file is written to a temporary name and renamed into place.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +29,7 @@ import soundfile as sf
 from omnisocial.familiarity.contracts import STIMULI_MANIFEST
 from omnisocial.io import atomic_path, sha256_file, write_text
 from omnisocial.media.audio import WAV_SUFFIXES
+from omnisocial.media.ffmpeg_run import compile_args, ffprobe_args, run_tool
 
 SPEAKER_LABELS = {"a": "A", "b": "B"}
 MAX_GAIN = 10.0  # at most +-20 dB of balancing gain per track
@@ -41,21 +43,26 @@ class StimulusError(RuntimeError):
     """Rendering a dyad's stimulus failed; the message names the dyad and ffmpeg's last stderr lines."""
 
 
-def _stderr_tail(error: ffmpeg.Error, lines: int = 8) -> str:
-    text = (error.stderr or b"").decode("utf-8", errors="replace").strip().splitlines()
+def _stderr_tail(stderr: bytes, lines: int = 8) -> str:
+    text = (stderr or b"").decode("utf-8", errors="replace").strip().splitlines()
     return " | ".join(text[-lines:]) if text else "(no stderr)"
 
 
-def _run(dyad_id: str, what: str, stream, capture_stdout: bool = False) -> bytes:
-    """Run an ffmpeg-python stream quietly; raise StimulusError with ffmpeg's stderr tail."""
+def _run(dyad_id: str, what: str, stream) -> bytes:
+    """Run an ffmpeg-python stream quietly and return its stdout.
+
+    StimulusError with ffmpeg's stderr tail when it fails; Interrupted (not a StimulusError:
+    the media are not at fault) when a signal stopped it.
+    """
     stream = stream.global_args(
         "-nostdin", "-hide_banner", "-loglevel", "error", "-filter_complex_threads", "1"
     )
-    try:
-        out, _ = stream.run(capture_stdout=capture_stdout, capture_stderr=True, overwrite_output=True)
-    except ffmpeg.Error as error:
-        raise StimulusError(f"dyad {dyad_id}: ffmpeg failed making {what}: {_stderr_tail(error)}") from None
-    return out or b""
+    result = run_tool(
+        compile_args(stream.overwrite_output()), doing=f"making {what} of dyad {dyad_id}", timeout_s=None
+    )
+    if result.returncode != 0:
+        raise StimulusError(f"dyad {dyad_id}: ffmpeg failed making {what}: {_stderr_tail(result.stderr)}")
+    return result.stdout
 
 
 def clock(seconds: float) -> str:
@@ -133,7 +140,7 @@ def _decode(dyad_id: str, path: str, start: float, duration: float, sample_rate:
     if samples is not None:
         return samples
     stream = _window_input(path, start, duration).output("pipe:", format="f32le", ac=1, ar=sample_rate)
-    return np.frombuffer(_run(dyad_id, f"a level measure of {path}", stream, capture_stdout=True), "<f4")
+    return np.frombuffer(_run(dyad_id, f"a level measure of {path}", stream), "<f4")
 
 
 def speech_level(track: np.ndarray, frame_len: int = 800) -> float:
@@ -211,11 +218,10 @@ def _probe_duration(dyad_id: str, path: Path) -> float:
     if path.suffix == ".wav":  # our own PCM WAV: its header's length is ffprobe's duration
         info = sf.info(str(path))
         return round(info.frames / info.samplerate, 6)
-    try:
-        info = ffmpeg.probe(str(path))
-    except ffmpeg.Error as error:
-        raise StimulusError(f"dyad {dyad_id}: ffprobe failed on {path.name}: {_stderr_tail(error)}") from None
-    return round(float(info["format"]["duration"]), 6)
+    result = run_tool(ffprobe_args(path), doing=f"probing {path.name} for dyad {dyad_id}", timeout_s=None)
+    if result.returncode != 0:
+        raise StimulusError(f"dyad {dyad_id}: ffprobe failed on {path.name}: {_stderr_tail(result.stderr)}")
+    return round(float(json.loads(result.stdout)["format"]["duration"]), 6)
 
 
 def _video_output(video, start: float, mix, path: Path, params: Mapping, sample_rate: int, duration: float):

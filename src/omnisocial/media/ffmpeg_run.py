@@ -12,6 +12,8 @@ with `subprocess` themselves:
 - `run_ffmpeg(stream, *, file, what, timeout_s=TIMEOUT_S) -> bytes`: stdout of the run.
 - `run_command(argv, *, file, what, timeout_s=TIMEOUT_S) -> CompletedProcess`: the same
   for an argument list (`ffprobe_args` or a compiled stream).
+- `run_tool(argv, *, doing, timeout_s=TIMEOUT_S) -> CompletedProcess`: the run under both,
+  whatever its return code (the stimuli judge it themselves).
 - `probe_json(file, *, what="probe", timeout_s=TIMEOUT_S, **options) -> dict`: ffprobe's JSON, with
   `ffmpeg.probe`'s arguments (`-show_format -show_streams -of json`, then `options`).
 - `pipe_frames(stream, data, stderr_path) -> int`: raw frames on the encoder's stdin
@@ -19,18 +21,27 @@ with `subprocess` themselves:
 
 Failures raise `MediaError` naming the file: "<tool> is not installed (needed to <what>
 <file>)", "<tool> took over <timeout_s> s to <what> <file>", "cannot <what> <file>:
-<last stderr line>".
+<last stderr line>". A tool stopped by a signal (Ctrl-C, a kill) raises
+`omnisocial.processes.Interrupted` instead (`raise_if_interrupted`): the file is not at fault.
+The tools die with the thread that started them (`CHILD_OPTIONS`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
 import ffmpeg
 
+from omnisocial.processes import CHILD_OPTIONS, Interrupted, interrupt_signal
+
 TIMEOUT_S = 600
+# ffmpeg ends a run it was told to stop (SIGINT, SIGTERM...) with exit status 255, and says
+# "Exiting normally, received signal N." at info level only: unseen under `-loglevel error`.
+FFMPEG_SIGNAL_EXIT = 255
+RECEIVED_SIGNAL = re.compile(rb"received signal (\d+)")
 
 
 class MediaError(Exception):
@@ -64,12 +75,47 @@ def _options(options: dict) -> list[str]:
     return args
 
 
+def raise_if_interrupted(argv: list[str], returncode: int, stderr: bytes, doing: str) -> None:
+    """Raise Interrupted when a signal stopped the tool of `argv` (`doing`: what it was doing).
+
+    A negative return code is a kill by a signal. ffmpeg traps SIGINT/SIGTERM/... and exits 255,
+    which it gives only after a signal (its errors exit 1): a 255 that states the signal, or that
+    said nothing (its error lines would be there under `-loglevel error`), is an interrupt.
+    """
+    tool, stderr = Path(argv[0]).name, stderr or b""
+    signum = interrupt_signal(returncode)
+    if signum is None and tool.startswith("ffmpeg") and returncode == FFMPEG_SIGNAL_EXIT:
+        received = RECEIVED_SIGNAL.search(stderr)
+        if received is None and stderr.strip():
+            return  # a 255 that names an error: ffmpeg's failure, reported as such
+        signum = int(received[1]) if received else None
+    elif signum is None:
+        return
+    raise Interrupted(tool, signum, doing)
+
+
+def run_tool(
+    argv: list[str], *, doing: str, timeout_s: float | None = TIMEOUT_S
+) -> subprocess.CompletedProcess:
+    """Run `argv` to its end, stdout and stderr captured, as a child that dies with its thread.
+
+    Interrupted when a signal stopped it; any other return code is the caller's to judge.
+    FileNotFoundError when the tool is not installed, TimeoutExpired past `timeout_s`.
+    """
+    result = subprocess.run(argv, capture_output=True, timeout=timeout_s, check=False, **CHILD_OPTIONS)
+    raise_if_interrupted(argv, result.returncode, result.stderr, doing)
+    return result
+
+
 def run_command(
     argv: list[str], *, file: Path, what: str, timeout_s: float = TIMEOUT_S
 ) -> subprocess.CompletedProcess:
-    """Run `argv` capturing stdout and stderr; MediaError (file named) when it fails or hangs."""
+    """Run `argv` capturing stdout and stderr; MediaError (file named) when it fails or hangs.
+
+    Interrupted when a signal stopped it (`raise_if_interrupted`).
+    """
     try:
-        result = subprocess.run(argv, capture_output=True, timeout=timeout_s, check=False)
+        result = run_tool(argv, doing=f"trying to {what} {file}", timeout_s=timeout_s)
     except FileNotFoundError:
         raise MediaError(f"{argv[0]} is not installed (needed to {what} {file})") from None
     except subprocess.TimeoutExpired:
@@ -109,15 +155,20 @@ def pipe_frames(stream, data: bytes, stderr_path: Path) -> int:
     s="64x48", r=10).output(str(path), vcodec="libx264")`); a list is taken as the argument list.
     `run_async(pipe_stdin=True)` cannot send stderr to a file, hence Popen on the compiled list.
     Writes stdin in one call (communicate() would feed large frame buffers in small pieces); a
-    process that exits early (broken pipe) is reported by its exit code.
+    process that exits early (broken pipe) is reported by its exit code; one stopped by a signal
+    raises Interrupted.
     """
     argv = list(stream) if isinstance(stream, (list, tuple)) else compile_args(stream)
     with open(stderr_path, "wb") as log_file:
-        process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log_file)
+        process = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log_file, **CHILD_OPTIONS
+        )
         try:
             process.stdin.write(data)
         except BrokenPipeError:
             pass
         finally:
             process.stdin.close()
-        return process.wait()
+        code = process.wait()
+    raise_if_interrupted(argv, code, Path(stderr_path).read_bytes(), f"encoding {argv[-1]}")
+    return code

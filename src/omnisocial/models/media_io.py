@@ -4,13 +4,16 @@ All decoding goes through the ffmpeg / ffprobe executables, driven by ffmpeg-pyt
 (`ffmpeg.input(...).output(...).run(...)`, `ffmpeg.probe`) as the rest of the workflow
 (`omnisocial.media.ffmpeg_run`), so results do not depend on a Python media stack. These
 calls run without a timeout (as they always have: a model call has its own), hence
-ffmpeg-python's `run` rather than `media.ffmpeg_run.run_ffmpeg`, and this module keeps its
+`media.ffmpeg_run.run_tool` rather than `run_ffmpeg`, and this module keeps its
 own `MediaError` (a RuntimeError the backends catch). Errors raise `MediaError` with
-the file and ffmpeg's own message; backends turn that into a failed `Reply`.
+the file and ffmpeg's own message; backends turn that into a failed `Reply`. A tool stopped
+by a signal raises `omnisocial.processes.Interrupted` instead, which no backend catches: an
+interrupted run is not counted as failed items, it ends and a rerun redoes them.
 """
 
 from __future__ import annotations
 
+import json
 import mimetypes
 import tempfile
 import wave
@@ -18,6 +21,8 @@ from pathlib import Path
 from typing import Protocol
 
 import ffmpeg
+
+from omnisocial.media.ffmpeg_run import compile_args, ffprobe_args, run_tool
 
 FFMPEG = "ffmpeg"
 FFPROBE = "ffprobe"
@@ -62,14 +67,17 @@ def mime_type(path: str | Path) -> str:
 
 
 def _run(stream, path: Path, cmd: str = FFMPEG) -> bytes:
-    """Run an ffmpeg-python graph; its stdout. No timeout here (as before), so ffmpeg-python's own `run`."""
+    """Run an ffmpeg-python graph; its stdout. No timeout here (as before).
+
+    Through the package's runner: Interrupted, not MediaError, when a signal stopped ffmpeg.
+    """
     try:
-        out, _ = stream.run(cmd=cmd, capture_stdout=True, capture_stderr=True)
+        result = run_tool(compile_args(stream, cmd=cmd), doing=f"reading {path}", timeout_s=None)
     except FileNotFoundError as exc:
         raise MediaError(f"{cmd} not found on PATH") from exc
-    except ffmpeg.Error as exc:
-        raise MediaError(_failed(path, cmd, exc.stderr)) from None
-    return out
+    if result.returncode != 0:
+        raise MediaError(_failed(path, cmd, result.stderr))
+    return result.stdout
 
 
 def _failed(path: Path, cmd: str, stderr: bytes | None) -> str:
@@ -82,14 +90,15 @@ def probe(path: str | Path) -> dict:
     path = Path(path)
     if not path.is_file():
         raise MediaError(f"{path}: no such file")
-    try:  # ffmpeg.probe adds -show_format -show_streams: a superset of the entries read here
-        info = ffmpeg.probe(
-            str(path), cmd=FFPROBE, v="error", show_entries="format=duration:stream=codec_type"
-        )
+    # ffmpeg.probe's arguments (-show_format -show_streams: a superset of the entries read here)
+    argv = ffprobe_args(path, cmd=FFPROBE, v="error", show_entries="format=duration:stream=codec_type")
+    try:
+        result = run_tool(argv, doing=f"probing {path}", timeout_s=None)
     except FileNotFoundError as exc:
         raise MediaError(f"{FFPROBE} not found on PATH") from exc
-    except ffmpeg.Error as exc:
-        raise MediaError(_failed(path, FFPROBE, exc.stderr)) from None
+    if result.returncode != 0:
+        raise MediaError(_failed(path, FFPROBE, result.stderr))
+    info = json.loads(result.stdout.decode("utf-8", errors="replace") or "{}")
     kinds = {stream.get("codec_type") for stream in info.get("streams", [])}
     try:
         duration = float(info.get("format", {}).get("duration"))

@@ -99,6 +99,7 @@ import ffmpeg
 import numpy as np
 
 from omnisocial.io import sha256_file
+from omnisocial.media.ffmpeg_run import compile_args, ffprobe_args, run_tool
 from omnisocial.models.base import Reply, Request
 
 FAMILIES = ("qwen2_5_omni", "qwen2_audio", "voxtral", "image_text", "chat")
@@ -303,12 +304,11 @@ def load_audio(path: str | os.PathLike, sampling_rate: int) -> np.ndarray:
     else:
         source = ffmpeg.input(str(path), nostdin=None, v="error")
         stream = source["a:0"].output("-", format="f32le", ac=1, ar=int(sampling_rate), vn=None)
-        try:  # no timeout, as before: ffmpeg-python's own run
-            stdout, _ = stream.run(cmd=_ffmpeg(), capture_stdout=True, capture_stderr=True)
-        except ffmpeg.Error as error:
-            raise RuntimeError(
-                f"ffmpeg could not decode audio of {path}: {error.stderr.decode()[-400:]}"
-            ) from None
+        # no timeout, as before; Interrupted (not a decode error) when a signal stopped ffmpeg
+        done = run_tool(compile_args(stream, cmd=_ffmpeg()), doing=f"decoding {path}", timeout_s=None)
+        if done.returncode != 0:
+            raise RuntimeError(f"ffmpeg could not decode audio of {path}: {done.stderr.decode()[-400:]}")
+        stdout = done.stdout
         signal = np.frombuffer(stdout, dtype="<f4").astype(np.float32)
     if signal.size == 0:
         raise ValueError(f"no audio samples in {path}")
@@ -330,27 +330,27 @@ def load_video_frames(
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"media file not found: {path}")
-    try:
-        info = ffmpeg.probe(
-            str(path),
-            cmd=shutil.which("ffprobe") or "ffprobe",
-            v="error",
-            select_streams="v:0",
-            show_entries="stream=width,height",
-        )
-    except ffmpeg.Error as error:
-        raise RuntimeError(f"ffprobe could not read {path}: {error.stderr.decode()[-400:]}") from None
+    argv = ffprobe_args(
+        path,
+        cmd=shutil.which("ffprobe") or "ffprobe",
+        v="error",
+        select_streams="v:0",
+        show_entries="stream=width,height",
+    )  # ffmpeg.probe's arguments
+    done = run_tool(argv, doing=f"probing {path}", timeout_s=None)
+    if done.returncode != 0:
+        raise RuntimeError(f"ffprobe could not read {path}: {done.stderr.decode()[-400:]}")
+    info = json.loads(done.stdout.decode("utf-8", errors="replace") or "{}")
     streams = info.get("streams", [])
     if not streams:
         raise ValueError(f"no video stream in {path}")
     width, height = int(streams[0]["width"]), int(streams[0]["height"])
     stream = _frames_stream(path, fps, max_frames)
-    try:  # no timeout, as before: ffmpeg-python's own run
-        stdout, _ = stream.run(cmd=_ffmpeg(), capture_stdout=True, capture_stderr=True)
-    except ffmpeg.Error as error:
-        raise RuntimeError(
-            f"ffmpeg could not decode video of {path}: {error.stderr.decode()[-400:]}"
-        ) from None
+    # no timeout, as before; Interrupted (not a decode error) when a signal stopped ffmpeg
+    done = run_tool(compile_args(stream, cmd=_ffmpeg()), doing=f"decoding {path}", timeout_s=None)
+    if done.returncode != 0:
+        raise RuntimeError(f"ffmpeg could not decode video of {path}: {done.stderr.decode()[-400:]}")
+    stdout = done.stdout
     frame_bytes = width * height * 3
     count = len(stdout) // frame_bytes
     if count == 0:
