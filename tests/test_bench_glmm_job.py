@@ -20,8 +20,9 @@ _spec.loader.exec_module(bench)
 def test_the_job_gets_the_rules_params_on_the_schemas_config():
     params, cores = bench.rule_settings()
     config = validate_config({})
-    # whatever the rule passes: today analysis.glmm with the seed; the schema's values, no study's
-    assert params["glmm"] == {**config["analysis"]["glmm"], "seed": config["analysis"]["seed"]}
+    # whatever the rule passes: today analysis.glmm whole and the seed; the schema's values, no study's
+    assert params["glmm"] == config["analysis"]["glmm"]
+    assert params["seed"] == config["analysis"]["seed"]
     assert cores == config["threads"]["glmm"]
 
 

@@ -573,14 +573,15 @@ def _trials(seed: int = 5) -> pd.DataFrame:
 def test_more_glmm_draws_change_the_glmm_macros_only():
     """Two real GLMM fits (about a CPU-second) of the same trials, 150 and 250 draws."""
     from omnisocial.familiarity.analysis import glmm_tables
+    from omnisocial.settings import Glmm
 
     trials = _trials()
     outputs, entries = {}, {}
     for draws in (150, 250):
         config = copy.deepcopy(CONFIG)
         config["analysis"]["glmm"] = {"draws": draws, "tune": 150, "chains": 2}
-        params = {**config["analysis"]["glmm"], "seed": 11, "target_accept": 0.9, "max_divergences": 0}
-        fitted = glmm_tables(trials, params)
+        settings = Glmm.of({**config["analysis"]["glmm"], "target_accept": 0.9, "max_divergences": 0})
+        fitted = glmm_tables(trials, settings, 11)
         built = paper.familiarity_paper(config, {**tables(), **fitted})
         outputs[draws] = macros(paper.numbers_tex(built))
         entries[draws] = {n["name"]: n for n in json.loads(paper.numbers_json(built))["numbers"]}
