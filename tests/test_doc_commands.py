@@ -14,9 +14,16 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from doc_commands import REPO, DocCommand, doc_commands, find, page_commands, problems
-
-from omnisocial import cli
+from doc_commands import (
+    REPO,
+    SETUP,
+    DocCommand,
+    doc_commands,
+    find,
+    page_commands,
+    problems,
+    run_in_clean_shell,
+)
 
 SCORE = "omnisocial score PREDICTIONS.csv -o METRICS.csv"
 SCORE_REPLIES = "omnisocial score REPLIES.csv --reply-column reply -o METRICS.csv"
@@ -28,7 +35,10 @@ GLMM_DEFAULT = "omnisocial glmm trials.csv -o summary.csv"
 WALK = "tests/test_rating_workflow.py::test_a_study_from_the_readme_to_the_figures_and_report"
 LAYOUTS = "tests/test_release_layouts.py::test_the_release_examples_run_to_their_figures"
 CLI = "tests/test_doc_commands.py::test_the_statistics_commands_run_as_documented"
+SETUP_TEST = "tests/test_doc_commands.py::test_the_documented_setup_puts_the_programs_on_path"
 RUN_BY = {
+    # the activation a new terminal needs; every other command runs after it (run_in_clean_shell)
+    SETUP: SETUP_TEST,
     # a study in the Seamless layout, from the survey materials to the report (slow)
     "snakemake survey_materials --cores all --configfile config/my_study.yaml": WALK,
     "snakemake --cores all --configfile config/my_study.yaml": WALK,
@@ -122,6 +132,37 @@ def test_a_broken_or_unmarked_command_fails_the_checks(tmp_path):
     ]
 
 
+def _venv_folder(folder: Path) -> Path:
+    """A folder shaped like the checkout as far as the setup is concerned: the venv `make setup` built."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / ".venv").symlink_to(REPO / ".venv")
+    return folder
+
+
+def run_as_documented(text: str, cwd: Path) -> str:
+    """The documented command `text`, as the page writes it, in a clean shell after the README's
+    setup; its console output (it must succeed)."""
+    command = find(text)
+    result = run_in_clean_shell(command.text, cwd, timeout=600)
+    said = result.stdout + result.stderr
+    assert result.returncode == 0, f"{command.where}: {text} failed:\n{said[-4000:]}"
+    return said
+
+
+def test_the_documented_setup_puts_the_programs_on_path(tmp_path):
+    """Issue 60: a new terminal knows neither snakemake nor omnisocial (the README's own-study
+    command failed with `snakemake: command not found`); after the README's one setup line
+    (`. .venv/bin/activate`, shown on the page) both run, with no path added by the test."""
+    find(SETUP)  # the README shows it
+    folder = _venv_folder(tmp_path / "checkout")
+    bare = run_in_clean_shell("snakemake --version; omnisocial --help", folder, setup=None)
+    assert "snakemake: command not found" in bare.stderr and "omnisocial: command not found" in bare.stderr
+    ready = run_in_clean_shell("snakemake --version && omnisocial --help", folder)
+    assert ready.returncode == 0, ready.stderr
+    assert ready.stdout.splitlines()[0].split(".")[0].isdigit()
+    assert "rating-server" in ready.stdout
+
+
 def _predictions(path: Path) -> None:
     rows = [
         {"model": m, "modality": modality, "item_id": f"D{i}", "truth": truth, "label": label}
@@ -134,11 +175,10 @@ def _predictions(path: Path) -> None:
     pd.DataFrame(rows).to_csv(path, index=False)
 
 
-def test_score_runs_as_documented(tmp_path, monkeypatch):
-    command = find(SCORE)
-    monkeypatch.chdir(tmp_path)
+def test_score_runs_as_documented(tmp_path):
+    _venv_folder(tmp_path)
     _predictions(tmp_path / "PREDICTIONS.csv")
-    assert cli.main(command.argv[1:]) == 0
+    run_as_documented(SCORE, tmp_path)
     metrics = pd.read_csv(tmp_path / "METRICS.csv")
     assert len(metrics) == 4 and set(metrics["coverage"]) == {0.75}
     assert metrics["accuracy"].round(4).tolist() == [round(2 / 3, 4)] * 4
@@ -150,7 +190,8 @@ def test_score_runs_as_documented(tmp_path, monkeypatch):
     ]
     frame.to_csv(tmp_path / "REPLIES.csv", index=False)
     (tmp_path / "METRICS.csv").unlink()
-    assert cli.main(find(SCORE_REPLIES).argv[1:]) == 0
+    said = run_as_documented(SCORE_REPLIES, tmp_path)
+    assert "16 replies read, 4 gave no label (non-answers)" in said
     from_replies = pd.read_csv(tmp_path / "METRICS.csv")
     pd.testing.assert_frame_equal(
         from_replies.drop(columns=["ece"], errors="ignore"),
@@ -160,7 +201,7 @@ def test_score_runs_as_documented(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_the_statistics_commands_run_as_documented(tmp_path, monkeypatch):
+def test_the_statistics_commands_run_as_documented(tmp_path):
     """omnisocial glmm and rasch as command-line.md and glmm-sampling.md show them, on trials of
     24 raters x 12 dyads in two modalities (the samplers at their defaults)."""
     import numpy as np
@@ -179,9 +220,9 @@ def test_the_statistics_commands_run_as_documented(tmp_path, monkeypatch):
                 }
             )
     trials = pd.DataFrame(rows)
-    monkeypatch.chdir(tmp_path)
+    _venv_folder(tmp_path)
     for name in ("DATA.csv", "RESPONSES.csv", "trials.csv"):
         trials.to_csv(tmp_path / name, index=False)
     for text, output in [(GLMM, "SUMMARY.csv"), (RASCH, "ITEMS.csv"), (GLMM_DEFAULT, "summary.csv")]:
-        assert cli.main(find(text).argv[1:]) == 0, text
+        run_as_documented(text, tmp_path)
         assert len(pd.read_csv(tmp_path / output)) > 0, text

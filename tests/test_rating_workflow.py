@@ -15,7 +15,6 @@ and the same sessions as a JATOS result export import to the same trials.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from doc_commands import REPO, find
+from doc_commands import REPO, find, run_in_clean_shell
 from rating_study import JSPSYCH_DIR
 from test_rating_collect import TOKEN, Client
 from test_release import real_study_config
@@ -93,10 +92,10 @@ FIGURE_RULES = (
 
 
 def checkout(folder: Path) -> Path:
-    """A folder a documented command runs in as in the repository: the Snakefile and workflow
-    linked in, the shipped configs beside the study's own."""
+    """A folder a documented command runs in as in the repository: the Snakefile, workflow and the
+    venv `make setup` builds linked in, the shipped configs beside the study's own."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name in ("Snakefile", "workflow"):
+    for name in ("Snakefile", "workflow", ".venv"):
         (folder / name).symlink_to(REPO / name)
     (folder / "config").mkdir()
     for path in sorted((REPO / "config").glob("*.yaml")):
@@ -105,11 +104,10 @@ def checkout(folder: Path) -> Path:
 
 
 def run_documented(text: str, cwd: Path) -> str:
-    """Run a command README.md or docs/ shows, exactly as shown, with this venv's programs first
-    on PATH; returns its console output."""
+    """Run a command README.md or docs/ shows, exactly as shown, in a clean shell that has done
+    only the README's setup (doc_commands.run_in_clean_shell); returns its console output."""
     command = find(text)
-    env = os.environ | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    result = subprocess.run(command.argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    result = run_in_clean_shell(command.text, cwd)
     said = result.stdout + result.stderr
     assert result.returncode == 0, f"{command.where}: {text} failed:\n{said[-6000:]}"
     return said
