@@ -48,6 +48,7 @@ RUN_BY = {
     # the FriendBench release in each of its layouts, each with its preset (slow)
     "snakemake --cores all --configfile config/friendbench_release.example.yaml": LAYOUTS,
     "snakemake --cores all --configfile config/friendbench_val.example.yaml": LAYOUTS,
+    "omnisocial friendbench-demo data/friendbench": LAYOUTS,
     SCORE: "tests/test_doc_commands.py::test_score_runs_as_documented",
     SCORE_REPLIES: "tests/test_doc_commands.py::test_score_runs_as_documented",
     GLMM: CLI,
