@@ -174,11 +174,15 @@ benchmark: setup
 	$(BIN)/python benchmarks/bench_explorer.py
 	$(BIN)/python benchmarks/bench_separate_mics.py
 
-# the report of the study CONFIG names (make report CONFIG=config/my_study.yaml); the demo's by default
+# the report of the study CONFIG names (make report CONFIG=config/my_study.yaml; the demo's by
+# default), in that study's own results folder (its `results`), so no study's report overwrites
+# another's. Snakemake says "Loading script code for rule ..." once per rule: those lines are left out.
 CONFIG ?= config/demo.yaml
-REPORT ?= results/report.html
+REPORT ?= $(shell $(BIN)/python -m omnisocial.config $(CONFIG))/report.html
+report: SHELL := /bin/bash
 report: setup
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) --report $(REPORT)
+	set -o pipefail; $(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) --report $(REPORT) 2>&1 \
+		| { grep -v '^Loading script code for rule ' || true; }
 
 clean:
 	rm -rf results/* .snakemake

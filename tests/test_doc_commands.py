@@ -43,7 +43,7 @@ RUN_BY = {
     "snakemake survey_materials --cores all --configfile config/my_study.yaml": WALK,
     "snakemake --cores all --configfile config/my_study.yaml": WALK,
     "snakemake figures --cores all --configfile config/my_study.yaml": WALK,
-    "snakemake --report results/report.html --configfile config/my_study.yaml": WALK,
+    "snakemake --report results/friendbench/report.html --configfile config/my_study.yaml": WALK,
     "snakemake -n": WALK,
     # the FriendBench release in each of its layouts, each with its preset (slow)
     "snakemake --cores all --configfile config/friendbench_release.example.yaml": LAYOUTS,

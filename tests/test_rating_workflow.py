@@ -91,11 +91,24 @@ FIGURE_RULES = (
 )
 
 
-def checkout(folder: Path) -> Path:
+# what `make` reads besides the Makefile: its setup's inputs and stamps (up to date: nothing rebuilt)
+MAKE_FILES = (
+    "Makefile",
+    ".ci",
+    "pyproject.toml",
+    "requirements",
+    "package.json",
+    "package-lock.json",
+    "node_modules",
+)
+
+
+def checkout(folder: Path, make: bool = False) -> Path:
     """A folder a documented command runs in as in the repository: the Snakefile, workflow and the
-    venv `make setup` builds linked in, the shipped configs beside the study's own."""
+    venv `make setup` builds linked in (`make`: the Makefile and what its setup reads too), the
+    shipped configs beside the study's own."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name in ("Snakefile", "workflow", ".venv"):
+    for name in ("Snakefile", "workflow", ".venv", *(MAKE_FILES if make else ())):
         (folder / name).symlink_to(REPO / name)
     (folder / "config").mkdir()
     for path in sorted((REPO / "config").glob("*.yaml")):
@@ -230,8 +243,10 @@ def test_a_study_from_the_readme_to_the_figures_and_report(tmp_path):
     del config["figures"]["formats"]
     (study / "config" / "my_study.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     # the study's report (not the demo's), and a dry run of the demo as the docs show it
-    run_documented("snakemake --report results/report.html --configfile config/my_study.yaml", study)
-    report = (study / "results" / "report.html").read_text(errors="replace")
+    run_documented(
+        f"snakemake --report {config['results']}/report.html --configfile config/my_study.yaml", study
+    )
+    report = (results / "report.html").read_text(errors="replace")
     assert "results/friendbench" in report and "results/familiarity/" not in report
     said = run_documented("snakemake -n", study)
     assert "make_demo_corpus" in said  # no config file: the demo, planned

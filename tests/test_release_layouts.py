@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from doc_commands import REPO
+from doc_commands import REPO, run_in_clean_shell
 from test_rating_workflow import checkout, ran_rules, run_documented
 
 from omnisocial.familiarity.release import detect_layout
@@ -173,7 +173,7 @@ def test_the_release_examples_run_to_their_figures(tmp_path):
     generator writes (issue 60: both layouts in data/friendbench, where the presets read): the
     validation/ one imports the models' predictions and the released baselines; the val/ one is
     ratings-only and its model figures say "no model predictions". Only the samplers are shrunk."""
-    study = checkout(tmp_path / "study")
+    study = checkout(tmp_path / "study", make=True)
     said = run_documented(GENERATE, study)
     root = study / "data" / "friendbench"
     assert f"a generated release (both layouts, {N_DYADS} dyads) in data/friendbench" in said
@@ -211,6 +211,29 @@ def test_the_release_examples_run_to_their_figures(tmp_path):
             imported = report.groupby("reason")["n"].sum()["imported"]  # one row per file and reason
             assert imported == 4 * 3 * N_DYADS and set(report.loc[report["n"] > 0, "reason"]) == {"imported"}
             assert report["file"].str.endswith("baselines/results.csv").any()
+    reports_side_by_side(study)
+
+
+def reports_side_by_side(study: Path) -> None:
+    """Issue 60: `make report CONFIG=...` writes each study's report into its own results folder
+    (the second does not overwrite the first), says what that study ran, and prints no "Loading
+    script code" line per rule."""
+    written = {}
+    for name, results in (
+        ("friendbench_release.example.yaml", "friendbench_release"),
+        ("friendbench_val.example.yaml", "friendbench_val"),
+    ):
+        result = run_in_clean_shell(f"make report CONFIG=config/{name}", study, setup=None, timeout=900)
+        said = result.stdout + result.stderr
+        assert result.returncode == 0, said[-4000:]
+        assert "Loading script code" not in said and f"results/{results}/report.html" in said
+        written[results] = (study / "results" / results / "report.html").read_bytes()
+    assert not (study / "results" / "report.html").exists()
+    release, val = written["friendbench_release"], written["friendbench_val"]
+    assert (study / "results" / "friendbench_release" / "report.html").read_bytes() == release  # kept
+    assert b"model predictions are imported" in release and b"model predictions are imported" not in val
+    for page in (release, val):
+        assert b"the familiarity benchmark alone" in page and b"SocialOmni-style" not in page
 
 
 @pytest.mark.slow

@@ -232,3 +232,14 @@ def _api_entries(config: Mapping) -> list[tuple[str, Mapping]]:
 def load_config(path: str | os.PathLike, schema_path: str | os.PathLike = DEFAULT_SCHEMA) -> dict:
     config = safe_load_yaml(Path(path).read_text()) or {}
     return check_study(validate_config(config, schema_path))
+
+
+def results_folder(path: str | os.PathLike) -> str:
+    """The results folder of the study config at `path` (its `results`, or the schema's default)."""
+    return validate_config(safe_load_yaml(Path(path).read_text()) or {})["results"]
+
+
+if __name__ == "__main__":  # `python -m omnisocial.config CONFIG`: its results folder (make report)
+    import sys
+
+    print(results_folder(sys.argv[1]))
