@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+HINT := $(VENV)/.snakemake-hint-installed
 CORES ?= all
 # uv installs the pinned packages (parallel downloads, no per-package pip start-up; timings:
 # docs/performance.md#setup); pip installs uv itself, at this pin, into each venv.
@@ -18,7 +19,7 @@ UV_INSTALL = uv pip install --quiet
 	report clean venv-omni venv-voxtral venv-asr test-local-models docs-deps docs docs-build \
 	web-deps test-browser
 
-setup: system-deps $(STAMP) web-deps
+setup: system-deps $(STAMP) $(HINT) web-deps
 
 # jsPsych and its plugins at package-lock.json's pins (the rating experiment copies them in)
 web-deps: node_modules/.package-lock.json
@@ -46,6 +47,12 @@ $(STAMP): pyproject.toml requirements/lock.txt requirements/speech-sample.txt
 	# the GLMM/Rasch numba kernel into its disk cache: the first fit then loads it, not compiles it
 	$(BIN)/python -c 'from omnisocial.stats import glmm; glmm.compile_kernel()'
 	touch $(STAMP)
+
+# A target written after --configfile (which takes several files) is said in one line, not a
+# traceback: a .pth file in the venv checks a snakemake process's arguments at start (see the module)
+$(HINT): $(STAMP) src/omnisocial/snakemake_hint.py
+	$(BIN)/python -m omnisocial.snakemake_hint
+	touch $@
 
 demo: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile config/demo.yaml

@@ -227,3 +227,26 @@ def test_the_statistics_commands_run_as_documented(tmp_path):
     for text, output in [(GLMM, "SUMMARY.csv"), (RASCH, "ITEMS.csv"), (GLMM_DEFAULT, "summary.csv")]:
         run_as_documented(text, tmp_path)
         assert len(pd.read_csv(tmp_path / output)) > 0, text
+
+
+def test_a_target_after_configfile_is_said_in_one_line(tmp_path):
+    """Issue 60: `--configfile` takes several files, so a target written after it was read as one
+    and Snakemake ended in a FileNotFoundError traceback; the venv's start hook (make setup,
+    omnisocial.snakemake_hint) says it in one line, naming the fix the README gives."""
+    from omnisocial.snakemake_hint import misplaced_target
+
+    folder = _venv_folder(tmp_path)
+    (folder / "config").symlink_to(REPO / "config")
+    mistaken = "snakemake -n --cores all --configfile config/demo.yaml survey_materials"
+    result = run_in_clean_shell(mistaken, folder, timeout=120)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines() == [
+        "snakemake: 'survey_materials' after --configfile is read as a config file (--configfile takes "
+        "several): name the target first (snakemake survey_materials -n --cores all --configfile "
+        "config/demo.yaml), or write --configfile=FILE"
+    ]
+    exists = {"config/a.yaml", "b"}.__contains__
+    assert misplaced_target(["--configfile", "config/a.yaml", "all"], exists) == "all"
+    assert misplaced_target(["--configfile", "config/a.yaml", "b"], exists) is None  # a second file
+    assert misplaced_target(["all", "--configfile", "config/a.yaml", "-n"], exists) is None
+    assert misplaced_target(["--configfile", "config/a.yaml", "config/missing.yaml"], exists) is None
