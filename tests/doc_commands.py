@@ -203,10 +203,10 @@ def clean_env() -> dict[str, str]:
 
 
 def run_in_clean_shell(
-    text: str, cwd: Path, setup: str | None = SETUP, timeout: float = 900, **kwargs
+    command: str, cwd: Path, setup: str | None = SETUP, timeout: float = 900, **kwargs
 ) -> subprocess.CompletedProcess:
-    """`text` run by bash in `cwd` with `clean_env()`, after `setup` (None: nothing done before)."""
-    script = text if setup is None else f"{setup}\n{text}"
+    """`command` run by bash in `cwd` with `clean_env()`, after `setup` (None: nothing done before)."""
+    script = command if setup is None else f"{setup}\n{command}"
     return subprocess.run(
         ["/bin/bash", "-c", script],
         cwd=cwd,
@@ -218,7 +218,7 @@ def run_in_clean_shell(
     )
 
 
-def start_in_clean_shell(text: str, cwd: Path, setup: str | None = SETUP, **kwargs) -> subprocess.Popen:
+def start_in_clean_shell(command: str, cwd: Path, setup: str | None = SETUP, **kwargs) -> subprocess.Popen:
     """`run_in_clean_shell` for a command that runs until stopped (a server): `exec` keeps its pid."""
-    script = f"exec {text}" if setup is None else f"{setup}\nexec {text}"
+    script = f"exec {command}" if setup is None else f"{setup}\nexec {command}"
     return subprocess.Popen(["/bin/bash", "-c", script], cwd=cwd, env=clean_env(), **kwargs)

@@ -10,6 +10,9 @@ listed nor marked fails here.
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -23,6 +26,7 @@ from doc_commands import (
     page_commands,
     problems,
     run_in_clean_shell,
+    start_in_clean_shell,
 )
 
 SCORE = "omnisocial score PREDICTIONS.csv -o METRICS.csv"
@@ -250,3 +254,71 @@ def test_a_target_after_configfile_is_said_in_one_line(tmp_path):
     assert misplaced_target(["--configfile", "config/a.yaml", "b"], exists) is None  # a second file
     assert misplaced_target(["all", "--configfile", "config/a.yaml", "-n"], exists) is None
     assert misplaced_target(["--configfile", "config/a.yaml", "config/missing.yaml"], exists) is None
+
+
+SERVE = "omnisocial rating-server --experiment {results}/ratings/experiment --data collected/"
+SERVE_STUDY = SERVE.format(results="results/friendbench")  # README: a study from seamless.example.yaml
+SERVE_DEMO = SERVE.format(results="results/familiarity")  # docs/rating-experiment.md: the demo's
+RUN_BY[SERVE_STUDY] = RUN_BY[SERVE_DEMO] = (
+    "tests/test_doc_commands.py::test_the_rating_server_runs_as_documented"
+)
+
+
+def _json_blocks(page: str) -> list:
+    text = (REPO / page).read_text(encoding="utf-8")
+    return [json.loads(block) for block in re.findall(r"```json\n(.*?)```", text, re.S)]
+
+
+def test_the_rating_server_runs_as_documented(tmp_path):
+    """Issue 60: `omnisocial rating-server` as README and docs/rating-experiment.md write it (the
+    full form) serves a built study from a clean shell, and takes the request bodies the page
+    documents (the start body, a consent, the documented rating record on the session's list)."""
+    from rating_study import JSPSYCH_DIR, build_study
+
+    if not (JSPSYCH_DIR / "jspsych").is_dir():
+        pytest.skip("jsPsych not installed (make web-deps)")
+    from test_rating_collect import Client
+
+    built = build_study(tmp_path / "built", raters=2)
+    folder = _venv_folder(tmp_path / "checkout")
+    start_body, started, record_body = _json_blocks("docs/rating-experiment.md")
+    for index, text in enumerate((SERVE_STUDY, SERVE_DEMO)):
+        command = find(text)
+        experiments = folder / command.argv[command.argv.index("--experiment") + 1]
+        experiments.parent.mkdir(parents=True, exist_ok=True)
+        experiments.symlink_to(built["experiments"])
+        process = start_in_clean_shell(
+            command.text, folder, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        )
+        try:
+            links = [process.stdout.readline().strip() for _ in range(3)]
+            assert [link.split(":", 1)[0] for link in links] == ["audio", "text", "video"], links
+            port = int(links[0].split("127.0.0.1:", 1)[1].split("/", 1)[0])
+            token = links[0].split("token=", 1)[1].split("&", 1)[0]  # a new one: --token left out
+            client = Client(port)
+            pid = f"P000{index}"
+            body = start_body | {
+                "token": token,
+                "participant": start_body["participant"] | {"PROLIFIC_PID": pid},
+            }
+            status, session = client.post("/audio/api/start", body)
+            assert (
+                status == 200
+                and set(session) == set(started)
+                and set(session["done"]) == set(started["done"])
+            )
+            ids = {"token": token, "session_id": session["session_id"], "PROLIFIC_PID": pid}
+            status, answer = client.post(
+                "/audio/api/record", ids | {"record": {"kind": "consent", "agreed": True}}
+            )
+            assert status == 200 and answer["stored"] is True
+            trial = session["trials"][1]
+            record = record_body["record"] | {"order": trial["order"], "dyad_id": trial["dyad_id"]}
+            status, answer = client.post("/audio/api/record", ids | {"record": record})
+            assert status == 200 and answer["done"]["ratings"] == [trial["order"]], answer
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+        sessions = list((folder / "collected" / "audio" / "sessions").glob("*.jsonl"))
+        assert sessions and all(s.stat().st_size > 0 for s in sessions)
+        (folder / "collected").rename(folder / f"collected_{index}")  # the next server's is new
