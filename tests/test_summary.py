@@ -273,3 +273,21 @@ def test_glmm_contrasts_section_shows_percentage_points_beside_logits(tmp_path):
     summary.write_summary(sections, tmp_path)
     assert "GLMM modality contrasts: percentage points" in (tmp_path / "summary.md").read_text()
     assert "glmm_contrasts" not in summary.build_summary({"social": {"enabled": False}}, {})
+
+
+def test_the_printed_summary_links_the_explorer_from_the_run_folder(tmp_path, monkeypatch):
+    """Issue 60: summary.md links the explorer relative to its own folder (../explorer/index.html);
+    the end of a run prints it with the link relative to the folder the run started in, which the
+    terminal it is printed in can open."""
+    monkeypatch.chdir(tmp_path)
+    folder = Path("results/familiarity/summary")
+    summary.write_summary({}, folder, explorer="../explorer/index.html")
+    index = Path("results/familiarity/explorer/index.html")
+    index.parent.mkdir(parents=True)
+    index.write_text("<html></html>")
+    on_disk = (folder / "summary.md").read_text()
+    assert "([../explorer/index.html](../explorer/index.html))" in on_disk
+    printed = summary.console_summary(folder / "summary.md")
+    assert f"{summary.EXPLORER_LINE} ([{index}]({index}))." in printed
+    assert Path(printed.split("([", 1)[1].split("]", 1)[0]).is_file()  # opens from here
+    assert printed.replace(str(index), "../explorer/index.html") == on_disk  # nothing else changed

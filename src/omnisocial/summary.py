@@ -22,6 +22,7 @@ from __future__ import annotations
 import html
 import logging
 import math
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -588,6 +589,20 @@ def summary_markdown(sections: Mapping[str, pd.DataFrame], explorer: str = "") -
     for name, table in sections.items():
         lines += [f"## {SECTION_TITLES.get(name, name)}", "", markdown_table(table)]
     return "\n".join(lines)
+
+
+def console_summary(path) -> str:
+    """summary.md as the end of a run prints it: the explorer's link relative to the folder the
+    run was started in (the terminal it is printed in can open it), not to the summary's folder.
+    The file itself keeps its link relative to its own folder."""
+    path = Path(path)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        if line.startswith(EXPLORER_LINE + " (["):
+            link = line[len(EXPLORER_LINE) + 3 :].split("]", 1)[0]
+            here = os.path.normpath(path.parent / link)
+            lines[index] = line.replace(f"([{link}]({link}))", f"([{here}]({here}))")
+    return "".join(lines)
 
 
 def summary_html(sections: Mapping[str, pd.DataFrame], explorer: str = "") -> str:
