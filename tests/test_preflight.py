@@ -29,11 +29,12 @@ def asr_config(engine="whisperx", device="cuda", compute_type="float16") -> dict
     )
 
 
-def runtime(*, conda=False, local=True, modules=(), asr_venv=None, gpus=0, rules=ASR) -> Runtime:
+def runtime(*, conda=False, local=True, modules=(), asr_venv=None, gpus=0, rules=ASR, models=()) -> Runtime:
     return Runtime(
         use_conda=conda,
         local=local,
         rules=rules,
+        models=models,
         has_module=lambda name: name in modules,
         asr_venv=lambda: asr_venv,
         gpus=lambda: gpus,
@@ -170,3 +171,31 @@ def test_a_study_that_cannot_transcribe_stops_before_any_job(tmp_path):
     if nvidia_gpus() == 0:
         assert "asr.device cuda: " in said
     assert not (study / "results").exists() and not (study / "data").exists()
+
+
+def test_a_local_model_needs_its_family_package_and_its_device():
+    from omnisocial.preflight import model_problems
+
+    omni = {
+        "name": "qwen-omni",
+        "backend": "transformers",
+        "options": {"family": "qwen2_5_omni", "device": "cuda"},
+    }
+    voxtral = {"name": "vox", "backend": "transformers", "options": {"family": "voxtral"}}
+    api = {"name": "gpt", "backend": "openai", "options": {"device": "cuda"}}
+    models = (("models.qwen-omni", omni), ("social.models.vox", voxtral), ("models.gpt", api))
+    problems = model_problems(runtime(models=models))
+    assert problems == [
+        "models.qwen-omni.options.family qwen2_5_omni: torchvision is not installed in this venv: build "
+        "the family's venv (`make venv-omni`) and run the workflow from it, or run with --use-conda "
+        "(envs/omni.yaml)",
+        "models.qwen-omni.options.device cuda: this machine shows no NVIDIA GPU and the jobs run here: "
+        "set options.device: cpu (or auto), run on a GPU machine, or submit the jobs to a cluster "
+        "(docs/cluster.md)",
+        "social.models.vox.options.family voxtral: mistral_common is not installed in this venv: build the "
+        "family's venv (`make venv-voxtral`) and run the workflow from it, or run with --use-conda "
+        "(envs/voxtral.yaml)",
+    ]
+    ready = runtime(models=models, modules={"torchvision", "mistral_common"}, gpus=1)
+    assert model_problems(ready) == []
+    assert model_problems(runtime(models=models, conda=True, local=False)) == []

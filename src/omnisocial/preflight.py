@@ -9,6 +9,10 @@ jobs that will run), and stops with every problem, each naming its key and the f
   engines. Without conda, whisperx is found in this venv or in `.venv-asr` (`make venv-asr`; the
   rule hands the transcription to it, `omnisocial.familiarity.asr.transcribe_in_venv`), and
   faster-whisper in this venv (`make setup`).
+- a local `transformers` model entry (when its jobs will run): without conda, its family's own
+  package must be in the running venv (Qwen2.5-Omni: torchvision, `make venv-omni`; Voxtral:
+  mistral-common, `make venv-voxtral`; under --use-conda envs/omni.yaml, envs/voxtral.yaml), and
+  `options.device: cuda` needs a GPU this machine shows when jobs run here.
 - `asr.device`: `cuda` needs an NVIDIA GPU that this machine shows, when jobs run here (a cluster
   job asks for one: corpus.smk's gpu resource); `.venv-asr` holds the lock's CPU build of torch,
   so it runs on the CPU only; CTranslate2 (both engines) has no float16 on the CPU
@@ -66,6 +70,8 @@ class Runtime:
     use_conda: bool
     local: bool  # jobs run on this machine (not submitted to a cluster)
     rules: Set[str] = frozenset()  # the rules of the jobs that will run
+    # (where, entry) of each registry model whose jobs will run, e.g. ("models.qwen-omni", {...})
+    models: tuple = ()
     has_module: Callable[[str], bool] = module_available
     asr_venv: Callable[[], Path | None] = _asr_venv
     gpus: Callable[[], int] = field(default=nvidia_gpus)
@@ -115,9 +121,41 @@ def asr_problems(config: Mapping, runtime: Runtime) -> list[str]:
     return problems
 
 
+# a family's own package and the family venv / conda env that holds it
+FAMILY_VENVS = {
+    "qwen2_5_omni": ("torchvision", "make venv-omni", "envs/omni.yaml"),
+    "voxtral": ("mistral_common", "make venv-voxtral", "envs/voxtral.yaml"),
+}
+
+
+def model_problems(runtime: Runtime) -> list[str]:
+    """Each local model entry whose family package or device the run cannot have (module docstring)."""
+    problems = []
+    for where, entry in runtime.models:
+        if entry.get("backend") != "transformers":
+            continue
+        options = entry.get("options") or {}
+        family = options.get("family")
+        if family in FAMILY_VENVS and not runtime.use_conda:
+            package, make, env = FAMILY_VENVS[family]
+            if not runtime.has_module(package):
+                problems.append(
+                    f"{where}.options.family {family}: {package} is not installed in this venv: build the "
+                    f"family's venv (`{make}`) and run the workflow from it, or run with --use-conda ({env})"
+                )
+        device = str(options.get("device", "auto"))
+        if device.startswith("cuda") and runtime.local and runtime.gpus() == 0:
+            problems.append(
+                f"{where}.options.device {device}: this machine shows no NVIDIA GPU and the jobs run "
+                "here: set options.device: cpu (or auto), run on a GPU machine, or submit the jobs to a "
+                "cluster (docs/cluster.md)"
+            )
+    return problems
+
+
 def check_engines(config: Mapping, runtime: Runtime) -> None:
     """Raise ConfigError listing every configured engine or device the run cannot have."""
-    problems = asr_problems(config, runtime)
+    problems = asr_problems(config, runtime) + model_problems(runtime)
     if problems:
         lines = "\n".join(f"  - {problem}" for problem in problems)
         raise ConfigError(

@@ -47,11 +47,21 @@ def check_engines_at_start():
     from snakemake.settings.types import DeploymentMethod
 
     executor = getattr(workflow.executor_plugin, "name", None)
+    jobs = list(workflow.dag.needrun_jobs())
+    models = {}  # the registry entries of the model jobs that will run
+    for job in jobs:
+        name = job.wildcards_dict.get("model")
+        if name is not None:
+            entries = FAM_MODELS if job.rule.name == "infer_model" else SOCIAL_RUNS
+            where = "models" if job.rule.name == "infer_model" else "social.models"
+            if name in entries:
+                models[f"{where}.{name}"] = entries[name]
     runtime = Runtime(
         use_conda=DeploymentMethod.CONDA
         in workflow.deployment_settings.deployment_method,
         local=executor in (None, "local", "dryrun", "touch"),
-        rules=frozenset(job.rule.name for job in workflow.dag.needrun_jobs()),
+        rules=frozenset(job.rule.name for job in jobs),
+        models=tuple(sorted(models.items())),
     )
     try:
         check_engines(config, runtime)
