@@ -95,6 +95,7 @@ FIGURE_RULES = (
 MAKE_FILES = (
     "Makefile",
     ".ci",
+    "src",
     "pyproject.toml",
     "requirements",
     "package.json",
