@@ -188,6 +188,9 @@ def test_the_release_examples_run_to_their_figures(tmp_path):
         assert "a small GENERATED release (omnisocial friendbench-demo), not the real data" in said
         assert "import_release" in ran_rules(said)
         results = study / config["results"]
+        # the summary says the generated release is simulated, not a real data set
+        assert "simulated (generated release: omnisocial friendbench-demo)" in said
+        assert "SIMULATED DATA" in (results / "summary" / "summary.md").read_text()
         for figure in FIGURES:
             assert (results / "figures" / f"{figure}.png").stat().st_size > 0, (name, figure)
         metrics = pd.read_csv(results / "analysis" / "metrics.csv", keep_default_na=False)

@@ -170,6 +170,12 @@ def _listed(names, shown: int = 5) -> str:
     return ", ".join(map(str, names[:shown])) + more
 
 
+# set in the summary's config by rule report_summary when release.root is a generated release
+# (omnisocial friendbench-demo marks its folder): its design, ratings and predictions are simulated
+GENERATED_KEY = "generated_release"
+GENERATED_STATUS = "simulated (generated release: omnisocial friendbench-demo)"
+
+
 def release_rows(
     config: Mapping, released: pd.DataFrame | None = None, report: pd.DataFrame | None = None
 ) -> list[dict]:
@@ -177,12 +183,13 @@ def release_rows(
     its predictions (the files they were read from and the number of released prediction sets)."""
     release = config.get("release") or {}
     name = release.get("name") or release.get("metadata") or "the release"
+    status = GENERATED_STATUS if config.get(GENERATED_KEY) else "real (released data set)"
     rows = []
     if (config.get("study") or {}).get("design_source") == "release":
         rows.append(
             {
                 "input": "design and stimuli",
-                "status": "real (released data set)",
+                "status": status,
                 "detail": f"release {name}: metadata {release.get('metadata')}, "
                 f"root {release.get('root') or '-'}",
             }
@@ -199,7 +206,7 @@ def release_rows(
                 f"{len(sets)} model x modality) of release {name}, "
                 f"from {len(files)} file(s): {_listed(files)}"
             )
-        rows.append({"input": "released predictions", "status": "real (released data set)", "detail": detail})
+        rows.append({"input": "released predictions", "status": status, "detail": detail})
     return rows
 
 
@@ -223,7 +230,11 @@ def inputs_section(
         *release_rows(config, released, release_report),
         {
             "input": "human ratings",
-            "status": "simulated (demo rater panel)" if ratings.get("source") == "simulated" else "real",
+            "status": "simulated (demo rater panel)"
+            if ratings.get("source") == "simulated"
+            else GENERATED_STATUS
+            if from_release and config.get(GENERATED_KEY) and ratings.get("source") == "exports"
+            else "real",
             "detail": f"ratings.source: {ratings.get('source')}",
         },
         {
