@@ -168,7 +168,7 @@ GENERATE = "omnisocial friendbench-demo data/friendbench"
 
 
 @pytest.mark.slow
-@pytest.mark.heavy  # two releases of their own to their figures and reports (~85 CPU-s)
+@pytest.mark.heavy  # two releases of their own to their figures and reports (~100 CPU-s)
 def test_the_release_examples_run_to_their_figures(tmp_path):
     """Each layout's preset, run as docs/friendbench-release.md shows it, on the release the page's
     generator writes (issue 60: both layouts in data/friendbench, where the presets read): the
