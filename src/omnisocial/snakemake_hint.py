@@ -4,16 +4,15 @@
 survey_materials` reads `survey_materials` as a config file, and Snakemake ends in a raw
 FileNotFoundError traceback before it reads the Snakefile (no hook of the workflow runs that
 early). `make setup` installs a `.pth` file into the venv (`install`) that calls `check()` when
-a Python process starts (other processes import nothing): in a `snakemake` process, a word after `--configfile` that is no
-file and reads as a target (no folder, no config suffix) ends the process with one line naming
-the fix, as the README explains it.
+a `snakemake` process starts (other processes import nothing): a word after `--configfile` that
+is no file and reads as a target (no folder, no config suffix) ends the process with one line
+naming the fix, as the README explains it.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-
 
 PTH_NAME = "omnisocial_snakemake_hint.pth"
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
