@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+HINT := $(VENV)/.snakemake-hint-installed
 CORES ?= all
 # uv installs the pinned packages (parallel downloads, no per-package pip start-up; timings:
 # docs/performance.md#setup); pip installs uv itself, at this pin, into each venv.
@@ -18,7 +19,7 @@ UV_INSTALL = uv pip install --quiet
 	report clean venv-omni venv-voxtral venv-asr test-local-models docs-deps docs docs-build \
 	web-deps test-browser
 
-setup: system-deps $(STAMP) web-deps
+setup: system-deps $(STAMP) $(HINT) web-deps
 
 # jsPsych and its plugins at package-lock.json's pins (the rating experiment copies them in)
 web-deps: node_modules/.package-lock.json
@@ -46,6 +47,12 @@ $(STAMP): pyproject.toml requirements/lock.txt requirements/speech-sample.txt
 	# the GLMM/Rasch numba kernel into its disk cache: the first fit then loads it, not compiles it
 	$(BIN)/python -c 'from omnisocial.stats import glmm; glmm.compile_kernel()'
 	touch $(STAMP)
+
+# A target written after --configfile (which takes several files) is said in one line, not a
+# traceback: a .pth file in the venv checks a snakemake process's arguments at start (see the module)
+$(HINT): $(STAMP) src/omnisocial/snakemake_hint.py
+	$(BIN)/python -m omnisocial.snakemake_hint
+	touch $@
 
 demo: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile config/demo.yaml
@@ -174,11 +181,15 @@ benchmark: setup
 	$(BIN)/python benchmarks/bench_explorer.py
 	$(BIN)/python benchmarks/bench_separate_mics.py
 
-# the report of the study CONFIG names (make report CONFIG=config/my_study.yaml); the demo's by default
+# the report of the study CONFIG names (make report CONFIG=config/my_study.yaml; the demo's by
+# default), in that study's own results folder (its `results`), so no study's report overwrites
+# another's. Snakemake says "Loading script code for rule ..." once per rule: those lines are left out.
 CONFIG ?= config/demo.yaml
-REPORT ?= results/report.html
+REPORT ?= $(shell $(BIN)/python -m omnisocial.config $(CONFIG))/report.html
+report: SHELL := /bin/bash
 report: setup
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) --report $(REPORT)
+	set -o pipefail; $(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) --report $(REPORT) 2>&1 \
+		| { grep -v '^Loading script code for rule ' || true; }
 
 clean:
 	rm -rf results/* .snakemake

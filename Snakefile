@@ -91,6 +91,9 @@ rule figures:
 
 onsuccess:
     # the headline numbers on the console (rule report_summary); nothing when it was not built
+    # (its explorer link relative to this folder: it opens from the terminal it is printed in)
+    from omnisocial.summary import console_summary
+
     summary = Path(out("summary", "summary.md"))
     if summary.is_file():
-        print(summary.read_text(), file=sys.stderr)
+        print(console_summary(summary), file=sys.stderr)

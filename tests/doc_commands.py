@@ -9,12 +9,18 @@ A command a test does not run is marked as an illustration with an HTML comment,
 rendered page does not show: `<!-- illustration: why -->` on the line before a fenced block marks
 the block; on the line of an inline command, or the line before it, it marks that command.
 docs/development.md#doc-commands describes the convention.
+
+A command runs as a newcomer types it (issue 60): in a clean shell (`run_in_clean_shell`: only HOME
+and a minimal PATH, nothing the test adds) that has done only the setup the README shows
+(`SETUP`, the activation of the project's venv), from a folder laid out like the checkout.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +29,10 @@ SHELL_LANGUAGES = {"bash", "sh", "shell", "console"}
 MARK = re.compile(r"<!--\s*illustration:\s*(?P<why>.*?)\s*-->")
 FENCE = re.compile(r"^(?P<indent>\s*)```(?P<language>[\w-]*)\s*$")
 INLINE = re.compile(r"`((?:snakemake|omnisocial) [^`]*)`")
+# What a new terminal has done before a documented command: the README's activation step (a
+# test checks the README shows it), in a shell whose PATH is the system's alone.
+SETUP = ". .venv/bin/activate"
+CLEAN_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
 @dataclass(frozen=True)
@@ -182,3 +192,33 @@ def _snakemake_problems(args: list[str], root: Path) -> list[str]:
         if "/" not in target and "." not in target and target not in rules:
             found.append(f"no rule {target!r}")
     return found
+
+
+# --- running a command as a newcomer types it -------------------------------------------------------
+
+
+def clean_env() -> dict[str, str]:
+    """A new terminal's environment as far as a command can tell: HOME and the system PATH."""
+    return {"HOME": os.environ.get("HOME", "/root"), "PATH": CLEAN_PATH}
+
+
+def run_in_clean_shell(
+    command: str, cwd: Path, setup: str | None = SETUP, timeout: float = 900, **kwargs
+) -> subprocess.CompletedProcess:
+    """`command` run by bash in `cwd` with `clean_env()`, after `setup` (None: nothing done before)."""
+    script = command if setup is None else f"{setup}\n{command}"
+    return subprocess.run(
+        ["/bin/bash", "-c", script],
+        cwd=cwd,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **kwargs,
+    )
+
+
+def start_in_clean_shell(command: str, cwd: Path, setup: str | None = SETUP, **kwargs) -> subprocess.Popen:
+    """`run_in_clean_shell` for a command that runs until stopped (a server): `exec` keeps its pid."""
+    script = f"exec {command}" if setup is None else f"{setup}\nexec {command}"
+    return subprocess.Popen(["/bin/bash", "-c", script], cwd=cwd, env=clean_env(), **kwargs)

@@ -10,13 +10,24 @@ listed nor marked fails here.
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from doc_commands import REPO, DocCommand, doc_commands, find, page_commands, problems
-
-from omnisocial import cli
+from doc_commands import (
+    REPO,
+    SETUP,
+    DocCommand,
+    doc_commands,
+    find,
+    page_commands,
+    problems,
+    run_in_clean_shell,
+    start_in_clean_shell,
+)
 
 SCORE = "omnisocial score PREDICTIONS.csv -o METRICS.csv"
 SCORE_REPLIES = "omnisocial score REPLIES.csv --reply-column reply -o METRICS.csv"
@@ -28,16 +39,20 @@ GLMM_DEFAULT = "omnisocial glmm trials.csv -o summary.csv"
 WALK = "tests/test_rating_workflow.py::test_a_study_from_the_readme_to_the_figures_and_report"
 LAYOUTS = "tests/test_release_layouts.py::test_the_release_examples_run_to_their_figures"
 CLI = "tests/test_doc_commands.py::test_the_statistics_commands_run_as_documented"
+SETUP_TEST = "tests/test_doc_commands.py::test_the_documented_setup_puts_the_programs_on_path"
 RUN_BY = {
+    # the activation a new terminal needs; every other command runs after it (run_in_clean_shell)
+    SETUP: SETUP_TEST,
     # a study in the Seamless layout, from the survey materials to the report (slow)
     "snakemake survey_materials --cores all --configfile config/my_study.yaml": WALK,
     "snakemake --cores all --configfile config/my_study.yaml": WALK,
     "snakemake figures --cores all --configfile config/my_study.yaml": WALK,
-    "snakemake --report results/report.html --configfile config/my_study.yaml": WALK,
+    "snakemake --report results/friendbench/report.html --configfile config/my_study.yaml": WALK,
     "snakemake -n": WALK,
     # the FriendBench release in each of its layouts, each with its preset (slow)
     "snakemake --cores all --configfile config/friendbench_release.example.yaml": LAYOUTS,
     "snakemake --cores all --configfile config/friendbench_val.example.yaml": LAYOUTS,
+    "omnisocial friendbench-demo data/friendbench": LAYOUTS,
     SCORE: "tests/test_doc_commands.py::test_score_runs_as_documented",
     SCORE_REPLIES: "tests/test_doc_commands.py::test_score_runs_as_documented",
     GLMM: CLI,
@@ -122,6 +137,37 @@ def test_a_broken_or_unmarked_command_fails_the_checks(tmp_path):
     ]
 
 
+def _venv_folder(folder: Path) -> Path:
+    """A folder shaped like the checkout as far as the setup is concerned: the venv `make setup` built."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / ".venv").symlink_to(REPO / ".venv")
+    return folder
+
+
+def run_as_documented(text: str, cwd: Path) -> str:
+    """The documented command `text`, as the page writes it, in a clean shell after the README's
+    setup; its console output (it must succeed)."""
+    command = find(text)
+    result = run_in_clean_shell(command.text, cwd, timeout=600)
+    said = result.stdout + result.stderr
+    assert result.returncode == 0, f"{command.where}: {text} failed:\n{said[-4000:]}"
+    return said
+
+
+def test_the_documented_setup_puts_the_programs_on_path(tmp_path):
+    """Issue 60: a new terminal knows neither snakemake nor omnisocial (the README's own-study
+    command failed with `snakemake: command not found`); after the README's one setup line
+    (`. .venv/bin/activate`, shown on the page) both run, with no path added by the test."""
+    find(SETUP)  # the README shows it
+    folder = _venv_folder(tmp_path / "checkout")
+    bare = run_in_clean_shell("snakemake --version; omnisocial --help", folder, setup=None)
+    assert "snakemake: command not found" in bare.stderr and "omnisocial: command not found" in bare.stderr
+    ready = run_in_clean_shell("snakemake --version && omnisocial --help", folder)
+    assert ready.returncode == 0, ready.stderr
+    assert ready.stdout.splitlines()[0].split(".")[0].isdigit()
+    assert "rating-server" in ready.stdout
+
+
 def _predictions(path: Path) -> None:
     rows = [
         {"model": m, "modality": modality, "item_id": f"D{i}", "truth": truth, "label": label}
@@ -134,11 +180,10 @@ def _predictions(path: Path) -> None:
     pd.DataFrame(rows).to_csv(path, index=False)
 
 
-def test_score_runs_as_documented(tmp_path, monkeypatch):
-    command = find(SCORE)
-    monkeypatch.chdir(tmp_path)
+def test_score_runs_as_documented(tmp_path):
+    _venv_folder(tmp_path)
     _predictions(tmp_path / "PREDICTIONS.csv")
-    assert cli.main(command.argv[1:]) == 0
+    run_as_documented(SCORE, tmp_path)
     metrics = pd.read_csv(tmp_path / "METRICS.csv")
     assert len(metrics) == 4 and set(metrics["coverage"]) == {0.75}
     assert metrics["accuracy"].round(4).tolist() == [round(2 / 3, 4)] * 4
@@ -150,7 +195,8 @@ def test_score_runs_as_documented(tmp_path, monkeypatch):
     ]
     frame.to_csv(tmp_path / "REPLIES.csv", index=False)
     (tmp_path / "METRICS.csv").unlink()
-    assert cli.main(find(SCORE_REPLIES).argv[1:]) == 0
+    said = run_as_documented(SCORE_REPLIES, tmp_path)
+    assert "16 replies read, 4 gave no label (non-answers)" in said
     from_replies = pd.read_csv(tmp_path / "METRICS.csv")
     pd.testing.assert_frame_equal(
         from_replies.drop(columns=["ece"], errors="ignore"),
@@ -160,7 +206,7 @@ def test_score_runs_as_documented(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_the_statistics_commands_run_as_documented(tmp_path, monkeypatch):
+def test_the_statistics_commands_run_as_documented(tmp_path):
     """omnisocial glmm and rasch as command-line.md and glmm-sampling.md show them, on trials of
     24 raters x 12 dyads in two modalities (the samplers at their defaults)."""
     import numpy as np
@@ -179,9 +225,100 @@ def test_the_statistics_commands_run_as_documented(tmp_path, monkeypatch):
                 }
             )
     trials = pd.DataFrame(rows)
-    monkeypatch.chdir(tmp_path)
+    _venv_folder(tmp_path)
     for name in ("DATA.csv", "RESPONSES.csv", "trials.csv"):
         trials.to_csv(tmp_path / name, index=False)
     for text, output in [(GLMM, "SUMMARY.csv"), (RASCH, "ITEMS.csv"), (GLMM_DEFAULT, "summary.csv")]:
-        assert cli.main(find(text).argv[1:]) == 0, text
+        run_as_documented(text, tmp_path)
         assert len(pd.read_csv(tmp_path / output)) > 0, text
+
+
+def test_a_target_after_configfile_is_said_in_one_line(tmp_path):
+    """Issue 60: `--configfile` takes several files, so a target written after it was read as one
+    and Snakemake ended in a FileNotFoundError traceback; the venv's start hook (make setup,
+    omnisocial.snakemake_hint) says it in one line, naming the fix the README gives."""
+    from omnisocial.snakemake_hint import misplaced_target
+
+    folder = _venv_folder(tmp_path)
+    (folder / "config").symlink_to(REPO / "config")
+    mistaken = "snakemake -n --cores all --configfile config/demo.yaml survey_materials"
+    result = run_in_clean_shell(mistaken, folder, timeout=120)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines() == [
+        "snakemake: 'survey_materials' after --configfile is read as a config file (--configfile takes "
+        "several): name the target first (snakemake survey_materials -n --cores all --configfile "
+        "config/demo.yaml), or write --configfile=FILE"
+    ]
+    exists = {"config/a.yaml", "b"}.__contains__
+    assert misplaced_target(["--configfile", "config/a.yaml", "all"], exists) == "all"
+    assert misplaced_target(["--configfile", "config/a.yaml", "b"], exists) is None  # a second file
+    assert misplaced_target(["all", "--configfile", "config/a.yaml", "-n"], exists) is None
+    assert misplaced_target(["--configfile", "config/a.yaml", "config/missing.yaml"], exists) is None
+
+
+SERVE = "omnisocial rating-server --experiment {results}/ratings/experiment --data collected/"
+SERVE_STUDY = SERVE.format(results="results/friendbench")  # README: a study from seamless.example.yaml
+SERVE_DEMO = SERVE.format(results="results/familiarity")  # docs/rating-experiment.md: the demo's
+RUN_BY[SERVE_STUDY] = RUN_BY[SERVE_DEMO] = (
+    "tests/test_doc_commands.py::test_the_rating_server_runs_as_documented"
+)
+
+
+def _json_blocks(page: str) -> list:
+    text = (REPO / page).read_text(encoding="utf-8")
+    return [json.loads(block) for block in re.findall(r"```json\n(.*?)```", text, re.S)]
+
+
+def test_the_rating_server_runs_as_documented(tmp_path):
+    """Issue 60: `omnisocial rating-server` as README and docs/rating-experiment.md write it (the
+    full form) serves a built study from a clean shell, and takes the request bodies the page
+    documents (the start body, a consent, the documented rating record on the session's list)."""
+    from rating_study import JSPSYCH_DIR, build_study
+
+    if not (JSPSYCH_DIR / "jspsych").is_dir():
+        pytest.skip("jsPsych not installed (make web-deps)")
+    from test_rating_collect import Client
+
+    built = build_study(tmp_path / "built", raters=2)
+    folder = _venv_folder(tmp_path / "checkout")
+    start_body, started, record_body = _json_blocks("docs/rating-experiment.md")
+    for index, text in enumerate((SERVE_STUDY, SERVE_DEMO)):
+        command = find(text)
+        experiments = folder / command.argv[command.argv.index("--experiment") + 1]
+        experiments.parent.mkdir(parents=True, exist_ok=True)
+        experiments.symlink_to(built["experiments"])
+        process = start_in_clean_shell(
+            command.text, folder, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        )
+        try:
+            links = [process.stdout.readline().strip() for _ in range(3)]
+            assert [link.split(":", 1)[0] for link in links] == ["audio", "text", "video"], links
+            port = int(links[0].split("127.0.0.1:", 1)[1].split("/", 1)[0])
+            token = links[0].split("token=", 1)[1].split("&", 1)[0]  # a new one: --token left out
+            client = Client(port)
+            pid = f"P000{index}"
+            body = start_body | {
+                "token": token,
+                "participant": start_body["participant"] | {"PROLIFIC_PID": pid},
+            }
+            status, session = client.post("/audio/api/start", body)
+            assert (
+                status == 200
+                and set(session) == set(started)
+                and set(session["done"]) == set(started["done"])
+            )
+            ids = {"token": token, "session_id": session["session_id"], "PROLIFIC_PID": pid}
+            status, answer = client.post(
+                "/audio/api/record", ids | {"record": {"kind": "consent", "agreed": True}}
+            )
+            assert status == 200 and answer["stored"] is True
+            trial = session["trials"][1]
+            record = record_body["record"] | {"order": trial["order"], "dyad_id": trial["dyad_id"]}
+            status, answer = client.post("/audio/api/record", ids | {"record": record})
+            assert status == 200 and answer["done"]["ratings"] == [trial["order"]], answer
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+        sessions = list((folder / "collected" / "audio" / "sessions").glob("*.jsonl"))
+        assert sessions and all(s.stat().st_size > 0 for s in sessions)
+        (folder / "collected").rename(folder / f"collected_{index}")  # the next server's is new

@@ -189,3 +189,20 @@ def test_familiarity_items_of_a_released_design(tmp_path):
     assert d1["flags"] == {"models_vs_humans": False, "models_disagree": True}
     assert d2["flags"] == {"models_vs_humans": False, "models_disagree": False}
     assert ("clip", "not given (a released design)") in d1["facts"] and d1["difficulty"] is None
+
+
+def test_the_truth_filter_keeps_labels_within_their_benchmark_and_no_free_text():
+    """Issue 60: the truth filter mixed familiar/stranger with the how task's free-text reference
+    replies; it offers `benchmark: label` choices only, and none for a free-text truth."""
+    from omnisocial.explorer import summarise
+
+    items = [
+        {"id": "f:1", "benchmark": "familiarity", "truth": "familiar"},
+        {"id": "f:2", "benchmark": "familiarity", "truth": "stranger"},
+        {"id": "w:1", "benchmark": "who", "truth": "A"},
+        {"id": "h:1", "benchmark": "how", "truth": "Oh, I had no idea you two had met before!"},
+        {"id": "s:1", "benchmark": "streaming", "truth": "A person walks in from the left."},
+    ]
+    assert summarise(items)["truth"] == ["familiarity: familiar", "familiarity: stranger", "who: A"]
+    script = (Path(__file__).resolve().parents[1] / "src/omnisocial/explorer/assets/explorer.js").read_text()
+    assert 'item.benchmark + ": " + String(item.truth) !== s.truth' in script  # the page compares the same

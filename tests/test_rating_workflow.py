@@ -15,7 +15,6 @@ and the same sessions as a JATOS result export import to the same trials.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from doc_commands import REPO, find
+from doc_commands import REPO, find, run_in_clean_shell
 from rating_study import JSPSYCH_DIR
 from test_rating_collect import TOKEN, Client
 from test_release import real_study_config
@@ -92,11 +91,25 @@ FIGURE_RULES = (
 )
 
 
-def checkout(folder: Path) -> Path:
-    """A folder a documented command runs in as in the repository: the Snakefile and workflow
-    linked in, the shipped configs beside the study's own."""
+# what `make` reads besides the Makefile: its setup's inputs and stamps (up to date: nothing rebuilt)
+MAKE_FILES = (
+    "Makefile",
+    ".ci",
+    "src",
+    "pyproject.toml",
+    "requirements",
+    "package.json",
+    "package-lock.json",
+    "node_modules",
+)
+
+
+def checkout(folder: Path, make: bool = False) -> Path:
+    """A folder a documented command runs in as in the repository: the Snakefile, workflow and the
+    venv `make setup` builds linked in (`make`: the Makefile and what its setup reads too), the
+    shipped configs beside the study's own."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name in ("Snakefile", "workflow"):
+    for name in ("Snakefile", "workflow", ".venv", *(MAKE_FILES if make else ())):
         (folder / name).symlink_to(REPO / name)
     (folder / "config").mkdir()
     for path in sorted((REPO / "config").glob("*.yaml")):
@@ -105,11 +118,10 @@ def checkout(folder: Path) -> Path:
 
 
 def run_documented(text: str, cwd: Path) -> str:
-    """Run a command README.md or docs/ shows, exactly as shown, with this venv's programs first
-    on PATH; returns its console output."""
+    """Run a command README.md or docs/ shows, exactly as shown, in a clean shell that has done
+    only the README's setup (doc_commands.run_in_clean_shell); returns its console output."""
     command = find(text)
-    env = os.environ | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    result = subprocess.run(command.argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    result = run_in_clean_shell(command.text, cwd)
     said = result.stdout + result.stderr
     assert result.returncode == 0, f"{command.where}: {text} failed:\n{said[-6000:]}"
     return said
@@ -232,8 +244,10 @@ def test_a_study_from_the_readme_to_the_figures_and_report(tmp_path):
     del config["figures"]["formats"]
     (study / "config" / "my_study.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     # the study's report (not the demo's), and a dry run of the demo as the docs show it
-    run_documented("snakemake --report results/report.html --configfile config/my_study.yaml", study)
-    report = (study / "results" / "report.html").read_text(errors="replace")
+    run_documented(
+        f"snakemake --report {config['results']}/report.html --configfile config/my_study.yaml", study
+    )
+    report = (results / "report.html").read_text(errors="replace")
     assert "results/friendbench" in report and "results/familiarity/" not in report
     said = run_documented("snakemake -n", study)
     assert "make_demo_corpus" in said  # no config file: the demo, planned

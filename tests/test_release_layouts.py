@@ -8,13 +8,14 @@ docs/friendbench-release.md shows, on files shaped like the layout.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from doc_commands import REPO
+from doc_commands import REPO, run_in_clean_shell
 from test_rating_workflow import checkout, ran_rules, run_documented
 
 from omnisocial.familiarity.release import detect_layout
@@ -129,9 +130,11 @@ def test_the_layout_of_a_release_folder_is_detected_and_said(tmp_path):
     assert name is None and "holds neither FriendBench layout (val/metadata.jsonl + " in said
 
 
-def preset(name: str, root: Path) -> dict:
-    """The preset pointed at the download (as the page says) with demo-sized samplers."""
-    text = (REPO / "config" / name).read_text().replace("/data/friendbench", str(root))
+def preset(name: str, root: Path | None = None) -> dict:
+    """The preset (pointed at `root`, or at data/friendbench as shipped) with demo-sized samplers."""
+    text = (REPO / "config" / name).read_text()
+    if root is not None:
+        text = text.replace("data/friendbench", str(root))
     config = yaml.safe_load(text)
     config["ratings"]["raters_per_modality"] = dict.fromkeys(MODALITIES, N_RATERS)
     config["ratings"] |= {"n_blocks": 2, "blocks_per_rater": 1}
@@ -161,37 +164,52 @@ FIGURES = [
 ]
 
 
+GENERATE = "omnisocial friendbench-demo data/friendbench"
+
+
 @pytest.mark.slow
-@pytest.mark.heavy  # two releases of their own to their figures (~70 CPU-s)
+@pytest.mark.heavy  # two releases of their own to their figures and reports (~100 CPU-s)
 def test_the_release_examples_run_to_their_figures(tmp_path):
-    """Each layout's preset, run as docs/friendbench-release.md shows it: the validation/ one
-    imports the models' predictions and the released baselines, and writes the paper's numbers
-    beside the published ones; the val/ one is ratings-only and its model figures say "no model
-    predictions"."""
-    study = checkout(tmp_path / "study")
-    releases = {
-        "friendbench_release.example.yaml": validation_layout(tmp_path / "validation_download"),
-        "friendbench_val.example.yaml": val_layout(tmp_path / "val_download"),
-    }
-    for name, root in releases.items():
-        config = preset(name, root)
+    """Each layout's preset, run as docs/friendbench-release.md shows it, on the release the page's
+    generator writes (issue 60: both layouts in data/friendbench, where the presets read): the
+    validation/ one imports the models' predictions and the released baselines; the val/ one is
+    ratings-only and its model figures say "no model predictions"; the validation/ one writes the
+    paper's numbers beside the published ones. Only the samplers are shrunk."""
+    study = checkout(tmp_path / "study", make=True)
+    said = run_documented(GENERATE, study)
+    root = study / "data" / "friendbench"
+    assert f"a generated release (both layouts, {N_DYADS} dyads) in data/friendbench" in said
+    for name in ("friendbench_release.example.yaml", "friendbench_val.example.yaml"):
+        config = preset(name)
+        assert config["release"]["root"] == "data/friendbench"  # as shipped
         (study / "config" / name).unlink()
         (study / "config" / name).write_text(yaml.safe_dump(config, sort_keys=False))
         said = run_documented(f"snakemake --cores all --configfile config/{name}", study)
-        assert f"omnisocial: release.root {root} holds the FriendBench layout" in said
+        assert "omnisocial: release.root data/friendbench holds the FriendBench layout" in said
+        assert "a small GENERATED release (omnisocial friendbench-demo), not the real data" in said
         assert "import_release" in ran_rules(said)
         results = study / config["results"]
+        # the summary says the generated release is simulated, not a real data set
+        assert "simulated (generated release: omnisocial friendbench-demo)" in said
+        assert "SIMULATED DATA" in (results / "summary" / "summary.md").read_text()
         for figure in FIGURES:
             assert (results / "figures" / f"{figure}.png").stat().st_size > 0, (name, figure)
         metrics = pd.read_csv(results / "analysis" / "metrics.csv", keep_default_na=False)
         models = sorted(set(metrics.loc[metrics["rater_type"] == "model", "model"]))
         trials = pd.read_csv(results / "ratings" / "trials.csv")
         assert len(trials) == len(MODALITIES) * N_RATERS * N_DYADS
+        manifest = pd.read_csv(results / "stimuli" / "manifest.csv")
         if name == "friendbench_val.example.yaml":
+            assert "val/ (JSON lines)" in said
             assert models == [] and "import_release_predictions" not in ran_rules(said)
             log = (results / "logs" / "fam_figure_accuracy.log").read_text()
             assert "Traceback" not in log
         else:
+            assert "validation/ (CSV)" in said
+            assert len(manifest) == len(MODALITIES) * N_DYADS  # the generated transcripts, audio, video
+            stimuli = results / "stimuli"  # paths relative to the manifest's folder
+            assert all((stimuli / path).resolve().is_relative_to(root.resolve()) for path in manifest["path"])
+            assert all((stimuli / path).stat().st_size > 0 for path in manifest["path"])
             released = ["release:behavioural", "release:chance", "release:gemini-2.5-pro", "release:gpt-4o"]
             assert models == released
             report = pd.read_csv(results / "release" / "predictions_import_report.csv")
@@ -205,6 +223,29 @@ def test_the_release_examples_run_to_their_figures(tmp_path):
             assert (
                 "| `\\DesignDyads` | 3 sites x 2 relationships x 2 gender mixes x 8 dyads | 96 | 8 |" in draft
             )
+    reports_side_by_side(study)
+
+
+def reports_side_by_side(study: Path) -> None:
+    """Issue 60: `make report CONFIG=...` writes each study's report into its own results folder
+    (the second does not overwrite the first), says what that study ran, and prints no "Loading
+    script code" line per rule."""
+    written = {}
+    for name, results in (
+        ("friendbench_release.example.yaml", "friendbench_release"),
+        ("friendbench_val.example.yaml", "friendbench_val"),
+    ):
+        result = run_in_clean_shell(f"make report CONFIG=config/{name}", study, setup=None, timeout=900)
+        said = result.stdout + result.stderr
+        assert result.returncode == 0, said[-4000:]
+        assert not re.search("^Loading script code", said, re.M) and f"results/{results}/report.html" in said
+        written[results] = (study / "results" / results / "report.html").read_bytes()
+    assert not (study / "results" / "report.html").exists()
+    release, val = written["friendbench_release"], written["friendbench_val"]
+    assert (study / "results" / "friendbench_release" / "report.html").read_bytes() == release  # kept
+    assert b"model predictions are imported" in release and b"model predictions are imported" not in val
+    for page in (release, val):
+        assert b"the familiarity benchmark alone" in page and b"SocialOmni-style" not in page
 
 
 @pytest.mark.slow

@@ -191,3 +191,34 @@ def test_one_job_renders_every_reported_table_with_its_caption(tmp_path):
         assert Path(flag["caption"]).is_file(), stem
         assert (flag["category"], flag["subcategory"]) == (table["category"], table["subcategory"]), stem
         assert flag["labels"] == {"table": table["label"]}, stem
+
+
+def test_the_introduction_says_what_the_study_ran():
+    """Issue 60: a study's report names what that study ran, not the demo's social benchmarks and
+    "survey exports (or the simulated panel)" for every study."""
+    pages = {}
+    for name in (*CONFIGS, "friendbench_val.example.yaml"):
+        config = load_config(ROOT / "config" / name)
+        pages[name] = re.sub(
+            r"\s+", " ", re.sub(r"<[^>]+>", "", snakemake_caption(REPORT / "workflow.rst", config))
+        )
+    demo, seamless, release, val = (pages[n] for n in (*CONFIGS, "friendbench_val.example.yaml"))
+    assert "the familiarity benchmark and the social benchmarks (who / when / how, streaming)" in demo
+    assert (
+        "Who / when / how (SocialOmni-style)" in demo
+        and "the demo's simulated panel (audio, text, video)" in demo
+    )
+    assert "Corpus and filters: the corpus (demo)" in demo
+    for page in (seamless, release, val):
+        assert "the familiarity benchmark alone (the social benchmarks were not run" in page
+        assert "Who / when / how (SocialOmni-style)" not in page and "Streaming (Omni" not in page
+        assert "simulated panel" not in page
+    assert (
+        "Corpus and filters: the corpus (seamless) is ingested (transcripts, or ASR where missing)"
+        in seamless
+    )
+    assert "survey exports (audio, text, video) are imported" in seamless
+    assert "Design: imported from the release FriendBench validation (data/friendbench/validation/" in release
+    assert "the release's own model predictions are imported" in release
+    assert "Corpus and filters" not in release and "filter funnel" not in release
+    assert "no registry model." in val and "model predictions are imported" not in val

@@ -273,3 +273,40 @@ def test_glmm_contrasts_section_shows_percentage_points_beside_logits(tmp_path):
     summary.write_summary(sections, tmp_path)
     assert "GLMM modality contrasts: percentage points" in (tmp_path / "summary.md").read_text()
     assert "glmm_contrasts" not in summary.build_summary({"social": {"enabled": False}}, {})
+
+
+def test_the_printed_summary_links_the_explorer_from_the_run_folder(tmp_path, monkeypatch):
+    """Issue 60: summary.md links the explorer relative to its own folder (../explorer/index.html);
+    the end of a run prints it with the link relative to the folder the run started in, which the
+    terminal it is printed in can open."""
+    monkeypatch.chdir(tmp_path)
+    folder = Path("results/familiarity/summary")
+    summary.write_summary({}, folder, explorer="../explorer/index.html")
+    index = Path("results/familiarity/explorer/index.html")
+    index.parent.mkdir(parents=True)
+    index.write_text("<html></html>")
+    on_disk = (folder / "summary.md").read_text()
+    assert "([../explorer/index.html](../explorer/index.html))" in on_disk
+    printed = summary.console_summary(folder / "summary.md")
+    assert f"{summary.EXPLORER_LINE} ([{index}]({index}))." in printed
+    assert Path(printed.split("([", 1)[1].split("]", 1)[0]).is_file()  # opens from here
+    assert printed.replace(str(index), "../explorer/index.html") == on_disk  # nothing else changed
+
+
+def test_a_generated_release_is_said_to_be_simulated():
+    """Issue 60: a study run on `omnisocial friendbench-demo`'s release (rule report_summary passes
+    its mark) lists its design, ratings and predictions as simulated, not as a real data set."""
+    config = {
+        "study": {"design_source": "release"},
+        "release": {"name": "FriendBench validation", "metadata": "m.csv", "root": "data/friendbench"},
+        "ratings": {"source": "exports"},
+        "models": [],
+    }
+    real = summary.inputs_section(config)
+    assert {"real (released data set)", "real"} <= set(real["status"])
+    generated = summary.inputs_section(
+        config | {summary.GENERATED_KEY: "data/friendbench/GENERATED_BY_OMNISOCIAL.json"}
+    )
+    statuses = dict(zip(generated["input"], generated["status"], strict=True))
+    assert statuses["design and stimuli"] == statuses["human ratings"] == summary.GENERATED_STATUS
+    assert summary.GENERATED_STATUS.startswith("simulated")  # the page's SIMULATED DATA banner reads it

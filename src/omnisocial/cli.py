@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "duplexeval": "omnisocial.duplexeval.cli",  # rtd|pr from judge replies made elsewhere
     "rating-server": "omnisocial.familiarity.ratings.collect",  # the rating experiment's server
     "explore": "omnisocial.explorer.serve",  # a run's results explorer on localhost
+    "friendbench-demo": "omnisocial.familiarity.release_demo",  # a generated release, both layouts
 }
 
 

@@ -173,6 +173,7 @@ def check_inputs(config: Mapping, environ: Mapping[str, str] | None = None) -> M
         for key in ("gender_table", "participants_csv"):
             if corpus[key] and not Path(corpus[key]).is_file():
                 problems.append(f'corpus.{key}: {corpus[key]} not found: fix the path, or set it to ""')
+    problems += _release_problems(config)
     for where, entry in _api_entries(config):
         variable = entry["api_key_env"]
         if not environ.get(variable):
@@ -185,6 +186,26 @@ def check_inputs(config: Mapping, environ: Mapping[str, str] | None = None) -> M
         lines = "\n".join(f"  - {problem}" for problem in problems)
         raise ConfigError(f"the study's inputs are not ready ({len(problems)} problem(s)):\n{lines}")
     return config
+
+
+def _release_problems(config: Mapping) -> list[str]:
+    """A release design's metadata table and rating exports (they are files of the release)."""
+    if config["study"]["design_source"] != "release" or not config["release"]["metadata"]:
+        return []
+    from omnisocial.familiarity.release import release_problem
+
+    release = config["release"]
+    problem = release_problem(release["root"], release["metadata"])
+    if problem:
+        return [problem]  # the exports are files of the same missing release
+    ratings = config["ratings"]
+    if ratings["source"] != "exports":
+        return []
+    return [
+        f"ratings.exports.{modality}: {path} not found: set it to the release's human ratings file"
+        for modality, path in sorted(ratings["exports"].items())
+        if path and not Path(path).is_file()
+    ]
 
 
 def _api_entries(config: Mapping) -> list[tuple[str, Mapping]]:
@@ -211,3 +232,14 @@ def _api_entries(config: Mapping) -> list[tuple[str, Mapping]]:
 def load_config(path: str | os.PathLike, schema_path: str | os.PathLike = DEFAULT_SCHEMA) -> dict:
     config = safe_load_yaml(Path(path).read_text()) or {}
     return check_study(validate_config(config, schema_path))
+
+
+def results_folder(path: str | os.PathLike) -> str:
+    """The results folder of the study config at `path` (its `results`, or the schema's default)."""
+    return validate_config(safe_load_yaml(Path(path).read_text()) or {})["results"]
+
+
+if __name__ == "__main__":  # `python -m omnisocial.config CONFIG`: its results folder (make report)
+    import sys
+
+    print(results_folder(sys.argv[1]))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import html
 import logging
 import math
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -169,6 +170,12 @@ def _listed(names, shown: int = 5) -> str:
     return ", ".join(map(str, names[:shown])) + more
 
 
+# set in the summary's config by rule report_summary when release.root is a generated release
+# (omnisocial friendbench-demo marks its folder): its design, ratings and predictions are simulated
+GENERATED_KEY = "generated_release"
+GENERATED_STATUS = "simulated (generated release: omnisocial friendbench-demo)"
+
+
 def release_rows(
     config: Mapping, released: pd.DataFrame | None = None, report: pd.DataFrame | None = None
 ) -> list[dict]:
@@ -176,12 +183,13 @@ def release_rows(
     its predictions (the files they were read from and the number of released prediction sets)."""
     release = config.get("release") or {}
     name = release.get("name") or release.get("metadata") or "the release"
+    status = GENERATED_STATUS if config.get(GENERATED_KEY) else "real (released data set)"
     rows = []
     if (config.get("study") or {}).get("design_source") == "release":
         rows.append(
             {
                 "input": "design and stimuli",
-                "status": "real (released data set)",
+                "status": status,
                 "detail": f"release {name}: metadata {release.get('metadata')}, "
                 f"root {release.get('root') or '-'}",
             }
@@ -198,7 +206,7 @@ def release_rows(
                 f"{len(sets)} model x modality) of release {name}, "
                 f"from {len(files)} file(s): {_listed(files)}"
             )
-        rows.append({"input": "released predictions", "status": "real (released data set)", "detail": detail})
+        rows.append({"input": "released predictions", "status": status, "detail": detail})
     return rows
 
 
@@ -222,7 +230,11 @@ def inputs_section(
         *release_rows(config, released, release_report),
         {
             "input": "human ratings",
-            "status": "simulated (demo rater panel)" if ratings.get("source") == "simulated" else "real",
+            "status": "simulated (demo rater panel)"
+            if ratings.get("source") == "simulated"
+            else GENERATED_STATUS
+            if from_release and config.get(GENERATED_KEY) and ratings.get("source") == "exports"
+            else "real",
             "detail": f"ratings.source: {ratings.get('source')}",
         },
         {
@@ -598,6 +610,20 @@ def summary_markdown(sections: Mapping[str, pd.DataFrame], explorer: str = "") -
     for name, table in sections.items():
         lines += [f"## {SECTION_TITLES.get(name, name)}", "", markdown_table(table)]
     return "\n".join(lines)
+
+
+def console_summary(path) -> str:
+    """summary.md as the end of a run prints it: the explorer's link relative to the folder the
+    run was started in (the terminal it is printed in can open it), not to the summary's folder.
+    The file itself keeps its link relative to its own folder."""
+    path = Path(path)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        if line.startswith(EXPLORER_LINE + " (["):
+            link = line[len(EXPLORER_LINE) + 3 :].split("]", 1)[0]
+            here = os.path.normpath(path.parent / link)
+            lines[index] = line.replace(f"([{link}]({link}))", f"([{here}]({here}))")
+    return "".join(lines)
 
 
 def summary_html(sections: Mapping[str, pd.DataFrame], explorer: str = "") -> str:

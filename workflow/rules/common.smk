@@ -28,6 +28,7 @@ THREADS = config["threads"]
 # job steps inside a cluster job (executor slurm-jobstep) skip it. onstart: the executor is
 # known only once the run starts, not while the Snakefile is parsed.
 onstart:
+    check_engines_at_start()
     if getattr(workflow.executor_plugin, "name", None) == "slurm":
         from omnisocial.slurm import check_min_job_age
 
@@ -37,6 +38,35 @@ onstart:
             )
         except ValueError as error:
             raise WorkflowError(str(error)) from None
+
+
+def check_engines_at_start():
+    """Each configured engine and device is there (or will be, under --use-conda) before any
+    job runs (omnisocial.preflight): e.g. whisperx ASR names `make venv-asr`."""
+    from omnisocial.preflight import Runtime, check_engines
+    from snakemake.settings.types import DeploymentMethod
+
+    executor = getattr(workflow.executor_plugin, "name", None)
+    jobs = list(workflow.dag.needrun_jobs())
+    models = {}  # the registry entries of the model jobs that will run
+    for job in jobs:
+        name = job.wildcards_dict.get("model")
+        if name is not None:
+            entries = FAM_MODELS if job.rule.name == "infer_model" else SOCIAL_RUNS
+            where = "models" if job.rule.name == "infer_model" else "social.models"
+            if name in entries:
+                models[f"{where}.{name}"] = entries[name]
+    runtime = Runtime(
+        use_conda=DeploymentMethod.CONDA
+        in workflow.deployment_settings.deployment_method,
+        local=executor in (None, "local", "dryrun", "touch"),
+        rules=frozenset(job.rule.name for job in jobs),
+        models=tuple(sorted(models.items())),
+    )
+    try:
+        check_engines(config, runtime)
+    except ValueError as error:
+        raise WorkflowError(str(error)) from None
 
 
 ENVS = REPO / "envs"

@@ -212,6 +212,10 @@ def summary_inputs(wildcards=None):
         "glmm_contrasts": out("analysis", "glmm_contrasts.csv"),
         "rasch_fits": out("analysis", "rasch_fits.csv"),
     }
+    generated = Path(RELEASE["root"] or ".", GENERATED_MARK)
+    if FROM_RELEASE and RELEASE["root"] and generated.is_file():
+        # a generated release (omnisocial friendbench-demo): the summary says it is simulated
+        inputs["generated_release"] = str(generated)
     if RELEASE_PREDICTION_FILES:
         inputs["release_predictions"] = out("release", "predictions.csv")
         inputs["release_report"] = out("release", "predictions_import_report.csv")

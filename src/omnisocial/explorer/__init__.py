@@ -30,7 +30,7 @@ import json
 import math
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from omnisocial.io import atomic_path, sha256_file, write_text
@@ -174,8 +174,22 @@ def _js(value) -> str:
     return json.dumps(clean(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+# benchmarks whose truth is a reference text (the how task's true next utterance, the streaming
+# reference answer), not a label: the truth filter does not offer them (issue 60)
+FREE_TEXT_TRUTH = ("how", "streaming")
+
+
+def truth_choice(item: Mapping) -> str:
+    """The truth filter's value of an item: `benchmark: truth` (a label means something only within
+    its benchmark); "" for a benchmark whose truth is free text (FREE_TEXT_TRUTH)."""
+    if item["benchmark"] in FREE_TEXT_TRUTH:
+        return ""
+    return f"{item['benchmark']}: {item.get('truth', '')}"
+
+
 def summarise(items: list[dict]) -> dict:
-    """What the page's filters offer: benchmarks, models, modalities, statuses, truths."""
+    """What the page's filters offer: benchmarks, models, modalities, statuses, truths (each as
+    `truth_choice`, free-text truths left out)."""
     sets: dict[str, set] = {
         "benchmark": set(),
         "model": set(),
@@ -185,7 +199,8 @@ def summarise(items: list[dict]) -> dict:
     }
     for item in items:
         sets["benchmark"].add(item["benchmark"])
-        sets["truth"].add(str(item.get("truth", "")))
+        if truth_choice(item):
+            sets["truth"].add(truth_choice(item))
         sets["modality"].update(item.get("modalities", []))
         for answer in item.get("answers", []):
             if answer.get("type") == "model":

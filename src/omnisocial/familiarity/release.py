@@ -178,11 +178,14 @@ LAYOUTS = (
 )
 
 
-def detect_layout(root) -> tuple[str | None, str]:
+def detect_layout(root, metadata=None) -> tuple[str | None, str]:
     """(the layout's name or None, a sentence saying which FriendBench layout `root` holds, the
-    files found and the preset that reads it)."""
+    files found and the preset that reads it). A folder holding both layouts (the generated
+    release: `omnisocial.familiarity.release_demo`) is named by the one whose metadata file is
+    `metadata` (the config's release.metadata), when given."""
     root = Path(root)
-    for name, needed, optional, preset, holds in LAYOUTS:
+    layouts = sorted(LAYOUTS, key=lambda layout: not _is_metadata(root / layout[1][0], metadata))
+    for name, needed, optional, preset, holds in layouts:
         if all((root / path).is_file() for path in needed):
             found = [path for path in (*needed, *optional) if (root / path).is_file()]
             absent = [path for path in optional if not (root / path).is_file()]
@@ -190,11 +193,56 @@ def detect_layout(root) -> tuple[str | None, str]:
                 f"release.root {root} holds the FriendBench layout {name}: {', '.join(found)}"
                 + (f" (not there: {', '.join(absent)})" if absent else "")
                 + f"; {holds}; preset {preset}"
+                + (f"; {GENERATED_NOTE}" if (root / GENERATED_MARK).is_file() else "")
             )
     shapes = "; or ".join(" + ".join(needed) for _, needed, _, _, _ in LAYOUTS)
     return None, (
         f"release.root {root} holds neither FriendBench layout ({shapes}): the release.* and "
         "ratings.* paths and mappings of the config are read as they are"
+    )
+
+
+# the file the generated release (omnisocial friendbench-demo) marks itself with
+GENERATED_MARK = "GENERATED_BY_OMNISOCIAL.json"
+GENERATED_NOTE = "a small GENERATED release (omnisocial friendbench-demo), not the real data"
+
+
+def _is_metadata(path: Path, metadata) -> bool:
+    return bool(metadata) and Path(metadata).resolve() == path.resolve()
+
+
+def layouts_expected() -> str:
+    """What each FriendBench layout holds and which preset reads it, for an error message."""
+    return "; ".join(
+        f"the {name} layout: {' + '.join(needed)}"
+        + (f" (and optionally {', '.join(optional)})" if optional else "")
+        + f", read by {preset}"
+        for name, needed, optional, preset, _ in LAYOUTS
+    )
+
+
+def release_problem(root, metadata) -> str | None:
+    """Why the configured release cannot be read (its metadata table is not there), saying what
+    release.root holds and what each layout expects; None when the table is there."""
+    if Path(metadata).is_file():
+        return None
+    root = Path(root) if root else Path(metadata).parent
+    if not root.is_dir():
+        found = f"release.root {root} is not a folder"
+    else:
+        entries = sorted(p.name + ("/" if p.is_dir() else "") for p in root.iterdir())
+        found = f"release.root {root} holds {', '.join(entries[:12]) or 'nothing'}" + (
+            ", ..." if len(entries) > 12 else ""
+        )
+        name, _ = detect_layout(root)
+        if name:
+            table = next(needed[0] for layout, needed, *_ in LAYOUTS if layout == name)
+            found += f" (the {name} layout: point release.metadata at {root / table})"
+    return (
+        f"release.metadata: {metadata} not found; {found}. The FriendBench release comes in two "
+        f"layouts: {layouts_expected()}. Download the release into release.root "
+        "(docs/friendbench-release.md), or generate a small one in both layouts with "
+        "`omnisocial friendbench-demo data/friendbench`"
     )
 
 

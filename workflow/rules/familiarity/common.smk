@@ -9,7 +9,10 @@ from omnisocial.familiarity.inference import (  # noqa: E402
     needs_baseline_predictions,
     with_baseline_predictions,
 )
-from omnisocial.familiarity.release import prediction_files  # noqa: E402
+from omnisocial.familiarity.release import (
+    GENERATED_MARK,
+    prediction_files,
+)  # noqa: E402
 
 CORPUS = config["corpus"]
 RELEASE = config["release"]

@@ -6,7 +6,10 @@ from omnisocial.familiarity.release import detect_layout  # noqa: E402
 
 if workflow.is_main_process and RELEASE["root"]:
     # which FriendBench layout the release folder holds, on the console at start
-    print(f"omnisocial: {detect_layout(RELEASE['root'])[1]}", file=sys.stderr)
+    print(
+        f"omnisocial: {detect_layout(RELEASE['root'], RELEASE['metadata'])[1]}",
+        file=sys.stderr,
+    )
 
 
 rule import_release:

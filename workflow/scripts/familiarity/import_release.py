@@ -12,7 +12,7 @@ from omnisocial.workflow import start
 
 log = start(snakemake)
 if snakemake.params.root:
-    log.info(detect_layout(snakemake.params.root)[1])
+    log.info(detect_layout(snakemake.params.root, snakemake.input.metadata)[1])
 design, manifest, report = import_design(
     snakemake.input.metadata, dict(snakemake.params.mapping), snakemake.params.root or None
 )

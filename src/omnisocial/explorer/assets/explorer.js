@@ -80,7 +80,8 @@
       var has = s.model ? (item._modelStatus[s.model] || new Set()).has(s.status) : item._statuses.has(s.status);
       if (!has) return false;
     }
-    if (s.truth && String(item.truth) !== s.truth) return false;
+    // "benchmark: truth" (omnisocial.explorer.truth_choice): a label within its own benchmark
+    if (s.truth && item.benchmark + ": " + String(item.truth) !== s.truth) return false;
     if (s.flag && !item.flags[s.flag]) return false;
     if (s.difficulty !== null && !(item.difficulty !== null && item.difficulty >= s.difficulty)) return false;
     if (s.search && item._search.indexOf(s.search) < 0) return false;
