@@ -142,7 +142,7 @@ rule rating_experiment:
         settings={
             k: v
             for k, v in RATINGS["experiment"].items()
-            if k not in ("collected", "jatos_results")
+            if k not in ("collected", "jatos_results", "jatos_ids")
         },
         jspsych_dir=str(REPO / RATINGS["experiment"]["jspsych_dir"]),
     script:
@@ -161,6 +161,12 @@ rule rating_jatos:
         out("ratings", "jatos", "{modality}.jzip"),
     log:
         out("logs", "rating_jatos_{modality}.log"),
+    params:
+        # the study's uuids: made on the first build and kept (not an output: never remade)
+        ids=lambda w: os.path.join(
+            RATINGS["experiment"]["jatos_ids"] or out("ratings", "jatos", "ids"),
+            f"{w.modality}.json",
+        ),
     wildcard_constraints:
         modality="text|audio|video",
     conda:
