@@ -161,18 +161,18 @@ rule rating_jatos:
         out("ratings", "jatos", "{modality}.jzip"),
     log:
         out("logs", "rating_jatos_{modality}.log"),
-    params:
-        # the study's uuids: made on the first build and kept (not an output: never remade)
-        ids=lambda w: os.path.join(
-            RATINGS["experiment"]["jatos_ids"] or out("ratings", "jatos", "ids"),
-            f"{w.modality}.json",
-        ),
     wildcard_constraints:
         modality="text|audio|video",
     conda:
         "../../../envs/stats.yaml"
     resources:
         runtime=minutes(10),
+    params:
+        # the study's uuids: made on the first build and kept (not an output: never remade)
+        ids=lambda w: os.path.join(
+            RATINGS["experiment"]["jatos_ids"] or out("ratings", "jatos", "ids"),
+            f"{w.modality}.json",
+        ),
     script:
         "../../scripts/familiarity/rating_jatos.py"
 
