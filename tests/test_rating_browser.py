@@ -613,6 +613,7 @@ def test_the_jatos_study_runs_and_its_results_import(study, browser, tmp_path):
         )
 
 
+@pytest.mark.heavy  # eight pages at once in one Chromium (~25 CPU-s)
 def test_eight_participants_at_once_on_jatos_get_no_list_twice(study, browser, tmp_path):
     """Eight participants open the text study's link at the same moment, on JATOS's real jatos.js
     against a batch channel that writes batch-session patches without a lock (as JATOS since

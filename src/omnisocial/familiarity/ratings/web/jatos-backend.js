@@ -64,13 +64,22 @@
     return claims;
   }
 
-  // does claim `me` keep its list? confirmed claims first, then the lower study result id
-  function keeps(claims, me, ratersPerList) {
-    const list = claims[me].list;
-    const holders = Object.keys(claims)
-      .filter((id) => claims[id].list === list)
-      .sort((a, b) => (claims[b].ok ? 1 : 0) - (claims[a].ok ? 1 : 0) || Number(a) - Number(b));
-    return holders.indexOf(me) < ratersPerList;
+  // the claims that hold their lists: of the claims on one list, confirmed ones first, then the
+  // lower study result id, up to raters_per_list
+  function holding(claims, ratersPerList) {
+    const held = {};
+    const order = Object.keys(claims).sort(
+      (a, b) => (claims[b].ok ? 1 : 0) - (claims[a].ok ? 1 : 0) || Number(a) - Number(b)
+    );
+    const perList = {};
+    for (const id of order) {
+      const list = claims[id].list;
+      if ((perList[list] || 0) < ratersPerList) {
+        perList[list] = (perList[list] || 0) + 1;
+        held[id] = claims[id];
+      }
+    }
+    return held;
   }
 
   // a jatos.js call's jQuery promise as an Error carrying JATOS's HTTP status
@@ -154,15 +163,20 @@
     }
 
     async function takeList(ratersPerList) {
-      for (let round = 0; round < 30; round++) {
+      for (let round = 0; round < 60; round++) {
         const others = claims();
         delete others[me];
+        const held = holding(others, ratersPerList);
         const perList = {};
-        for (const claim of Object.values(others)) perList[claim.list] = (perList[claim.list] || 0) + 1;
+        for (const claim of Object.values(held)) perList[claim.list] = (perList[claim.list] || 0) + 1;
         const chosen = allocate(lists, perList, ratersPerList);
         if (chosen === null) {
-          // every list is claimed; a claim not yet confirmed may still give its list up
-          if (Object.values(others).every((claim) => claim.ok)) {
+          if (mine && mine.list) {
+            mine = { list: null, ok: false }; // a claim that lost: its list is not ours
+            await persist();
+          }
+          // every list is held; one whose holder has not confirmed yet may still come free
+          if (Object.values(held).every((claim) => claim.ok)) {
             throw new Error("every list of this experiment has its participants");
           }
           await sleep(SETTLE_MS);
@@ -171,11 +185,11 @@
         mine = { list: chosen, ok: false };
         await persist();
         await sleep(SETTLE_MS);
-        if (!keeps(claims(), me, ratersPerList)) continue;
+        if (!(me in holding(claims(), ratersPerList))) continue;
         mine = { list: chosen, ok: true };
         await persist();
         await sleep(SETTLE_MS);
-        if (keeps(claims(), me, ratersPerList)) return chosen;
+        if (me in holding(claims(), ratersPerList)) return chosen;
       }
       throw new Error("no list could be given; please reload the page");
     }
