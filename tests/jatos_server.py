@@ -79,7 +79,7 @@ class JatosServer:
         self.patches: list[dict] = []  # every applied patch: who, and whether it erased another
         self.channels: dict[int, _Channel] = {}
         self.refused: dict[str, tuple[int, str]] = {}
-        self.requests_refused = 0  # result data refused over the size limit
+        self.requests_refused = 0  # requests answered with a refusal (refuse, or over the size limit)
         self.slow_ack: set[int] = set()
         self.slow_ack_s = 11.0
         self.lock = threading.Lock()  # the server's own bookkeeping, never held across a patch
@@ -330,6 +330,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         path = urllib.parse.urlsplit(self.path).path
         for end, (status, message) in self.jatos.refused.items():
             if path.endswith(end):
+                with self.jatos.lock:
+                    self.jatos.requests_refused += 1
                 self._send(status, message.encode())
                 return True
         return False

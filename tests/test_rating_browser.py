@@ -689,11 +689,13 @@ def test_eight_participants_at_once_on_jatos_get_no_list_twice(study, browser, t
     assert any(p["srid"] == 103 for p in jatos.patches)  # the slow-answered participant wrote
 
 
-def test_a_refusal_on_jatos_is_shown_and_recorded_not_retried(study, browser, tmp_path):
-    """JATOS refuses the result data for good (413: over its 5 MB result-data limit): the page
-    stops saving, tells the participant what to do, and the study run ends as failed with the
-    reason, which JATOS keeps; the refused record is sent once (jatos.js does not retry a 413),
-    not every 2 s for good."""
+@pytest.mark.parametrize(("status", "sent"), [(413, 1), (403, 6)])
+def test_a_refusal_on_jatos_is_shown_and_recorded_not_retried(study, browser, tmp_path, status, sent):
+    """JATOS refuses the result data for good (413: over its 5 MB result-data limit; 403: a study
+    run it takes no more data for): the page stops saving, tells the participant what to do, and
+    the study run ends as failed with the reason, which JATOS keeps. The refused record is sent
+    as often as jatos.js sends it (once for a 413; a 403 five times more, jatos.js's own
+    retries), then never again: not every 2 s for good."""
     jatos, base, _ = _jatos(study, tmp_path, "text", redirect=False)
     try:
         you = Participant(browser, "text")
@@ -703,18 +705,21 @@ def test_a_refusal_on_jatos_is_shown_and_recorded_not_retried(study, browser, tm
             you.click_button("Next")
         you.trial()
         run = next(iter(jatos.study_results.values()))
-        jatos.result_data_max = len(jatos.component_results[run["components"][-1]]["data"].encode()) + 10
+        if status == 413:
+            jatos.result_data_max = len(jatos.component_results[run["components"][-1]]["data"].encode()) + 10
+        else:
+            jatos.refuse("/resultData", 403, "Impossible to put result data to component result")
         before = len(jatos.component_results[run["components"][-1]]["data"])
         you.wait.until(EC.element_to_be_clickable((By.ID, "os-choice-0"))).click()
         you.until(EC.text_to_be_present_in_element((By.TAG_NAME, "body"), "The server refused this answer"))
         body = browser.find_element(By.TAG_NAME, "body").text
         you.until(lambda d: run["state"] == "FAIL")
-        time.sleep(5)  # a retry loop would have sent it twice more by now
+        time.sleep(5)  # a retry loop would have sent it again by now
         browser.close()
         browser.switch_to.window(first)
     finally:
         jatos.close()
-    assert "413" in body or "exceeds" in body, body
-    assert run["message"].startswith("refused (HTTP 413) at a practice record"), run["message"]
+    assert f"{status}" in body, body
+    assert run["message"].startswith(f"refused (HTTP {status}) at a practice record"), run["message"]
     assert len(jatos.component_results[run["components"][-1]]["data"]) == before  # nothing half-stored
-    assert jatos.requests_refused == 1, jatos.requests_refused
+    assert jatos.requests_refused == sent, jatos.requests_refused
