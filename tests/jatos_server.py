@@ -59,7 +59,9 @@ WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 
 class JatosServer:
-    def __init__(self, jzip: Path, folder: Path, race_s: float = 0.15, result_data_max: int = RESULT_DATA_MAX):
+    def __init__(
+        self, jzip: Path, folder: Path, race_s: float = 0.15, result_data_max: int = RESULT_DATA_MAX
+    ):
         with zipfile.ZipFile(jzip) as archive:
             jas_names = [n for n in archive.namelist() if n.endswith(".jas")]
             assert len(jas_names) == 1, jas_names  # JATOS: "File is not a valid JATOS study"
@@ -159,7 +161,9 @@ class JatosServer:
             erased = self.batch_version != read_version  # another write landed since this one's read
             self.batch_data = json.dumps(data)
             self.batch_version = read_version + 1
-            self.patches.append({"srid": channel.srid, "patches": message["patches"], "erased_another": erased})
+            self.patches.append(
+                {"srid": channel.srid, "patches": message["patches"], "erased_another": erased}
+            )
             slow = channel.srid in self.slow_ack
             self.slow_ack.discard(channel.srid)
         answers = [
@@ -216,7 +220,16 @@ class JatosServer:
                     "componentResults": components,
                 }
             )
-        return {"data": [{"studyId": 1, "studyUuid": data["uuid"], "studyTitle": data["title"], "studyResults": results}]}
+        return {
+            "data": [
+                {
+                    "studyId": 1,
+                    "studyUuid": data["uuid"],
+                    "studyTitle": data["title"],
+                    "studyResults": results,
+                }
+            ]
+        }
 
     def export_zip(self, path: Path) -> Path:
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -224,7 +237,8 @@ class JatosServer:
                 for crid in study["components"]:
                     if self.component_results[crid]["data"] is not None:  # ZipUtil.addDataToZip skips null
                         archive.writestr(
-                            f"study_result_{srid}/comp-result_{crid}/data.txt", self.component_results[crid]["data"]
+                            f"study_result_{srid}/comp-result_{crid}/data.txt",
+                            self.component_results[crid]["data"],
                         )
             archive.writestr("metadata.json", json.dumps(self._metadata()))
         return path
@@ -344,7 +358,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         if len(parts) == 2 and parts[1] == jatos.study_code:
             study = jatos.start_study(query)
-            self._send(303, b"", extra={"Location": f"/publix/{study['uuid']}/{jatos.component['uuid']}/start"})
+            self._send(
+                303, b"", extra={"Location": f"/publix/{study['uuid']}/{jatos.component['uuid']}/start"}
+            )
             return
         study = jatos.by_uuid(parts[1]) if len(parts) > 2 else None
         if study is None:
@@ -388,7 +404,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             )
             index = study["id"]  # one cookie a study run (JATOS keeps up to 10, reusing the oldest)
             page = (jatos.assets / jatos.component["htmlFilePath"]).read_bytes()
-            self._send(200, page, "text/html; charset=utf-8", {"Set-Cookie": f"JATOS_ID_{index}={cookie}; Path=/"})
+            self._send(
+                200, page, "text/html; charset=utf-8", {"Set-Cookie": f"JATOS_ID_{index}={cookie}; Path=/"}
+            )
         elif rest == "initData":
             self._send(200, json.dumps(self._init_data(study)).encode(), "application/json")
         elif rest == "jatos.js" or rest.startswith("jatos-publix/javascripts/"):
@@ -399,16 +417,27 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self._send(404, b"no such file")
                 return
             kind = {".js": "text/javascript", ".wav": "audio/wav", ".mp4": "video/mp4"}.get(path.suffix)
-            self._send(200, path.read_bytes(), kind or mimetypes.guess_type(path.name)[0] or "application/octet-stream")
+            self._send(
+                200,
+                path.read_bytes(),
+                kind or mimetypes.guess_type(path.name)[0] or "application/octet-stream",
+            )
 
     def _init_data(self, study: dict) -> dict:
         data, component = self.jatos.jas["data"], self.jatos.component
         return {
             "studySessionData": study["session"],
-            "studyProperties": {"id": 1, "uuid": data["uuid"], "title": data["title"], "dirName": data["dirName"]}
+            "studyProperties": {
+                "id": 1,
+                "uuid": data["uuid"],
+                "title": data["title"],
+                "dirName": data["dirName"],
+            }
             | {"studyInput": data.get("jsonData")},
             "batchProperties": {"id": 1, "title": self.jatos.batch["title"], "batchInput": None},
-            "componentList": [{"id": 1, "uuid": component["uuid"], "title": component["title"], "position": 1}],
+            "componentList": [
+                {"id": 1, "uuid": component["uuid"], "title": component["title"], "position": 1}
+            ],
             "componentProperties": {"id": 1, "uuid": component["uuid"], "title": component["title"]}
             | {"componentInput": component.get("jsonData"), "reloadable": component["reloadable"]},
             "urlQueryParameters": study["query"],
@@ -457,7 +486,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             size = len((component["data"] or "").encode()) + len(body.encode())
             if size > jatos.result_data_max:
                 jatos.requests_refused += 1
-                self._send(413, b"Result data size exceeds allowed 5 MB. Consider using result files instead.")
+                self._send(
+                    413, b"Result data size exceeds allowed 5 MB. Consider using result files instead."
+                )
                 return
             component["data"] = (component["data"] or "") + body
             component["state"] = "RESULTDATA_POSTED"
@@ -477,7 +508,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         with jatos.lock:
             old = jatos.channels.get(study["id"])
             jatos.channels[study["id"]] = channel
-            opened = {"action": "OPENED", "data": json.loads(jatos.batch_data), "version": jatos.batch_version}
+            opened = {
+                "action": "OPENED",
+                "data": json.loads(jatos.batch_data),
+                "version": jatos.batch_version,
+            }
         if old:
             old.close()
         channel.send(opened)

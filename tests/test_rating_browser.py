@@ -525,7 +525,9 @@ def _jatos(study, tmp_path, modality: str, redirect: bool = True, **options):
 
 def _claims(batch_session: dict) -> dict[int, dict]:
     """The lists' claims in a batch session: {study result id: {list, ok}} (jatos-backend.js)."""
-    return {int(k.removeprefix("os_claim_")): v for k, v in batch_session.items() if k.startswith("os_claim_")}
+    return {
+        int(k.removeprefix("os_claim_")): v for k, v in batch_session.items() if k.startswith("os_claim_")
+    }
 
 
 def test_the_jatos_study_runs_and_its_results_import(study, browser, tmp_path):
@@ -577,7 +579,10 @@ def test_the_jatos_study_runs_and_its_results_import(study, browser, tmp_path):
     # the lists as the server gives them: JP1 the first choice, JP2 the next; JP2's decline freed it
     jp1 = allocate_list(lists, dict.fromkeys(lists, 0), 1)
     jp2 = allocate_list(lists, dict.fromkeys(lists, 0) | {jp1: 1}, 1)
-    assert _claims(jatos.batch_session) == {runs[0]["id"]: {"list": jp1, "ok": True}, runs[1]["id"]: {"list": None, "ok": True}}
+    assert _claims(jatos.batch_session) == {
+        runs[0]["id"]: {"list": jp1, "ok": True},
+        runs[1]["id"]: {"list": None, "ok": True},
+    }
     assert jp2 != jp1 and runs[1]["components"]  # JP2 had been given jp2 before declining
 
     mapping = experiment_mapping(json.loads((experiment / "study.json").read_text()))
@@ -638,7 +643,9 @@ def test_eight_participants_at_once_on_jatos_get_no_list_twice(study, browser, t
             browser.switch_to.window(tab)
             link = jatos.link(base, f"PROLIFIC_PID={pid}&STUDY_ID=STUDYJ&SESSION_ID=S{pid}")
             browser.execute_script(
-                "setTimeout(() => { window.location.href = arguments[0]; }, arguments[1] - Date.now());", link, go_at
+                "setTimeout(() => { window.location.href = arguments[0]; }, arguments[1] - Date.now());",
+                link,
+                go_at,
             )
         shown = {}
         deadline = time.time() + 120
@@ -658,7 +665,9 @@ def test_eight_participants_at_once_on_jatos_get_no_list_twice(study, browser, t
         for pid, body in shown.items():
             browser.switch_to.window(tabs[pids.index(pid)])
             if "I agree" in body:
-                header = json.loads(jatos.component_results[started[pid]["components"][-1]]["data"].splitlines()[0])
+                header = json.loads(
+                    jatos.component_results[started[pid]["components"][-1]]["data"].splitlines()[0]
+                )
                 given[pid] = header["list_id"]
         refused = sorted(set(pids) - set(given))
     finally:
@@ -679,7 +688,9 @@ def test_eight_participants_at_once_on_jatos_get_no_list_twice(study, browser, t
     assert len(refused) == 2
     for pid in refused:
         run = started[pid]
-        assert run["state"] == "FAIL" and "every list of this experiment has its participants" in run["message"]
+        assert (
+            run["state"] == "FAIL" and "every list of this experiment has its participants" in run["message"]
+        )
         assert "every list of this experiment has its participants" in shown[pid]
     # the server's batch session: exactly the given lists, each held by the one it was given to
     held = {sid: c["list"] for sid, c in claims.items() if c.get("list")}
