@@ -169,6 +169,9 @@ def test_the_reader_names_what_it_cannot_read(experiment, tmp_path):
     rating = {"kind": "rating", "session_id": "T001-7", "order": 1, "response": "familiar", "rt_ms": 500}
     good.write_text(_lines(HEADER, {"kind": "consent", "agreed": True, "session_id": "T001-7"}) + "\n")
     assert [len(s) for s in jatos_sessions(good, "text")] == [2]
+    # a JATOS on Windows ends each component result's data with \r\n (System.lineSeparator())
+    good.write_bytes(good.read_bytes().replace(b"\n", b"\r\n"))
+    assert [len(s) for s in jatos_sessions(good, "text")] == [2]
     cases = {
         "not json\n": "line 1: not a record of the rating experiment",
         _lines(rating): "line 1: a record of session 'T001-7' before its header",

@@ -17,9 +17,12 @@ a JATOS study archive, `.jzip`, imported through JATOS's GUI (Studies, Import st
                         and jatos.json (raters_per_list)
 
 On JATOS the page takes the Prolific ids from `jatos.urlQueryParameters`, gives each
-participant a list through the batch session (balanced as the server balances them), appends
-every record to the result data as one JSON line (`jatos.appendResultData`) and ends with the
-completion redirect (`jatos.endStudyAndRedirect`); see web/jatos-backend.js.
+participant a list through the batch session (balanced as the server balances them; each
+participant writes only its own claim, keyed by its study result id, checked after the batch
+channel settles, since JATOS 3.9.8 writes the batch session without a lock), appends every
+record to the result data as one JSON line (`jatos.appendResultData`), stops on a refusal no
+retry can change (400, 403, 413) and ends with the completion redirect
+(`jatos.endStudyAndRedirect`); see web/jatos-backend.js.
 
 `jatos_exports` reads JATOS's result export of such a study, either the results ZIP (JATOS 3.8.1
 and later, ResultStreamer: `study_result_{id}/comp-result_{id}/data.txt` per component result
