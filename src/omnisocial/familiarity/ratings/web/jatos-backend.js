@@ -33,7 +33,7 @@
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
   const CLAIM = "os_claim_";
   const SETTLE_MS = 2000; // the batch channel brings claims written at the same moment meanwhile
-  const OVERLAP_MS = 300; // another claim arriving this soon after a write's answer may have overlapped it
+  const OVERLAP_MS = 300; // a claim written just after ours arrives within this time of our answer
   const PERMANENT = [400, 403, 413]; // JATOS's refusals that a retry cannot change
 
   function allocate(lists, perList, ratersPerList) {
@@ -122,7 +122,9 @@
     jatos.batchSessionVersioning = false;
     let me = null; // this study run's id, the key of its claim
     let mine = null; // the claim this page holds: {list, ok}
-    let lastForeign = 0; // when another participant's claim last arrived
+    let arrived = 0; // claims arrived through the batch channel, counted
+    let mineArrived = 0; // the count when our own claim last arrived
+    let foreignArrived = 0; // the count when another participant's claim last arrived
     let seen = {};
     const claims = () => Object.assign(claimsOf(jatos.batchSession.getAll()), mine && mine.list ? { [me]: mine } : {});
 
@@ -130,9 +132,9 @@
     let writing = Promise.resolve();
     const persist = () => (writing = writing.then(writeClaim, writeClaim));
     async function writeClaim() {
-      for (let attempt = 0; attempt < 40; attempt++) {
+      for (let attempt = 0; attempt < 60; attempt++) {
         const value = mine;
-        const sent = Date.now();
+        const before = arrived;
         let answered = false;
         try {
           await jatos.batchSession.set(CLAIM + me, value);
@@ -141,7 +143,10 @@
           // no answer within 10 s (it may have been applied: written again) or no open channel
         }
         await sleep(OVERLAP_MS);
-        if (answered && lastForeign < sent && value === mine) return;
+        // JATOS sends a patch to everyone before it answers its sender, in the order it wrote
+        // them: a claim arriving after ours was written after ours and may have erased it
+        const overlapped = mineArrived <= before || foreignArrived > mineArrived;
+        if (answered && !overlapped && value === mine) return;
         await sleep(200 + Math.random() * 800);
       }
       throw new Error("the batch session stayed busy; please reload the page");
@@ -152,8 +157,13 @@
     function watch() {
       seen = claimsOf(jatos.batchSession.getAll());
       jatos.onBatchSession((path) => {
-        if (!path.startsWith("/" + CLAIM) || path === "/" + CLAIM + me) return;
-        lastForeign = Date.now();
+        if (!path.startsWith("/" + CLAIM)) return;
+        arrived += 1;
+        if (path === "/" + CLAIM + me) {
+          mineArrived = arrived;
+          return;
+        }
+        foreignArrived = arrived;
         const now = claimsOf(jatos.batchSession.getAll());
         const id = path.slice(CLAIM.length + 1);
         const changed = JSON.stringify(now[id]) !== JSON.stringify(seen[id]);
