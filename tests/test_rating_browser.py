@@ -658,14 +658,6 @@ def test_eight_participants_at_once_on_jatos_get_no_list_twice(study, browser, t
                 if "I agree" in body or "cannot start" in body:
                     shown[pid] = body
             time.sleep(0.5)
-        import os as _os
-        if _os.environ.get("DEBUG_JATOS"):
-            for pid, body in shown.items():
-                print("BODY", pid, repr(body[:400]))
-            print("CLAIMS", jatos.batch_session)
-            for patch in jatos.patches:
-                print("PATCH", patch)
-            print("RUNS", [(s["id"], s["query"]["PROLIFIC_PID"], s["state"], s["message"]) for s in jatos.study_results.values()])
         assert len(shown) == len(pids), f"pages still allocating: {sorted(set(pids) - set(shown))}"
         time.sleep(3)  # the last claims' writes and repairs settle
         started = {s["query"]["PROLIFIC_PID"]: s for s in jatos.study_results.values()}

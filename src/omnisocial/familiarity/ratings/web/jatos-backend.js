@@ -13,10 +13,11 @@
  *    time to bring the claims written at the same moment (SETTLE_MS): of the claims on one
  *    list, confirmed ones (ok) come first, then the lower study result id; a claim beyond
  *    raters_per_list chooses again (its key now names the new list: nothing is left behind).
- *    A kept claim is confirmed and checked once more the same way. A write is written again
- *    when it timed out, when another claim arrived while it was on its way (the two may have
- *    overlapped on the server, the later erasing the earlier), and whenever another
- *    participant's claim changes while the page is open, so what the server lost comes back;
+ *    A kept claim is confirmed and checked once more the same way. A claim is written again
+ *    when its write timed out, when another claim arrives just after it (JATOS sends patches
+ *    in the order it writes them: that one was written after ours and may have read the batch
+ *    session before ours landed, erasing it), and whenever another participant's claim
+ *    changes while the page is open, so what the server lost comes back;
  *  - every record is appended to the result data as one JSON line (jatos.appendResultData)
  *    before the next screen shows, the first line being the session's header; what is answered
  *    is kept in the study session data, so a reload goes on at the first unanswered trial;
