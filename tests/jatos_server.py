@@ -161,10 +161,15 @@ class JatosServer:
             erased = self.batch_version != read_version  # another write landed since this one's read
             self.batch_data = json.dumps(data)
             self.batch_version = read_version + 1
-            self.patches.append(
-                {"srid": channel.srid, "patches": message["patches"], "erased_another": erased}
-            )
             slow = channel.srid in self.slow_ack
+            self.patches.append(
+                {
+                    "srid": channel.srid,
+                    "patches": message["patches"],
+                    "erased_another": erased,
+                    "answer_held": slow,
+                }
+            )
             self.slow_ack.discard(channel.srid)
         answers = [
             (None, {"action": "SESSION", "patches": message["patches"], "version": read_version + 1}),

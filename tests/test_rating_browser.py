@@ -54,7 +54,7 @@ pytestmark = [
 ]
 
 webdriver = pytest.importorskip("selenium.webdriver")
-from selenium.common.exceptions import TimeoutException  # noqa: E402
+from selenium.common.exceptions import TimeoutException, WebDriverException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
@@ -654,7 +654,10 @@ def test_eight_participants_at_once_on_jatos_get_no_list_twice(study, browser, t
                 if pid in shown:
                     continue
                 browser.switch_to.window(tab)
-                body = browser.find_element(By.TAG_NAME, "body").text
+                try:
+                    body = browser.find_element(By.TAG_NAME, "body").text
+                except WebDriverException:  # the tab between two pages (about:blank, the link)
+                    continue
                 if "I agree" in body or "cannot start" in body:
                     shown[pid] = body
             time.sleep(0.5)
@@ -697,7 +700,8 @@ def test_eight_participants_at_once_on_jatos_get_no_list_twice(study, browser, t
     assert held == {srid[pid]: list_id for pid, list_id in given.items()}
     assert all(claims[srid[pid]]["ok"] for pid in given)
     assert any(p["erased_another"] for p in jatos.patches)  # the race happened and was repaired
-    assert any(p["srid"] == 103 for p in jatos.patches)  # the slow-answered participant wrote
+    # the third run's first claim was applied at once and answered after jatos.js had given up on it
+    assert [p["srid"] for p in jatos.patches if p["answer_held"]] == [103]
 
 
 @pytest.mark.parametrize(("status", "sent"), [(413, 1), (403, 6)])
