@@ -127,6 +127,7 @@
     let mineArrived = 0; // the count when our own claim last arrived
     let foreignArrived = 0; // the count when another participant's claim last arrived
     let seen = {};
+    let reasserting = false;
     const claims = () => Object.assign(claimsOf(jatos.batchSession.getAll()), mine && mine.list ? { [me]: mine } : {});
 
     // write `mine` until the server surely has it (module docstring); one write at a time
@@ -169,7 +170,13 @@
         const id = path.slice(CLAIM.length + 1);
         const changed = JSON.stringify(now[id]) !== JSON.stringify(seen[id]);
         seen = now;
-        if (changed && mine && mine.ok) setTimeout(persist, 100 + Math.random() * 500);
+        if (changed && mine && mine.ok && !reasserting) {
+          reasserting = true; // one write for a burst of changes
+          setTimeout(() => {
+            reasserting = false;
+            persist();
+          }, 100 + Math.random() * 500);
+        }
       });
     }
 
