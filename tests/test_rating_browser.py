@@ -54,7 +54,7 @@ pytestmark = [
 ]
 
 webdriver = pytest.importorskip("selenium.webdriver")
-from selenium.common.exceptions import TimeoutException  # noqa: E402
+from selenium.common.exceptions import TimeoutException, WebDriverException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
@@ -95,6 +95,13 @@ def browser():
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--mute-audio"):
+        options.add_argument(argument)
+    # pages in background tabs keep their timers (the JATOS tests run eight participants at once)
+    for argument in (
+        "--disable-background-timer-throttling",
+        "--disable-renderer-backgrounding",
+        "--disable-backgrounding-occluded-windows",
+    ):
         options.add_argument(argument)
     options.add_argument("--window-size=1100,850")
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
@@ -490,36 +497,50 @@ def test_a_clip_played_at_16x_is_flagged(study, server, browser):
 
 
 # --------------------------------------------------------------------------------------------
-# The JATOS study: the archive the workflow builds, run in Chromium on a JATOS stand-in
+# The JATOS study: the archive the workflow builds, run in Chromium on JATOS's real jatos.js
 # --------------------------------------------------------------------------------------------
 
 
-def test_the_jatos_study_runs_and_its_results_import(study, browser, tmp_path):
-    """The audio study's .jzip (build_jatos_study, as rule rating_jatos writes it) imported into a
-    stand-in of JATOS (tests/jatos_server.py: no JATOS server runs here) that serves its page with
-    a jatos.js implementing the documented calls the page uses. One participant completes it
-    (with a reload mid-way) and is redirected to the completion link, one declines; both JATOS
-    result exports (the results ZIP and the plain text) import with nothing lost."""
-    from jatos_server import JatosStandIn
+def _jatos(study, tmp_path, modality: str, redirect: bool = True, **options):
+    """The modality's .jzip (build_jatos_study, as rule rating_jatos writes it) imported into the
+    test backend (tests/jatos_server.py), which serves JATOS's own jatos.js (v3.10.5)."""
+    from jatos_server import JatosServer
 
-    from omnisocial.familiarity.ratings.collect import allocate_list
-    from omnisocial.familiarity.ratings.jatos import build_jatos_study, jatos_exports
+    from omnisocial.familiarity.ratings.jatos import build_jatos_study
 
-    experiment = study["experiments"] / "audio"
-    jas = build_jatos_study(experiment, tmp_path / "audio.jzip")
+    experiment = study["experiments"] / modality
+    jas = build_jatos_study(experiment, tmp_path / f"{modality}.jzip", tmp_path / "ids" / f"{modality}.json")
     assert jas["version"] == "3" and jas["data"]["componentList"][0]["reloadable"] is True
-    jatos = JatosStandIn(tmp_path / "audio.jzip", tmp_path / "jatos_assets")
+    jatos = JatosServer(tmp_path / f"{modality}.jzip", tmp_path / "jatos_assets", **options)
     base = jatos.serve()
-    try:
-        # the researcher's completion link (ratings.experiment.completion.redirect_url)
+    if redirect:  # the researcher's completion link (ratings.experiment.completion.redirect_url)
         study_json = json.loads((jatos.assets / "study.json").read_text())
         study_json["completion"] |= {
             "redirect_url": f"{base}/prolific/complete?cc={{code}}",
             "redirect_delay_ms": 300,
         }
         (jatos.assets / "study.json").write_text(json.dumps(study_json))
-        lists = json.loads((experiment / "lists.json").read_text())
+    return jatos, base, json.loads((experiment / "lists.json").read_text())
 
+
+def _claims(batch_session: dict) -> dict[int, dict]:
+    """The lists' claims in a batch session: {study result id: {list, ok}} (jatos-backend.js)."""
+    return {
+        int(k.removeprefix("os_claim_")): v for k, v in batch_session.items() if k.startswith("os_claim_")
+    }
+
+
+def test_the_jatos_study_runs_and_its_results_import(study, browser, tmp_path):
+    """One participant completes the audio study on JATOS's real jatos.js (with a reload mid-way)
+    and is redirected to the completion link, one declines; both JATOS result exports, written
+    as JATOS's ResultStreamer writes them (the results ZIP and the plain text), import with
+    nothing lost."""
+    from omnisocial.familiarity.ratings.collect import allocate_list
+    from omnisocial.familiarity.ratings.jatos import jatos_exports
+
+    experiment = study["experiments"] / "audio"
+    jatos, base, lists = _jatos(study, tmp_path, "audio")
+    try:
         you = Participant(browser, "audio")
         first = _in_new_tab(browser, jatos.link(base, "PROLIFIC_PID=JP1&STUDY_ID=STUDYJ&SESSION_ID=SJ1"))
         you.click_button("I agree")
@@ -558,7 +579,11 @@ def test_the_jatos_study_runs_and_its_results_import(study, browser, tmp_path):
     # the lists as the server gives them: JP1 the first choice, JP2 the next; JP2's decline freed it
     jp1 = allocate_list(lists, dict.fromkeys(lists, 0), 1)
     jp2 = allocate_list(lists, dict.fromkeys(lists, 0) | {jp1: 1}, 1)
-    assert jatos.batch_session["data"]["os_taken"] == {jp1: 1, jp2: 0}
+    assert _claims(jatos.batch_session) == {
+        runs[0]["id"]: {"list": jp1, "ok": True},
+        runs[1]["id"]: {"list": None, "ok": True},
+    }
+    assert jp2 != jp1 and runs[1]["components"]  # JP2 had been given jp2 before declining
 
     mapping = experiment_mapping(json.loads((experiment / "study.json").read_text()))
     reports = {}
@@ -591,3 +616,125 @@ def test_the_jatos_study_runs_and_its_results_import(study, browser, tmp_path):
         print(
             f"\nJATOS {kind}, audio import report:\n{report[['reason', 'n', 'lost']].to_string(index=False)}"
         )
+
+
+@pytest.mark.heavy  # eight pages at once in one Chromium (~25 CPU-s)
+def test_eight_participants_at_once_on_jatos_get_no_list_twice(study, browser, tmp_path):
+    """Eight participants open the text study's link at the same moment, on JATOS's real jatos.js
+    against a batch channel that writes batch-session patches without a lock (as JATOS since
+    3.9.8: two patches at one moment both pass the version check, the later erasing the
+    earlier) and that answers one participant's first patch only after jatos.js's 10 s timeout
+    (the patch itself applied at once). The study has six lists, one participant each: six
+    participants get six different lists, none is given twice, none is left taken by nobody,
+    and the two left over are told that every list has its participants (their runs end as
+    failed, the reason kept by JATOS)."""
+    jatos, base, lists = _jatos(study, tmp_path, "text", redirect=False)
+    assert len(lists) == 6
+    pids = [f"JAT{i}" for i in range(1, 9)]
+    tabs = []
+    try:
+        first = browser.current_window_handle
+        for _ in pids:  # eight tabs, each ready to open its link at one moment
+            browser.switch_to.new_window("tab")
+            tabs.append(browser.current_window_handle)
+        go_at = time.time() * 1000 + 3000
+        jatos.slow_ack = {101 + 2}  # the third study run's first patch: its answer after 11 s
+        for tab, pid in zip(tabs, pids, strict=True):
+            browser.switch_to.window(tab)
+            link = jatos.link(base, f"PROLIFIC_PID={pid}&STUDY_ID=STUDYJ&SESSION_ID=S{pid}")
+            browser.execute_script(
+                "setTimeout(() => { window.location.href = arguments[0]; }, arguments[1] - Date.now());",
+                link,
+                go_at,
+            )
+        shown = {}
+        deadline = time.time() + 120
+        while len(shown) < len(pids) and time.time() < deadline:
+            for tab, pid in zip(tabs, pids, strict=True):
+                if pid in shown:
+                    continue
+                browser.switch_to.window(tab)
+                try:
+                    body = browser.find_element(By.TAG_NAME, "body").text
+                except WebDriverException:  # the tab between two pages (about:blank, the link)
+                    continue
+                if "I agree" in body or "cannot start" in body:
+                    shown[pid] = body
+            time.sleep(0.5)
+        assert len(shown) == len(pids), f"pages still allocating: {sorted(set(pids) - set(shown))}"
+        time.sleep(3)  # the last claims' writes and repairs settle
+        started = {s["query"]["PROLIFIC_PID"]: s for s in jatos.study_results.values()}
+        given = {}
+        for pid, body in shown.items():
+            browser.switch_to.window(tabs[pids.index(pid)])
+            if "I agree" in body:
+                header = json.loads(
+                    jatos.component_results[started[pid]["components"][-1]]["data"].splitlines()[0]
+                )
+                given[pid] = header["list_id"]
+        refused = sorted(set(pids) - set(given))
+    finally:
+        for tab in tabs:
+            browser.switch_to.window(tab)
+            browser.close()
+        browser.switch_to.window(first)
+        jatos.close()
+
+    claims = _claims(jatos.batch_session)
+    srid = {pid: s["id"] for pid, s in started.items()}
+    print(
+        f"\neight at once on JATOS: lists given {given}; told every list is taken: {refused}; "
+        f"{len(jatos.patches)} batch-session patches, {sum(p['erased_another'] for p in jatos.patches)} "
+        "of them written over another written at the same moment"
+    )
+    assert sorted(given.values()) == sorted(lists)  # every list given, none twice
+    assert len(refused) == 2
+    for pid in refused:
+        run = started[pid]
+        assert (
+            run["state"] == "FAIL" and "every list of this experiment has its participants" in run["message"]
+        )
+        assert "every list of this experiment has its participants" in shown[pid]
+    # the server's batch session: exactly the given lists, each held by the one it was given to
+    held = {sid: c["list"] for sid, c in claims.items() if c.get("list")}
+    assert held == {srid[pid]: list_id for pid, list_id in given.items()}
+    assert all(claims[srid[pid]]["ok"] for pid in given)
+    assert any(p["erased_another"] for p in jatos.patches)  # the race happened and was repaired
+    # the third run's first claim was applied at once and answered after jatos.js had given up on it
+    assert [p["srid"] for p in jatos.patches if p["answer_held"]] == [103]
+
+
+@pytest.mark.parametrize(("status", "sent"), [(413, 1), (403, 6)])
+def test_a_refusal_on_jatos_is_shown_and_recorded_not_retried(study, browser, tmp_path, status, sent):
+    """JATOS refuses the result data for good (413: over its 5 MB result-data limit; 403: a study
+    run it takes no more data for): the page stops saving, tells the participant what to do, and
+    the study run ends as failed with the reason, which JATOS keeps. The refused record is sent
+    as often as jatos.js sends it (once for a 413; a 403 five times more, jatos.js's own
+    retries), then never again: not every 2 s for good."""
+    jatos, base, _ = _jatos(study, tmp_path, "text", redirect=False)
+    try:
+        you = Participant(browser, "text")
+        first = _in_new_tab(browser, jatos.link(base, "PROLIFIC_PID=JR1&STUDY_ID=STUDYJ&SESSION_ID=SJR1"))
+        you.click_button("I agree")
+        for _ in range(3):
+            you.click_button("Next")
+        you.trial()
+        run = next(iter(jatos.study_results.values()))
+        if status == 413:
+            jatos.result_data_max = len(jatos.component_results[run["components"][-1]]["data"].encode()) + 10
+        else:
+            jatos.refuse("/resultData", 403, "Impossible to put result data to component result")
+        before = len(jatos.component_results[run["components"][-1]]["data"])
+        you.wait.until(EC.element_to_be_clickable((By.ID, "os-choice-0"))).click()
+        you.until(EC.text_to_be_present_in_element((By.TAG_NAME, "body"), "The server refused this answer"))
+        body = browser.find_element(By.TAG_NAME, "body").text
+        you.until(lambda d: run["state"] == "FAIL")
+        time.sleep(5)  # a retry loop would have sent it again by now
+        browser.close()
+        browser.switch_to.window(first)
+    finally:
+        jatos.close()
+    assert f"{status}" in body, body
+    assert run["message"].startswith(f"refused (HTTP {status}) at a practice record"), run["message"]
+    assert len(jatos.component_results[run["components"][-1]]["data"]) == before  # nothing half-stored
+    assert jatos.requests_refused == sent, jatos.requests_refused

@@ -158,6 +158,13 @@ def test_a_study_from_the_readme_to_the_figures_and_report(tmp_path):
         jas = json.loads(archive.read("omnisocial_rating_text.jas"))
     assert jas["data"]["dirName"] == "omnisocial_rating_text" and "omnisocial_rating_text/index.html" in names
     assert "omnisocial_rating_text/app/jatos-backend.js" in names
+    from jatos_import import check_archive  # the port of JATOS 3.10.5's import checks
+
+    for jzip in jzips:
+        modality = jzip.stem
+        ids = json.loads((ratings / "jatos" / "ids" / f"{modality}.json").read_text())  # kept: not remade
+        assert check_archive(jzip)["uuid"] == ids["study"]
+        assert not [n for n in zipfile.ZipFile(jzip).namelist() if n.endswith(".snakemake_timestamp")]
 
     from omnisocial.config import validate_config
 

@@ -142,7 +142,7 @@ rule rating_experiment:
         settings={
             k: v
             for k, v in RATINGS["experiment"].items()
-            if k not in ("collected", "jatos_results")
+            if k not in ("collected", "jatos_results", "jatos_ids")
         },
         jspsych_dir=str(REPO / RATINGS["experiment"]["jspsych_dir"]),
     script:
@@ -167,6 +167,12 @@ rule rating_jatos:
         "../../../envs/stats.yaml"
     resources:
         runtime=minutes(10),
+    params:
+        # the study's uuids: made on the first build and kept (not an output: never remade)
+        ids=lambda w: os.path.join(
+            RATINGS["experiment"]["jatos_ids"] or out("ratings", "jatos", "ids"),
+            f"{w.modality}.json",
+        ),
     script:
         "../../scripts/familiarity/rating_jatos.py"
 

@@ -7,21 +7,27 @@ a JATOS study archive, `.jzip`, imported through JATOS's GUI (Studies, Import st
 
     {dirName}.jas       the study's properties as JATOS writes them on export (version "3":
                         uuid, title, dirName, one reloadable component `index.html`, the default
-                        batch open to every worker type); the uuids are fixed per title and
-                        modality, so importing a rebuilt archive offers to overwrite the study
+                        batch open to every worker type, named as JATOS names them); the uuids
+                        are the study's own (`study_ids`: random, made on the first build and
+                        kept in a small file), so a rebuilt archive is byte-identical and
+                        re-importing it updates the same study, while another lab's build of
+                        the same experiment is another study
     {dirName}/          the experiment folder: the page (which loads jatos.js and
                         app/jatos-backend.js), study.json, lists.json, jspsych/, app/, stimuli/,
                         and jatos.json (raters_per_list)
 
 On JATOS the page takes the Prolific ids from `jatos.urlQueryParameters`, gives each
-participant a list through the batch session (balanced as the server balances them), appends
-every record to the result data as one JSON line (`jatos.appendResultData`) and ends with the
-completion redirect (`jatos.endStudyAndRedirect`); see web/jatos-backend.js.
+participant a list through the batch session (balanced as the server balances them; each
+participant writes only its own claim, keyed by its study result id, checked after the batch
+channel settles, since JATOS 3.9.8 writes the batch session without a lock), appends every
+record to the result data as one JSON line (`jatos.appendResultData`), stops on a refusal no
+retry can change (400, 403, 413) and ends with the completion redirect
+(`jatos.endStudyAndRedirect`); see web/jatos-backend.js.
 
-`jatos_exports` reads JATOS's result export of such a study, either the results ZIP (JATOS 3.8
-and later: `study_result_{id}/comp-result_{id}/data.txt` per component result, with
-`metadata.json`; older versions name the folders `comp_result_{id}`) or the plain-text data
-export (every component result's data, one after another), into the same exports as the
+`jatos_exports` reads JATOS's result export of such a study, either the results ZIP (JATOS 3.8.1
+and later, ResultStreamer: `study_result_{id}/comp-result_{id}/data.txt` per component result
+with data, and `metadata.json`; 3.8.1 alone starts the names with `/`) or the plain-text data
+export (every component result's data followed by a line break), into the same exports as the
 collection server's sessions (`collect.session_exports`): the same import report follows.
 Nothing is dropped silently: a line that is not a record, a record of a session without a
 header, a result of another modality, and a component result that metadata.json lists with
@@ -44,15 +50,36 @@ from omnisocial.io import atomic_path
 
 WEB_DIR = Path(__file__).resolve().parent / "web"
 JAS_VERSION = "3"  # JATOS's Study.SERIAL_VERSION
-WORKER_TYPES = ["Jatos", "PersonalSingle", "PersonalMultiple", "GeneralSingle", "GeneralMultiple", "MTWorker"]
-LEFT_OUT = {"build.json", "index.html"}  # build.json holds the server's settings; index.html is rewritten
-# a result's data file in the results ZIP: JATOS >= 3.8 writes comp-result_, older comp_result_
-RESULT_DATA = re.compile(r"(?:^|/)study_result_(\d+)/comp[-_]result_(\d+)/data\.txt$")
+# JATOS's worker types (models/common/workers/*.WORKER_TYPE): since 3.10.1 the import refuses a
+# batch naming any other (BatchProperties.validate), e.g. "MTWorker" for MTurk's "MT"
+WORKER_TYPES = ["Jatos", "PersonalSingle", "PersonalMultiple", "GeneralSingle", "GeneralMultiple", "MT"]
+# build.json holds the server's settings, index.html is rewritten, and Snakemake's marker of a
+# finished folder is no part of the study
+LEFT_OUT = {"build.json", "index.html", ".snakemake_timestamp"}
+# a result's data file in the results ZIP: study_result_{id}/comp-result_{id}/data.txt, with a
+# leading "/" in JATOS 3.8.1 (IOUtils.getResultsPathForZip)
+RESULT_DATA = re.compile(r"(?:^|/)study_result_(\d+)/comp-result_(\d+)/data\.txt$")
+ID_KEYS = ("study", "component", "batch")
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # the same archive bytes for the same experiment
 
 
-def _uuid(*parts: str) -> str:
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, "omnisocial-rating-experiment/" + "/".join(parts)))
+def study_ids(path: str | os.PathLike) -> dict[str, str]:
+    """The JATOS uuids of one study (study, component, batch), read from `path`, or made (random)
+    and written there on the first build. Kept with the study, they make a rebuilt archive
+    byte-identical and a re-import update the same study; deleting the file makes a new study."""
+    path = Path(path)
+    if not path.exists():
+        made = {key: str(uuid.uuid4()) for key in ID_KEYS}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(path) as tmp:
+            Path(tmp).write_text(json.dumps(made, indent=2) + "\n", encoding="utf-8")
+    ids = json.loads(path.read_text(encoding="utf-8"))
+    for key in ID_KEYS:
+        try:
+            uuid.UUID(str(ids.get(key)))
+        except ValueError:
+            raise ValueError(f"{path}: {key!r} is not a uuid ({ids.get(key)!r})") from None
+    return {key: str(ids[key]) for key in ID_KEYS}
 
 
 def jatos_index(index_html: str) -> str:
@@ -66,8 +93,8 @@ def jatos_index(index_html: str) -> str:
     return page.replace("    <title>", head + "    <title>", 1)
 
 
-def jatos_properties(study: dict, raters_per_list: int) -> tuple[str, dict]:
-    """(dirName, the .jas content) of one modality's study."""
+def jatos_properties(study: dict, raters_per_list: int, ids: dict[str, str]) -> tuple[str, dict]:
+    """(dirName, the .jas content) of one modality's study; `ids` from `study_ids`."""
     modality = study["modality"]
     title = f"{study['title']} ({modality})"
     dir_name = re.sub(r"[^A-Za-z0-9_]+", "_", f"omnisocial_rating_{modality}")
@@ -80,7 +107,7 @@ def jatos_properties(study: dict, raters_per_list: int) -> tuple[str, dict]:
     return dir_name, {
         "version": JAS_VERSION,
         "data": {
-            "uuid": _uuid(study["title"], modality),
+            "uuid": ids["study"],
             "title": title,
             "description": f"Familiarity ratings, {modality} (omnisocial rating experiment; "
             f"{raters_per_list} participant(s) per list).",
@@ -95,7 +122,7 @@ def jatos_properties(study: dict, raters_per_list: int) -> tuple[str, dict]:
             "studyEntryMsg": None,
             "componentList": [
                 {
-                    "uuid": _uuid(study["title"], modality, "component"),
+                    "uuid": ids["component"],
                     "title": f"Familiarity ratings ({modality})",
                     "htmlFilePath": "index.html",
                     "reloadable": True,  # a reload resumes at the first unanswered trial
@@ -106,7 +133,7 @@ def jatos_properties(study: dict, raters_per_list: int) -> tuple[str, dict]:
             ],
             "batchList": [
                 {
-                    "uuid": _uuid(study["title"], modality, "batch"),
+                    "uuid": ids["batch"],
                     "title": "Default",
                     "active": True,
                     "maxActiveMembers": None,
@@ -128,13 +155,16 @@ def _write(archive: zipfile.ZipFile, name: str, data: bytes) -> None:
     archive.writestr(info, data)
 
 
-def build_jatos_study(experiment_dir: str | os.PathLike, out_path: str | os.PathLike) -> dict:
-    """Write the JATOS study archive of one built experiment folder; returns the .jas content."""
+def build_jatos_study(
+    experiment_dir: str | os.PathLike, out_path: str | os.PathLike, ids_path: str | os.PathLike
+) -> dict:
+    """Write the JATOS study archive of one built experiment folder; returns the .jas content.
+    `ids_path`: the study's uuids (`study_ids`: read, or made on the first build)."""
     root = Path(experiment_dir)
     study = json.loads((root / "study.json").read_text(encoding="utf-8"))
     build = json.loads((root / "build.json").read_text(encoding="utf-8"))
     raters_per_list = int(build["server"]["raters_per_list"])
-    dir_name, jas = jatos_properties(study, raters_per_list)
+    dir_name, jas = jatos_properties(study, raters_per_list, study_ids(ids_path))
     with atomic_path(out_path) as tmp, zipfile.ZipFile(tmp, "w") as archive:
         _write(archive, f"{dir_name}.jas", json.dumps(jas, indent=2).encode("utf-8"))
         for path in sorted(p for p in root.rglob("*") if p.is_file()):

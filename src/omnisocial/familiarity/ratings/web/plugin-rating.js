@@ -129,7 +129,8 @@ var jsPsychOmnisocialRating = (function (jspsych) {
               display_element.innerHTML = "";
               this.jsPsych.finishTrial(record);
             },
-            () => {
+            (error) => {
+              if (error && error.permanent) return; // refused for good: the page says so, no retry
               status.textContent = trial.retry_label;
               this.jsPsych.pluginAPI.setTimeout(attempt, 2000);
             }
