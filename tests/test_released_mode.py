@@ -19,6 +19,16 @@ import pandas as pd
 import pytest
 
 from omnisocial import cli
+from omnisocial.socialomni.contracts import (
+    WHEN_ITEMS,
+    WHO_COPIES,
+    WHO_ITEMS,
+    WRITTEN_ANSWERS,
+    reply_row,
+)
+from omnisocial.socialomni.importers import import_socialomni
+from omnisocial.socialomni.when import score_when_replies
+from omnisocial.socialomni.who import score_who_replies
 
 DATA = Path(__file__).parent / "data" / "released_scorers"
 CASES = json.loads((DATA / "cases.json").read_text(encoding="utf-8"))
@@ -408,3 +418,94 @@ def _level2(tmp_path):
     annotations = _json(tmp_path / "annotations.json", case["annotations"])
     replies = _jsonl(tmp_path / "replies.jsonl", [{"id": k, **v} for k, v in case["replies"].items()])
     return annotations, replies
+
+
+# --- the workflow's path: rule social_import's tables, read back by the score rules (issue 62) ---
+
+
+def _workflow_tables(root: Path, parser: str, folder: Path) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """The tables rule social_import writes for the score rules, read back as those rules read
+    them (workflow/scripts/social/import.py, socialomni/score_who.py, score_when.py); and the
+    import's errors (bad items skipped: social.skip_bad_items)."""
+    social = import_socialomni(root, skip_bad=True, released=parser == "released")
+    contracts = {
+        "who_items": WHO_ITEMS,
+        "who_copies": WHO_COPIES,
+        "written_answers": WRITTEN_ANSWERS,
+        "when_items": WHEN_ITEMS,
+    }
+    for name, contract in contracts.items():
+        contract.write(folder / f"{name}.csv", social[name])
+    return {name: contract.read(folder / f"{name}.csv") for name, contract in contracts.items()}, social[
+        "errors"
+    ]
+
+
+def _workflow_who(tmp_path: Path, case: dict, parser: str):
+    """A case's who breakdown as the workflow computes it, by (breakdown, level); the errors."""
+    _json(tmp_path / "data" / "level_1" / "dataset.json", case["dataset"])
+    tables, errors = _workflow_tables(tmp_path, parser, tmp_path)
+    replies = pd.DataFrame([reply_row("m", "audio_video", "who", k, v) for k, v in case["replies"].items()])
+    scores = score_who_replies(
+        tables["who_items"], replies, parser, tables["written_answers"], tables["who_copies"]
+    )
+    return scores.breakdown.set_index(["breakdown", "level"]), errors
+
+
+@pytest.mark.parametrize("parser", ["released", "strict"])
+def test_the_workflow_scores_a_duplicated_who_id_as_the_released_scripts(tmp_path, parser):
+    """Issue 62 through the workflow's tables: the import writes the earlier copy of id 4
+    (who_copies.csv) and the score rule counts it, so `overall` is the released evaluation's
+    60.0 and `analysis` the released analysis script's 50.0; strict keeps the first copy and
+    lists the other as an import error."""
+    table, errors = _workflow_who(tmp_path, CASES["who_duplicate"], parser)
+    overall = table.loc[("overall", "all")]
+    if parser == "strict":
+        assert (overall["n"], overall["n_correct"]) == (4, 3)
+        assert "analysis" not in table.index.get_level_values("breakdown")
+        assert errors[["item_id", "field"]].values.tolist() == [["4", "id"]]
+        return
+    assert errors.empty
+    pipeline, analysis = EXPECTED["who_duplicate"]["pipeline"], EXPECTED["who_duplicate"]["analysis"]
+    assert (overall["n"], overall["n_correct"]) == (pipeline["total"], pipeline["correct"]) == (5, 3)
+    assert 100 * overall["accuracy"] == pytest.approx(pipeline["accuracy"]) == 60.0
+    by_id = table.loc[("analysis", "all")]
+    assert (
+        (by_id["n"], by_id["n_correct"]) == (analysis["all"]["total"], analysis["all"]["correct"]) == (4, 2)
+    )
+    assert 100 * by_id["accuracy"] == pytest.approx(analysis["all"]["accuracy"]) == 50.0
+    for group in ("consistent", "inconsistent"):
+        row = table.loc[("consistency", group)]
+        assert (row["n"], row["n_correct"]) == (analysis[group]["total"], analysis[group]["correct"]), group
+
+
+def test_the_workflow_scores_who_answers_as_written_as_released(tmp_path):
+    """The workflow's who figures on the released-scorer case: gold "B." and "(A)" never match
+    (written_answers.csv), the duplicated id 7 counted twice: the released code's 3 of 8 and,
+    keyed by id, 2 of 7, and its consistency groups."""
+    table, _ = _workflow_who(tmp_path, CASES["who"], "released")
+    pipeline, analysis = EXPECTED["who"]["pipeline"], EXPECTED["who"]["analysis"]
+    overall = table.loc[("overall", "all")]
+    assert (overall["n"], overall["n_correct"]) == (pipeline["total"], pipeline["correct"])
+    assert 100 * overall["accuracy"] == pytest.approx(pipeline["accuracy"])
+    for group in ("all", "consistent", "inconsistent", "Consistent", "INCONSISTENT"):
+        row = table.loc[("analysis", "all") if group == "all" else ("consistency", group)]
+        assert (row["n"], row["n_correct"]) == (analysis[group]["total"], analysis[group]["correct"]), group
+
+
+def test_the_workflow_scores_when_answers_as_written_as_released(tmp_path):
+    """The workflow's single-cut when figure on the released-scorer case: gold "YES" / "NO"
+    written instead of a letter never match (written_answers.csv), as in the released pipeline."""
+    case = CASES["when_how"]
+    _json(tmp_path / "data" / "level_2" / "annotations.json", case["annotations"])
+    tables, _ = _workflow_tables(tmp_path, "released", tmp_path)
+    rows = [reply_row("m", "audio_video", "when", k, v["reply"]) for k, v in case["replies"].items()]
+    rows += [reply_row("m", "audio_video", "how", k, v["candidate"]) for k, v in case["replies"].items()]
+    _, breakdown = score_when_replies(
+        tables["when_items"], pd.DataFrame(rows), "released", tables["written_answers"]
+    )
+    overall = breakdown.set_index("breakdown").loc["overall"]
+    pipeline = EXPECTED["when_how"]["pipeline"]
+    assert (overall["n"], overall["n_correct"]) == (pipeline["q1_total"], pipeline["q1_correct"])
+    assert 100 * overall["accuracy"] == pytest.approx(pipeline["q1_accuracy"])
+    assert set(tables["written_answers"]["task"]) == {"when"}
