@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
+from test_release import ROOT, snakemake
 
 from omnisocial import cli
 from omnisocial.socialomni.contracts import (
@@ -509,3 +511,55 @@ def test_the_workflow_scores_when_answers_as_written_as_released(tmp_path):
     assert (overall["n"], overall["n_correct"]) == (pipeline["q1_total"], pipeline["q1_correct"])
     assert 100 * overall["accuracy"] == pytest.approx(pipeline["q1_accuracy"])
     assert set(tables["written_answers"]["task"]) == {"when"}
+
+
+@pytest.mark.slow
+def test_a_workflow_run_scores_a_duplicated_who_id_as_the_command(tmp_path):
+    """The rules wired: a released-shaped SocialOmni root whose id 4 is written twice, through
+    social_import, the who baselines and socialomni_score_who. The import writes the earlier
+    copy; the score rule counts it in `overall` (5 rows) and not in `analysis` (4 ids), with the
+    same figures as `omnisocial socialomni who` on the same replies (tested above against the
+    released code)."""
+    dataset = _json(
+        tmp_path / "socialomni" / "data" / "level_1" / "dataset.json", CASES["who_duplicate"]["dataset"]
+    )
+    _json(tmp_path / "duplexeval" / "items.json", [])  # no streaming items
+    config = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
+    config["social"].update(
+        source="released",
+        socialomni_root=str(tmp_path / "socialomni"),
+        duplexeval_root=str(tmp_path / "duplexeval"),
+    )
+    config["allow_simulated"] = True  # the demo's other parts stay simulated; only social runs here
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    snakemake(tmp_path, "--cores", "2", "results/social/metrics/who_breakdown.csv")
+    copies = WHO_COPIES.read(tmp_path / "results" / "social" / "items" / "who_copies.csv")
+    assert copies[["item_id", "correct_answer", "written"]].values.tolist() == [["4", "D", "D"]]
+    written = WRITTEN_ANSWERS.read(tmp_path / "results" / "social" / "items" / "written_answers.csv")
+    assert written[written["item_id"] == "4"]["written"].tolist() == ["A"]  # the last copy, the item's
+    breakdown = pd.read_csv(
+        tmp_path / "results" / "social" / "metrics" / "who_breakdown.csv", keep_default_na=False
+    )
+    replies = pd.read_csv(
+        tmp_path / "results" / "social" / "replies" / "who_baselines.csv", keep_default_na=False
+    )
+    runs = replies.groupby(["model", "modality"])
+    assert len(runs) >= 1
+    for (model, modality), own in runs:
+        workflow = breakdown[(breakdown["model"] == model) & (breakdown["modality"] == modality)]
+        workflow = workflow.set_index(["breakdown", "level"])
+        assert workflow.loc[("overall", "all"), "n"] == 5 and workflow.loc[("analysis", "all"), "n"] == 4
+        lines = _jsonl(
+            tmp_path / f"{model}.jsonl", [{"id": r.item_id, "reply": r.reply} for r in own.itertuples()]
+        )
+        out = tmp_path / f"{model}.csv"
+        argv = ["socialomni", "who", str(dataset), str(lines), "-o", str(out), "--model", model]
+        assert cli.main([*argv, "--modality", modality]) == 0
+        command = pd.read_csv(out, keep_default_na=False).set_index(["breakdown", "level"])
+        for key in (("overall", "all"), ("analysis", "all")):
+            assert tuple(workflow.loc[key, ["n", "n_correct"]]) == tuple(
+                command.loc[key, ["n", "n_correct"]]
+            ), key
+            assert workflow.loc[key, "accuracy"] == pytest.approx(command.loc[key, "accuracy"]), key
+    log = (tmp_path / "results" / "social" / "logs" / "social_score_who.log").read_text()
+    assert "the released analysis's accuracy" in log
