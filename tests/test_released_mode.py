@@ -17,8 +17,20 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
+from test_release import ROOT, snakemake
 
 from omnisocial import cli
+from omnisocial.socialomni.contracts import (
+    WHEN_ITEMS,
+    WHO_COPIES,
+    WHO_ITEMS,
+    WRITTEN_ANSWERS,
+    reply_row,
+)
+from omnisocial.socialomni.importers import import_socialomni
+from omnisocial.socialomni.when import score_when_replies
+from omnisocial.socialomni.who import score_who_replies
 
 DATA = Path(__file__).parent / "data" / "released_scorers"
 CASES = json.loads((DATA / "cases.json").read_text(encoding="utf-8"))
@@ -408,3 +420,146 @@ def _level2(tmp_path):
     annotations = _json(tmp_path / "annotations.json", case["annotations"])
     replies = _jsonl(tmp_path / "replies.jsonl", [{"id": k, **v} for k, v in case["replies"].items()])
     return annotations, replies
+
+
+# --- the workflow's path: rule social_import's tables, read back by the score rules (issue 62) ---
+
+
+def _workflow_tables(root: Path, parser: str, folder: Path) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """The tables rule social_import writes for the score rules, read back as those rules read
+    them (workflow/scripts/social/import.py, socialomni/score_who.py, score_when.py); and the
+    import's errors (bad items skipped: social.skip_bad_items)."""
+    social = import_socialomni(root, skip_bad=True, released=parser == "released")
+    contracts = {
+        "who_items": WHO_ITEMS,
+        "who_copies": WHO_COPIES,
+        "written_answers": WRITTEN_ANSWERS,
+        "when_items": WHEN_ITEMS,
+    }
+    for name, contract in contracts.items():
+        contract.write(folder / f"{name}.csv", social[name])
+    return {name: contract.read(folder / f"{name}.csv") for name, contract in contracts.items()}, social[
+        "errors"
+    ]
+
+
+def _workflow_who(tmp_path: Path, case: dict, parser: str):
+    """A case's who breakdown as the workflow computes it, by (breakdown, level); the errors."""
+    _json(tmp_path / "data" / "level_1" / "dataset.json", case["dataset"])
+    tables, errors = _workflow_tables(tmp_path, parser, tmp_path)
+    replies = pd.DataFrame([reply_row("m", "audio_video", "who", k, v) for k, v in case["replies"].items()])
+    scores = score_who_replies(
+        tables["who_items"], replies, parser, tables["written_answers"], tables["who_copies"]
+    )
+    return scores.breakdown.set_index(["breakdown", "level"]), errors
+
+
+@pytest.mark.parametrize("parser", ["released", "strict"])
+def test_the_workflow_scores_a_duplicated_who_id_as_the_released_scripts(tmp_path, parser):
+    """Issue 62 through the workflow's tables: the import writes the earlier copy of id 4
+    (who_copies.csv) and the score rule counts it, so `overall` is the released evaluation's
+    60.0 and `analysis` the released analysis script's 50.0; strict keeps the first copy and
+    lists the other as an import error."""
+    table, errors = _workflow_who(tmp_path, CASES["who_duplicate"], parser)
+    overall = table.loc[("overall", "all")]
+    if parser == "strict":
+        assert (overall["n"], overall["n_correct"]) == (4, 3)
+        assert "analysis" not in table.index.get_level_values("breakdown")
+        assert errors[["item_id", "field"]].values.tolist() == [["4", "id"]]
+        return
+    assert errors.empty
+    pipeline, analysis = EXPECTED["who_duplicate"]["pipeline"], EXPECTED["who_duplicate"]["analysis"]
+    assert (overall["n"], overall["n_correct"]) == (pipeline["total"], pipeline["correct"]) == (5, 3)
+    assert 100 * overall["accuracy"] == pytest.approx(pipeline["accuracy"]) == 60.0
+    by_id = table.loc[("analysis", "all")]
+    assert (
+        (by_id["n"], by_id["n_correct"]) == (analysis["all"]["total"], analysis["all"]["correct"]) == (4, 2)
+    )
+    assert 100 * by_id["accuracy"] == pytest.approx(analysis["all"]["accuracy"]) == 50.0
+    for group in ("consistent", "inconsistent"):
+        row = table.loc[("consistency", group)]
+        assert (row["n"], row["n_correct"]) == (analysis[group]["total"], analysis[group]["correct"]), group
+
+
+def test_the_workflow_scores_who_answers_as_written_as_released(tmp_path):
+    """The workflow's who figures on the released-scorer case: gold "B." and "(A)" never match
+    (written_answers.csv), the duplicated id 7 counted twice: the released code's 3 of 8 and,
+    keyed by id, 2 of 7, and its consistency groups."""
+    table, _ = _workflow_who(tmp_path, CASES["who"], "released")
+    pipeline, analysis = EXPECTED["who"]["pipeline"], EXPECTED["who"]["analysis"]
+    overall = table.loc[("overall", "all")]
+    assert (overall["n"], overall["n_correct"]) == (pipeline["total"], pipeline["correct"])
+    assert 100 * overall["accuracy"] == pytest.approx(pipeline["accuracy"])
+    for group in ("all", "consistent", "inconsistent", "Consistent", "INCONSISTENT"):
+        row = table.loc[("analysis", "all") if group == "all" else ("consistency", group)]
+        assert (row["n"], row["n_correct"]) == (analysis[group]["total"], analysis[group]["correct"]), group
+
+
+def test_the_workflow_scores_when_answers_as_written_as_released(tmp_path):
+    """The workflow's single-cut when figure on the released-scorer case: gold "YES" / "NO"
+    written instead of a letter never match (written_answers.csv), as in the released pipeline."""
+    case = CASES["when_how"]
+    _json(tmp_path / "data" / "level_2" / "annotations.json", case["annotations"])
+    tables, _ = _workflow_tables(tmp_path, "released", tmp_path)
+    rows = [reply_row("m", "audio_video", "when", k, v["reply"]) for k, v in case["replies"].items()]
+    rows += [reply_row("m", "audio_video", "how", k, v["candidate"]) for k, v in case["replies"].items()]
+    _, breakdown = score_when_replies(
+        tables["when_items"], pd.DataFrame(rows), "released", tables["written_answers"]
+    )
+    overall = breakdown.set_index("breakdown").loc["overall"]
+    pipeline = EXPECTED["when_how"]["pipeline"]
+    assert (overall["n"], overall["n_correct"]) == (pipeline["q1_total"], pipeline["q1_correct"])
+    assert 100 * overall["accuracy"] == pytest.approx(pipeline["q1_accuracy"])
+    assert set(tables["written_answers"]["task"]) == {"when"}
+
+
+@pytest.mark.slow
+def test_a_workflow_run_scores_a_duplicated_who_id_as_the_command(tmp_path):
+    """The rules wired: a released-shaped SocialOmni root whose id 4 is written twice, through
+    social_import, the who baselines and socialomni_score_who. The import writes the earlier
+    copy; the score rule counts it in `overall` (5 rows) and not in `analysis` (4 ids), with the
+    same figures as `omnisocial socialomni who` on the same replies (tested above against the
+    released code)."""
+    dataset = _json(
+        tmp_path / "socialomni" / "data" / "level_1" / "dataset.json", CASES["who_duplicate"]["dataset"]
+    )
+    _json(tmp_path / "duplexeval" / "items.json", [])  # no streaming items
+    config = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
+    config["social"].update(
+        source="released",
+        socialomni_root=str(tmp_path / "socialomni"),
+        duplexeval_root=str(tmp_path / "duplexeval"),
+    )
+    config["allow_simulated"] = True  # the demo's other parts stay simulated; only social runs here
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    snakemake(tmp_path, "--cores", "2", "results/social/metrics/who_breakdown.csv")
+    copies = WHO_COPIES.read(tmp_path / "results" / "social" / "items" / "who_copies.csv")
+    assert copies[["item_id", "correct_answer", "written"]].values.tolist() == [["4", "D", "D"]]
+    written = WRITTEN_ANSWERS.read(tmp_path / "results" / "social" / "items" / "written_answers.csv")
+    assert written[written["item_id"] == "4"]["written"].tolist() == ["A"]  # the last copy, the item's
+    breakdown = pd.read_csv(
+        tmp_path / "results" / "social" / "metrics" / "who_breakdown.csv", keep_default_na=False
+    )
+    replies = pd.read_csv(
+        tmp_path / "results" / "social" / "replies" / "who_baselines.csv", keep_default_na=False
+    )
+    runs = replies.groupby(["model", "modality"])
+    assert len(runs) >= 1
+    for (model, modality), own in runs:
+        workflow = breakdown[(breakdown["model"] == model) & (breakdown["modality"] == modality)]
+        workflow = workflow.set_index(["breakdown", "level"])
+        assert workflow.loc[("overall", "all"), "n"] == 5 and workflow.loc[("analysis", "all"), "n"] == 4
+        lines = _jsonl(
+            tmp_path / f"{model}.jsonl", [{"id": r.item_id, "reply": r.reply} for r in own.itertuples()]
+        )
+        out = tmp_path / f"{model}.csv"
+        argv = ["socialomni", "who", str(dataset), str(lines), "-o", str(out), "--model", model]
+        assert cli.main([*argv, "--modality", modality]) == 0
+        command = pd.read_csv(out, keep_default_na=False).set_index(["breakdown", "level"])
+        for key in (("overall", "all"), ("analysis", "all")):
+            assert tuple(workflow.loc[key, ["n", "n_correct"]]) == tuple(
+                command.loc[key, ["n", "n_correct"]]
+            ), key
+            assert workflow.loc[key, "accuracy"] == pytest.approx(command.loc[key, "accuracy"]), key
+    log = (tmp_path / "results" / "social" / "logs" / "social_score_who.log").read_text()
+    assert "the released analysis's accuracy" in log

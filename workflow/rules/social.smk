@@ -38,6 +38,8 @@ rule social_import:
         unpack(social_sources),
     output:
         who_items=sout("items", "who_items.csv"),
+        who_copies=sout("items", "who_copies.csv"),
+        written_answers=sout("items", "written_answers.csv"),
         when_items=sout("items", "when_items.csv"),
         how_references=sout("items", "how_references.csv"),
         when_stream_items=sout("items", "when_stream_items.csv"),

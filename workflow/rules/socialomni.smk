@@ -213,6 +213,8 @@ rule socialomni_score_who:
     """Who accuracy overall, by consistency, option, domain; confusion and error types."""
     input:
         who_items=sout("items", "who_items.csv"),
+        who_copies=sout("items", "who_copies.csv"),
+        written_answers=sout("items", "written_answers.csv"),
         replies=social_replies("who"),
     output:
         scores=sout("scores", "who_scores.csv"),
@@ -236,6 +238,7 @@ rule socialomni_score_when:
     """Single-cut accuracy; streaming offsets, labels, rates, tolerance P/R/F1 and the timing table (baseline and streamed models)."""
     input:
         when_items=sout("items", "when_items.csv"),
+        written_answers=sout("items", "written_answers.csv"),
         replies=social_replies("when"),
         stream=[
             sout("baselines", "when_stream_responses.csv"),

@@ -4,7 +4,9 @@ The who / when item tables (`WHO_ITEMS`, `WHEN_ITEMS`) come from the released fi
 `socialomni.importers`; `TURNS`, `PANELS`, `HOW_REFERENCES`, `WHEN_STREAM_ITEMS` from the
 demo's `truth/` folder (or derived from the released items); `REPLIES` holds every model's
 and baseline's answers (`reply_row` builds one row, `answered` keeps the successful calls);
-`SOCIAL_PROFILE` is the per-model who / when / how profile with its counts and 95% bounds.
+`WHO_COPIES` and `WRITTEN_ANSWERS` carry what the released scorers read beyond the item
+tables (a duplicated id's earlier copies, the answers as written); `SOCIAL_PROFILE` is the
+per-model who / when / how profile with its counts and 95% bounds.
 """
 
 from __future__ import annotations
@@ -79,6 +81,33 @@ WHO_ITEMS = Contract(
     ),
     key=("item_id",),
 )
+
+
+WHO_COPIES = Contract(
+    "who_copies",
+    (
+        *WHO_ITEMS.columns,
+        Column("written", doc="the copy's correct_answer as written in dataset.json"),
+    ),
+)
+"""Released mode: the earlier copies of a who item id written more than once in dataset.json
+(the item table holds the last copy). The released pipeline scores and counts every copy, so
+`who.score_who` counts these in the overall accuracy (its `copies`). No key: an id written
+three times has two earlier copies."""
+
+
+WRITTEN_ANSWERS = Contract(
+    "written_answers",
+    (
+        Column("task", allowed=("who", "when")),
+        Column("item_id"),
+        Column("written", doc="correct_answer as written in the released file (e.g. 'B.', '(A)')"),
+    ),
+    key=("task", "item_id"),
+)
+"""Each imported item's correct answer as written: the released scorers compare it raw, so
+"B." never matches a reply's letter (`who.score_who`'s and `when.score_when_single`'s
+`raw_answers`, released mode only)."""
 
 
 TIMESTAMP_READINGS = Contract(

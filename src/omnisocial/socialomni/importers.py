@@ -73,7 +73,9 @@ from omnisocial.socialomni.contracts import (
     TURNS,
     WHEN_ITEMS,
     WHEN_STREAM_ITEMS,
+    WHO_COPIES,
     WHO_ITEMS,
+    WRITTEN_ANSWERS,
 )
 
 log = logging.getLogger(__name__)
@@ -522,6 +524,24 @@ def clip_of(item) -> str:
     return str(meta.get("clip_id") or Path(str(path)).stem)
 
 
+def written_answers_table(tasks: Mapping[str, tuple[pd.DataFrame, Mapping[str, str]]]) -> pd.DataFrame:
+    """WRITTEN_ANSWERS of the imported items: {task: (items, item_id -> answer as written)}."""
+    rows = [
+        {"task": task, "item_id": item_id, "written": answers[item_id]}
+        for task, (items, answers) in tasks.items()
+        for item_id in items["item_id"]
+        if item_id in answers
+    ]
+    return WRITTEN_ANSWERS.validate(pd.DataFrame(rows, columns=WRITTEN_ANSWERS.names))
+
+
+def written_answers(table: pd.DataFrame, task: str) -> dict[str, str]:
+    """item_id -> the answer as written, of one task's rows of a WRITTEN_ANSWERS table (the
+    scorers' `raw_answers`)."""
+    rows = table[table["task"] == task]
+    return dict(zip(rows["item_id"].astype(str), rows["written"], strict=True))
+
+
 def import_socialomni(
     root: str | os.PathLike,
     skip_bad: bool = False,
@@ -538,6 +558,9 @@ def import_socialomni(
     `timestamps`, `consistency_map`: see the module doc; `timestamp_readings` lists every
     excel reading of a three-field time. `released`: items read as the released pipelines
     read them (`ReadOptions.released`); each such reading is a row of `released_notes`.
+    What the released scorers read beyond the item tables: `written_answers`
+    (WRITTEN_ANSWERS, every imported item's correct answer as written) and, released only,
+    `who_copies` (WHO_COPIES, the earlier copies of a duplicated who id).
     """
     opts = ReadOptions(max_time_s, timestamps, consistency_map, released=released)
     root = Path(root)
@@ -560,7 +583,9 @@ def import_socialomni(
         return reader(path, max_time_s=opts)
 
     who = load(load_who_items, level1, WHO_ITEMS)
+    who_written, opts.raw_answers = opts.raw_answers, {}  # who and when ids may coincide
     when = load(load_when_items, level2, WHEN_ITEMS)
+    written = written_answers_table({"who": (who, who_written), "when": (when, opts.raw_answers)})
     truth = root / "truth"
     turns = TURNS.read(truth / "turns.csv") if (truth / "turns.csv").is_file() else TURNS.empty()
     panels = PANELS.read(truth / "panels.csv") if (truth / "panels.csv").is_file() else PANELS.empty()
@@ -601,6 +626,8 @@ def import_socialomni(
         "when_stream_items": stream,
         "turns": turns,
         "panels": panels,
+        "who_copies": WHO_COPIES.validate(pd.DataFrame(opts.duplicate_copies, columns=WHO_COPIES.names)),
+        "written_answers": written,
         "errors": concat_frames(errors, IMPORT_ERRORS),
         "timestamp_readings": opts.table(),
         "released_notes": pd.DataFrame(opts.released_notes, columns=["item_id", "reason", "message"]),

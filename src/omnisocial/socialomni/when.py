@@ -58,7 +58,7 @@ from omnisocial.socialomni.contracts import (
     WHEN_STREAM_SCORES,
     answered,
 )
-from omnisocial.socialomni.importers import when_option_meaning
+from omnisocial.socialomni.importers import when_option_meaning, written_answers
 from omnisocial.socialomni.parsing import check_parser, parse_yes_no_letter
 from omnisocial.socialomni.who import accuracy_row
 from omnisocial.stats.tolerance import tolerance_prf
@@ -292,16 +292,21 @@ def silence_baseline(
 
 
 def score_when_replies(
-    items: pd.DataFrame, replies: pd.DataFrame, parser: str = "released"
+    items: pd.DataFrame, replies: pd.DataFrame, parser: str = "released", written: pd.DataFrame | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Single-cut scores of the when replies; the how replies among `replies` feed the released rule."""
+    """Single-cut scores of the when replies; the how replies among `replies` feed the released rule.
+
+    `written` (WRITTEN_ANSWERS, `importers.import_socialomni`): the answers as written, which
+    released mode compares raw (`score_when_single`'s `raw_answers`).
+    """
     when = answered(replies, "when")
     if when.empty:
         return WHEN_SCORES.empty(), ACCURACY_BREAKDOWN.empty()
     how = answered(replies, "how")
     how_replies = {(r.model, r.modality, str(r.item_id)): r.reply for r in how.itertuples()}
     frame = when[["model", "modality", "item_id", "reply"]].reset_index(drop=True)
-    return score_when_single(items, frame, parser, how_replies)
+    raw_answers = written_answers(written, "when") if written is not None else None
+    return score_when_single(items, frame, parser, how_replies, raw_answers)
 
 
 def score_when_stream(

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from omnisocial.socialomni.contracts import ACCURACY_BREAKDOWN, LETTERS, WHO_ITEMS, WHO_SCORES, answered
-from omnisocial.socialomni.importers import format_clock, split_said
+from omnisocial.socialomni.importers import format_clock, split_said, written_answers
 from omnisocial.socialomni.parsing import check_parser, parse_choice
 from omnisocial.stats.sdt import wilson_interval
 from omnisocial.stats.tests import mcnemar_exact
@@ -502,7 +502,24 @@ def build_who_items(
     return WHO_ITEMS.validate(pd.DataFrame(rows, columns=WHO_ITEMS.names))
 
 
-def score_who_replies(items: pd.DataFrame, replies: pd.DataFrame, parser: str = "released"):
-    """`who.score_who` on the who replies (failed calls are left out)."""
+def score_who_replies(
+    items: pd.DataFrame,
+    replies: pd.DataFrame,
+    parser: str = "released",
+    written: pd.DataFrame | None = None,
+    copies: pd.DataFrame | None = None,
+):
+    """`who.score_who` on the who replies (failed calls are left out).
+
+    `written` (WRITTEN_ANSWERS) and `copies` (WHO_COPIES), as `importers.import_socialomni`
+    writes them: the answers as written and a duplicated id's earlier copies, which released
+    mode scores as the released scripts do (`score_who`'s `raw_answers` and `copies`).
+    """
     who = answered(replies, "who")
-    return score_who(items, who[["model", "modality", "item_id", "reply"]].reset_index(drop=True), parser)
+    return score_who(
+        items,
+        who[["model", "modality", "item_id", "reply"]].reset_index(drop=True),
+        parser,
+        written_answers(written, "who") if written is not None else None,
+        copies.to_dict("records") if copies is not None else (),
+    )

@@ -18,7 +18,9 @@ from omnisocial.socialomni.contracts import (
     TURNS,
     WHEN_ITEMS,
     WHEN_STREAM_ITEMS,
+    WHO_COPIES,
     WHO_ITEMS,
+    WRITTEN_ANSWERS,
 )
 from omnisocial.socialomni.importers import import_socialomni
 from omnisocial.workflow import start
@@ -88,6 +90,8 @@ for line in reasons.lines():
     log.info(line)
 out = snakemake.output
 WHO_ITEMS.write(out.who_items, social["who_items"])
+WHO_COPIES.write(out.who_copies, social["who_copies"])  # released: a duplicated id's earlier copies
+WRITTEN_ANSWERS.write(out.written_answers, social["written_answers"])
 WHEN_ITEMS.write(out.when_items, social["when_items"])
 HOW_REFERENCES.write(out.how_references, social["how_references"])
 WHEN_STREAM_ITEMS.write(out.when_stream_items, social["when_stream_items"])

@@ -16,6 +16,7 @@ from omnisocial.socialomni.contracts import (
     WHEN_SCORES,
     WHEN_STREAM_RESPONSES,
     WHEN_STREAM_SCORES,
+    WRITTEN_ANSWERS,
 )
 from omnisocial.socialomni.stream import RATE_COUNTS, timing_table, with_stream_counts
 from omnisocial.socialomni.when import score_when_replies, score_when_stream
@@ -26,7 +27,8 @@ log = start(snakemake)
 params = snakemake.params
 items = WHEN_ITEMS.read(snakemake.input.when_items)
 replies = pd.concat([REPLIES.read(path) for path in snakemake.input.replies], ignore_index=True)
-single, breakdown = score_when_replies(items, replies, params.parser)
+written = WRITTEN_ANSWERS.read(snakemake.input.written_answers)  # released compares them as written
+single, breakdown = score_when_replies(items, replies, params.parser, written)
 # the silence baseline's response times, then each streamed registry model's
 responses = concat_frames(
     [WHEN_STREAM_RESPONSES.read(path) for path in snakemake.input.stream], WHEN_STREAM_RESPONSES
