@@ -250,6 +250,7 @@ def test_a_collected_study_stops_on_a_design_change_and_shares_no_prolific_id(tm
     pids = sorted({pid for _, pid, _ in given})
 
     config["ratings"]["source"] = "experiment"
+    config["allow_simulated"] = True  # the demo corpus, with real collected ratings
     config["ratings"].setdefault("experiment", {})["collected"] = str(data)
     write_config(run, config)
     snakemake(run, "--cores", "2")
@@ -258,12 +259,14 @@ def test_a_collected_study_stops_on_a_design_change_and_shares_no_prolific_id(tm
     assert set(trials["rater_id"]) == {pseudonym(pseudonym_key(data), pid) for pid in pids}
     assert _scan(run, pids, skip=data) == []  # every output of the study, logs and report too
 
-    def stops(changed: dict, said: str, collected: str) -> None:
+    def stops(changed: dict, said: str, collected: str, new_value: str = "") -> None:
         write_config(run, changed)
         result = snakemake(run, "-n", check=False)
         message = result.stdout + result.stderr
         assert result.returncode != 0, message[-2000:]
         assert "DesignChangedError" in message and said in message, message[-3000:]
+        changed_line = next(line for line in message.splitlines() if said in line)
+        assert changed_line.endswith(new_value), changed_line
         assert collected in message and "Ways forward" in message
         assert "Job stats" not in message  # before any job
         print(f"\n{message[message.index('DesignChangedError') :][:1500]}")
@@ -275,8 +278,7 @@ def test_a_collected_study_stops_on_a_design_change_and_shares_no_prolific_id(tm
     ):
         changed = copy.deepcopy(config)
         changed.setdefault(section, {})[key] = value
-        stops(changed, f"{section}.{key}: ", f"text: 1 session(s) in {data}")
-        assert f"-> {json.dumps(value)}" in snakemake(run, "-n", check=False).stderr
+        stops(changed, f"{section}.{key}: ", f"text: 1 session(s) in {data}", f"-> {json.dumps(value)}")
     # an analysis setting: the analysis reruns as before, the ratings are kept
     changed = copy.deepcopy(config)
     changed.setdefault("analysis", {})["crowd_resamples"] = (
@@ -307,7 +309,7 @@ def test_a_collected_study_stops_on_a_design_change_and_shares_no_prolific_id(tm
     assert _scan(results, list(survey_ids.values()), skip=exports_dir) == []
     changed = copy.deepcopy(config)
     changed.setdefault("sampling", {})["seed"] = 43
-    stops(changed, "sampling.seed: ", f"text: survey export {exports['text']}")
+    stops(changed, "sampling.seed: ", f"text: survey export {exports['text']}", "-> 43")
     changed = copy.deepcopy(config)
     changed.setdefault("analysis", {})["crowd_resamples"] = (
         config.get("analysis", {}).get("crowd_resamples", 1000) + 1
@@ -315,3 +317,22 @@ def test_a_collected_study_stops_on_a_design_change_and_shares_no_prolific_id(tm
     write_config(run, changed)
     planned = planned_jobs(run)
     assert planned and not planned & {"sample_design", "render_stimuli", "import_ratings"}
+
+
+def test_git_ignores_collected_data_by_default():
+    import subprocess
+
+    repo = Path(__file__).resolve().parents[1]
+    private = [
+        "collected/text/sessions/T001-0a1b2c.jsonl",
+        "studies/friendbench/collected/manifest.json",
+        "jatos_results_20260101120000.zip",
+        "jatos_results_data_20260101120000.txt",
+        "exports/pseudonym.key",
+        "data/exports/text.csv",
+    ]
+    for path in private:
+        result = subprocess.run(["git", "-C", str(repo), "check-ignore", "--no-index", "-q", path])
+        assert result.returncode == 0, f"{path} is not ignored by git"
+    shared = subprocess.run(["git", "-C", str(repo), "check-ignore", "--no-index", "-q", "docs/outputs.md"])
+    assert shared.returncode == 1
