@@ -235,10 +235,12 @@ def _analysis_only(config: dict) -> dict:
     return changed
 
 
-@pytest.mark.slow
-def test_a_collected_study_stops_on_a_design_change_and_shares_no_prolific_id(tmp_path_factory, tmp_path):
+def _collected_run(tmp_path_factory, tmp_path: Path) -> tuple[Path, dict, Path, dict, dict]:
+    """The shared demo study copied, one participant per modality collected through the server on
+    its experiments, and its config reading them (ratings.source experiment): (run, config, data
+    folder, {dyad: truth}, the answers given)."""
     from social_workflow import copy_run
-    from test_workflow import planned_jobs, shared_study, snakemake, write_config
+    from test_workflow import shared_study, write_config
 
     run = copy_run(shared_study(tmp_path_factory), tmp_path / "run")
     results = run / "results" / "familiarity"
@@ -247,17 +249,44 @@ def test_a_collected_study_stops_on_a_design_change_and_shares_no_prolific_id(tm
     design = pd.read_csv(results / "design" / "design.csv")
     truth = dict(zip(design["dyad_id"], design["relationship"], strict=True))
     given = _serve(results / "ratings" / "experiment", data, lambda dyad: truth[dyad])
-    pids = sorted({pid for _, pid, _ in given})
-
     config["ratings"]["source"] = "experiment"
     config["allow_simulated"] = True  # the demo corpus, with real collected ratings
     config["ratings"].setdefault("experiment", {})["collected"] = str(data)
     write_config(run, config)
+    return run, config, data, truth, given
+
+
+@pytest.mark.slow
+@pytest.mark.heavy  # the whole study again on the collected ratings (~45 CPU-s)
+def test_no_output_of_a_collected_study_holds_a_prolific_id(tmp_path_factory, tmp_path):
+    from test_workflow import snakemake
+
+    run, _, data, _, given = _collected_run(tmp_path_factory, tmp_path)
     snakemake(run, "--cores", "2")
+    results = run / "results" / "familiarity"
+    trials = pd.read_csv(results / "ratings" / "trials.csv")
+    pids = sorted({pid for _, pid, _ in given})
+    assert len(trials) == len(given) and trials["correct"].all()
+    assert set(trials["rater_id"]) == {pseudonym(pseudonym_key(data), pid) for pid in pids}
+    per_rater = pd.read_csv(results / "analysis" / "per_rater_sdt.csv")
+    assert set(per_rater["rater_id"]) >= set(trials["rater_id"])  # the analysis names pseudonyms
+    outputs = [p for p in run.rglob("*") if p.is_file() and not p.is_relative_to(run / ".snakemake")]
+    assert len(outputs) > 100  # tables, figures, explorer pages, logs, report
+    assert _scan(run, pids, skip=data) == []  # every output, .snakemake's logs too
+
+
+@pytest.mark.slow
+def test_a_collected_study_stops_on_a_design_change_and_shares_no_prolific_id(tmp_path_factory, tmp_path):
+    from test_workflow import planned_jobs, snakemake, write_config
+
+    run, config, data, truth, given = _collected_run(tmp_path_factory, tmp_path)
+    results = run / "results" / "familiarity"
+    pids = sorted({pid for _, pid, _ in given})
+    snakemake(run, "--cores", "2", "results/familiarity/ratings/trials.csv")
     trials = pd.read_csv(results / "ratings" / "trials.csv")
     assert len(trials) == len(given) and trials["correct"].all()
     assert set(trials["rater_id"]) == {pseudonym(pseudonym_key(data), pid) for pid in pids}
-    assert _scan(run, pids, skip=data) == []  # every output of the study, logs and report too
+    assert _scan(results, pids, skip=data) == []  # the collected exports, trials, report, logs
 
     def stops(changed: dict, said: str, collected: str, new_value: str = "") -> None:
         write_config(run, changed)
@@ -294,7 +323,8 @@ def test_a_collected_study_stops_on_a_design_change_and_shares_no_prolific_id(tm
     survey_ids = {m: f"5f0cexport{m}0123456789ab" for m in ("text", "audio")}
     exports = {}
     for modality, pid in survey_ids.items():
-        rows = [(pid, dyad, truth[dyad]) for dyad in sorted(truth)]
+        label = {"familiar": "Know each other", "stranger": "Strangers"}  # DEFAULT_MAPPING's
+        rows = [(pid, dyad, label[truth[dyad]]) for dyad in sorted(truth)]
         exports[modality] = str(exports_dir / f"{modality}.csv")
         pd.DataFrame(rows, columns=["ResponseId", "stimulus", "answer"]).to_csv(
             exports[modality], index=False

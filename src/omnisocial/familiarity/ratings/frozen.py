@@ -209,8 +209,10 @@ def check_design(config: Mapping) -> None:
     stops = []
     for what, path in collections(config):
         recorded = read_record(path)
-        if recorded is None:
-            continue  # nothing imported or served yet: the design is recorded at the first answer
+        if not (recorded or {}).get("keys"):
+            # nothing imported or served yet (the design is recorded at the first answer), or an
+            # experiment built without its keys: the answers' identities still bind them
+            continue
         changed = changed_keys(recorded.get("keys") or {}, current)
         if changed:
             stops.append((what, changed))
