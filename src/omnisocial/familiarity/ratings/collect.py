@@ -20,21 +20,25 @@ header line (list, Prolific ids, start time) and then one line per record, each 
 single write under an exclusive lock and fsynced before the page is answered (`append_record`),
 never rewritten. A record is checked against `web/record.schema.json` and against the design
 (the rating of trial N must name the dyad the list has at N; questionnaire answers must be the
-configured items, within the scale), and refused with a 4xx naming the reason otherwise; so is a
+configured items, within the scale; a rating is stored with its list trial's `shown`, what the
+trial showed), and refused with a 4xx naming the reason otherwise; so is a
 record of a session the server did not start, a request without the study token, a body over
 `max_body_bytes` and a path that leaves the experiment folder. No record but the consent is
 stored before consent is given or after it was declined (409, naming which). One server
 process per data folder (it holds a lock on `{data}/.server.lock`; a second one exits with one
 line); its state is rebuilt from the session files at start. `{data}/manifest.json` (sessions
 and records per modality, `write_manifest`) is rewritten atomically on every change: rule
-collect_ratings takes it as input, so new sessions make the next run import again.
+collect_ratings takes it as input, so new sessions make the next run import again. At start the
+server records the collection's design (`{data}/{modality}/design.json`, `freeze_design`) and
+makes the study's pseudonym key (`{data}/pseudonym.key`); see `frozen`.
 
 The token protects the API (`api/start`, `api/record`); the static files of an experiment
 folder (page, scripts, study.json, stimuli) are served without it, `lists.json` and
 `build.json` never.
 
 Import. `collected_exports` turns the session files into the tables `import_ratings` reads
-with `experiment_mapping` (no mapping to write): one row per rating or practice record in the
+with `experiment_mapping` (no mapping to write; raters by pseudonym, each rating under the
+current design's dyad that shows what it was given on): one row per rating or practice record in the
 order received, plus one unanswered row per trial an incomplete session never reached (the
 import report's `unanswered`); a repeated answer (a retried request) is the importer's
 `duplicate` / `conflict` under its `keep` rule; a record stored without consent (by an older
