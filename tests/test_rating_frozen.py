@@ -275,11 +275,36 @@ def test_no_output_of_a_collected_study_holds_a_prolific_id(tmp_path_factory, tm
     assert _scan(run, pids, skip=data) == []  # every output, .snakemake's logs too
 
 
+def _stops(run: Path, changed: dict, said: str, collected: str, new_value: str) -> None:
+    """`snakemake -n` on the changed config stops before any job, naming the collection and key."""
+    from test_workflow import snakemake, write_config
+
+    write_config(run, changed)
+    result = snakemake(run, "-n", check=False)
+    message = result.stdout + result.stderr
+    assert result.returncode != 0, message[-2000:]
+    assert "DesignChangedError" in message and said in message, message[-3000:]
+    changed_line = next(line for line in message.splitlines() if said in line)
+    assert changed_line.endswith(new_value), changed_line
+    assert collected in message and "Ways forward" in message
+    assert "Job stats" not in message  # before any job
+    print(f"\n{message[message.index('DesignChangedError') :][:1500]}")
+
+
+def _analysis_reruns_as_before(run: Path, config: dict) -> None:
+    from test_workflow import planned_jobs, write_config
+
+    write_config(run, _analysis_only(config))
+    planned = planned_jobs(run)
+    assert "score_familiarity" in planned, planned
+    assert not planned & {"sample_design", "render_stimuli", "collect_ratings", "import_ratings"}
+
+
 @pytest.mark.slow
 def test_a_collected_study_stops_on_a_design_change_and_shares_no_prolific_id(tmp_path_factory, tmp_path):
-    from test_workflow import planned_jobs, snakemake, write_config
+    from test_workflow import snakemake
 
-    run, config, data, truth, given = _collected_run(tmp_path_factory, tmp_path)
+    run, config, data, _, given = _collected_run(tmp_path_factory, tmp_path)
     results = run / "results" / "familiarity"
     pids = sorted({pid for _, pid, _ in given})
     snakemake(run, "--cores", "2", "results/familiarity/ratings/trials.csv")
@@ -287,66 +312,48 @@ def test_a_collected_study_stops_on_a_design_change_and_shares_no_prolific_id(tm
     assert len(trials) == len(given) and trials["correct"].all()
     assert set(trials["rater_id"]) == {pseudonym(pseudonym_key(data), pid) for pid in pids}
     assert _scan(results, pids, skip=data) == []  # the collected exports, trials, report, logs
-
-    def stops(changed: dict, said: str, collected: str, new_value: str = "") -> None:
-        write_config(run, changed)
-        result = snakemake(run, "-n", check=False)
-        message = result.stdout + result.stderr
-        assert result.returncode != 0, message[-2000:]
-        assert "DesignChangedError" in message and said in message, message[-3000:]
-        changed_line = next(line for line in message.splitlines() if said in line)
-        assert changed_line.endswith(new_value), changed_line
-        assert collected in message and "Ways forward" in message
-        assert "Job stats" not in message  # before any job
-        print(f"\n{message[message.index('DesignChangedError') :][:1500]}")
-
-    for section, key, value in (
-        ("sampling", "seed", 43),
-        ("filters", "min_turns", 6),
-        ("clips", "duration_s", 30.0),
-    ):
+    for section, key, value in DESIGN_CHANGES:  # each alone
         changed = copy.deepcopy(config)
         changed.setdefault(section, {})[key] = value
-        stops(changed, f"{section}.{key}: ", f"text: 1 session(s) in {data}", f"-> {json.dumps(value)}")
-    # an analysis setting: the analysis reruns as before, the ratings are kept
-    changed = copy.deepcopy(config)
-    changed.setdefault("analysis", {})["crowd_resamples"] = (
-        config.get("analysis", {}).get("crowd_resamples", 1000) + 1
-    )
-    write_config(run, changed)
-    planned = planned_jobs(run)
-    assert planned and not planned & {"sample_design", "render_stimuli", "collect_ratings", "import_ratings"}
+        _stops(run, changed, f"{section}.{key}: ", f"text: 1 session(s) in {data}", f"-> {json.dumps(value)}")
+    _analysis_reruns_as_before(run, config)
 
-    # the same study read from survey exports (ratings.exports): long CSVs naming the raters
+
+@pytest.mark.slow
+def test_survey_exports_stop_on_a_design_change_and_name_raters_by_pseudonym(tmp_path_factory, tmp_path):
+    from social_workflow import copy_run
+    from test_workflow import shared_study, snakemake, write_config
+
+    run = copy_run(shared_study(tmp_path_factory), tmp_path / "run")
+    results = run / "results" / "familiarity"
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    design = pd.read_csv(results / "design" / "design.csv")
+    truth = dict(zip(design["dyad_id"], design["relationship"], strict=True))
+    # long CSVs naming the raters by their Prolific ids, read with the default mapping
     exports_dir = tmp_path / "exports"
     exports_dir.mkdir()
     survey_ids = {m: f"5f0cexport{m}0123456789ab" for m in ("text", "audio")}
+    label = {"familiar": "Know each other", "stranger": "Strangers"}
     exports = {}
     for modality, pid in survey_ids.items():
-        label = {"familiar": "Know each other", "stranger": "Strangers"}  # DEFAULT_MAPPING's
         rows = [(pid, dyad, label[truth[dyad]]) for dyad in sorted(truth)]
         exports[modality] = str(exports_dir / f"{modality}.csv")
-        pd.DataFrame(rows, columns=["ResponseId", "stimulus", "answer"]).to_csv(
-            exports[modality], index=False
-        )
+        frame = pd.DataFrame(rows, columns=["ResponseId", "stimulus", "answer"])
+        frame.to_csv(exports[modality], index=False)
     config["ratings"] |= {"source": "exports", "exports": {**exports, "video": ""}}
+    config["allow_simulated"] = True  # the demo corpus, with real survey exports
     write_config(run, config)
     snakemake(run, "--cores", "2", "results/familiarity/ratings/trials.csv")
     trials = pd.read_csv(results / "ratings" / "trials.csv")
     assert len(trials) == 2 * len(truth) and trials["correct"].all()
     assert set(trials["rater_id"]) == {pseudonym(pseudonym_key(exports_dir), p) for p in survey_ids.values()}
-    assert (exports_dir / "text.csv.design.json").is_file()
+    recorded = json.loads((exports_dir / "text.csv.design.json").read_text())
+    assert set(recorded["shown"]["text"]) == set(truth) and recorded["keys"]["sampling.seed"] == 42
     assert _scan(results, list(survey_ids.values()), skip=exports_dir) == []
     changed = copy.deepcopy(config)
     changed.setdefault("sampling", {})["seed"] = 43
-    stops(changed, "sampling.seed: ", f"text: survey export {exports['text']}", "-> 43")
-    changed = copy.deepcopy(config)
-    changed.setdefault("analysis", {})["crowd_resamples"] = (
-        config.get("analysis", {}).get("crowd_resamples", 1000) + 1
-    )
-    write_config(run, changed)
-    planned = planned_jobs(run)
-    assert planned and not planned & {"sample_design", "render_stimuli", "import_ratings"}
+    _stops(run, changed, "sampling.seed: ", f"text: survey export {exports['text']}", "-> 43")
+    _analysis_reruns_as_before(run, config)
 
 
 def test_git_ignores_collected_data_by_default():
