@@ -70,8 +70,13 @@ def experiment_settings(**overrides) -> dict:
     return config["ratings"]["experiment"]
 
 
-def build_study(folder: Path, raters: int = 3, settings: dict | None = None) -> dict:
-    """Design, stimuli, lists and the three experiments under `folder`; returns their paths."""
+def build_study(
+    folder: Path, raters: int = 3, settings: dict | None = None, design_keys: dict | None = None
+) -> dict:
+    """Design, stimuli, lists and the three experiments under `folder`; returns their paths.
+
+    `design_keys` are recorded in each build.json as the workflow records the configuration's.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     media = folder / "corpus"
     media.mkdir()
@@ -120,6 +125,8 @@ def build_study(folder: Path, raters: int = 3, settings: dict | None = None) -> 
             settings,
             JSPSYCH_DIR,
             experiments / modality,
+            design=design,
+            design_keys=design_keys,
         )
     return {
         "design": design,
@@ -127,4 +134,6 @@ def build_study(folder: Path, raters: int = 3, settings: dict | None = None) -> 
         "assignments": made.assignments,
         "experiments": experiments,
         "settings": settings,
+        "stimuli": stimuli,
+        "surveys": surveys,
     }

@@ -609,9 +609,16 @@ def test_the_jatos_study_runs_and_its_results_import(study, browser, tmp_path):
         assert sessions.set_index("rater_id").loc["JP1", "list_id"] == jp1
         dyads = {t["order"]: t["dyad_id"] for t in lists[jp1]["trials"]}
         assert trials.set_index("dyad_id")["response"].to_dict() == {dyads[o]: r for o, r in answers.items()}
+        # the page appended what each trial showed (interaction, clip window, stimulus hash)
+        shown = {t["dyad_id"]: t["shown"] for t in lists[jp1]["trials"]}
+        rated = exports[(exports["kind"] == "rating") & (exports["answered"] == True)]  # noqa: E712
+        assert dict(zip(rated["dyad_id"], rated["shown"], strict=True)) == shown
         assert answers_table.set_index("rater_id").loc["JP1", "SIP_1"] == 5
         reports[kind] = report
     assert reports["results ZIP"].equals(reports["plain-text export"])
+    records = [json.loads(line) for line in (tmp_path / "jatos_results.txt").read_text().splitlines() if line]
+    ratings = [r for r in records if r["kind"] == "rating"]
+    assert ratings and all(r["shown"] == shown[r["dyad_id"]] for r in ratings)  # sent by the page
     for kind, report in reports.items():
         print(
             f"\nJATOS {kind}, audio import report:\n{report[['reason', 'n', 'lost']].to_string(index=False)}"

@@ -31,6 +31,7 @@ from test_rating_collect import TOKEN, Client
 from test_release import real_study_config
 
 from omnisocial.familiarity.ratings.collect import CollectionStore, make_server
+from omnisocial.familiarity.ratings.frozen import pseudonym_key, pseudonymizer
 
 pytestmark = [
     pytest.mark.slow,
@@ -186,8 +187,10 @@ def test_a_study_from_the_readme_to_the_figures_and_report(tmp_path):
     assert (n["unanswered"] > 0).all()  # the third participant's list, left unfinished
     unanswered = report.loc[report["reason"] == "unanswered", "example"]
     assert unanswered.str.startswith("3 session(s): 2 complete, 1 incomplete, 0 declined").all()
+    # raters are the study's pseudonyms (the key in the collected folder), no Prolific id
+    alias = pseudonymizer(pseudonym_key(tmp_path / "collected"))
     got = dict(zip(zip(trials["rater_id"], trials["dyad_id"], strict=True), trials["response"], strict=True))
-    assert got == answered
+    assert got == {(alias(pid), dyad): answer for (pid, dyad), answer in answered.items()}
     covariates = pd.read_csv(ratings / "covariates.csv")
     # every TSIS answer 3, SIP_4 reverse-keyed (1 + 7 - 3 = 5): (6 * 3 + 5) / 7
     assert covariates["sip"].dropna().round(6).unique().tolist() == [round(23 / 7, 6)]
@@ -202,7 +205,8 @@ def test_a_study_from_the_readme_to_the_figures_and_report(tmp_path):
     assert "collect_ratings text: read 3 session(s), 18 record(s)" in said, said[-3000:]
     trials = pd.read_csv(ratings / "trials.csv", keep_default_na=False)
     got = dict(zip(zip(trials["rater_id"], trials["dyad_id"], strict=True), trials["response"], strict=True))
-    assert got == answered and {"WT2", "WA2", "WV2"} <= set(trials["rater_id"])
+    assert got == {(alias(pid), dyad): answer for (pid, dyad), answer in answered.items()}
+    assert {alias("WT2"), alias("WA2"), alias("WV2")} <= set(trials["rater_id"])
     report = pd.read_csv(ratings / "import_report.csv", keep_default_na=False)
     assert report.loc[report["reason"] == "unanswered", "n"].sum() == 0
     assert set(report["source"]) == {"rating experiment"}

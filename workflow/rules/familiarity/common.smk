@@ -9,10 +9,15 @@ from omnisocial.familiarity.inference import (  # noqa: E402
     needs_baseline_predictions,
     with_baseline_predictions,
 )
-from omnisocial.familiarity.release import (
+from omnisocial.familiarity.ratings.frozen import (  # noqa: E402
+    check_design,
+    design_keys,
+    pseudonym_folder,
+)
+from omnisocial.familiarity.release import (  # noqa: E402
     GENERATED_MARK,
     prediction_files,
-)  # noqa: E402
+)
 
 CORPUS = config["corpus"]
 RELEASE = config["release"]
@@ -140,6 +145,13 @@ def final_outputs():
 
 # --- ratings ---
 RATINGS = config["ratings"]
+# What decides the survey lists (docs/rating-experiment.md#after-collection). Once answers are
+# collected, a change of these stops here, before any job, naming the collection and the keys.
+DESIGN_KEYS = design_keys(config)
+check_design(config)
+# where the study's pseudonym key lives (Prolific ids never leave the collected data); a
+# release's ratings name its raters by the release's own codes, and its dyad ids are its own
+PSEUDONYM_FOLDER = "" if FROM_RELEASE else str(pseudonym_folder(RATINGS) or "")
 RATED_MODALITIES = [
     m for m in ("text", "audio", "video") if m in RATINGS["raters_per_modality"]
 ]

@@ -76,6 +76,9 @@ if RATINGS["source"] == "experiment":
             runtime=minutes(10),
         params:
             modalities=RATED_MODALITIES,
+            # the study's pseudonym key (frozen.pseudonym): the rows name raters by pseudonym
+            pseudonym_folder=PSEUDONYM_FOLDER,
+            design_keys=DESIGN_KEYS,
         script:
             "../../scripts/familiarity/collect_ratings.py"
 
@@ -88,6 +91,7 @@ rule import_ratings:
     input:
         unpack(rating_exports),
         design=out("design", "design.csv"),
+        manifest=out("stimuli", "manifest.csv"),
     output:
         trials=out("ratings", "trials.csv"),
         report=out("ratings", "import_report.csv"),
@@ -108,6 +112,8 @@ rule import_ratings:
         covariate_mapping=RATINGS["covariates"]["mapping"],
         simulation=RATINGS["simulation"],
         experiment=RATINGS["experiment"],
+        pseudonym_folder=PSEUDONYM_FOLDER,
+        design_keys=DESIGN_KEYS,
     script:
         "../../scripts/familiarity/import_ratings.py"
 
@@ -121,6 +127,7 @@ localrules:
 rule rating_experiment:
     """One self-contained browser experiment (jsPsych) per rated modality (docs/rating-experiment.md)."""
     input:
+        design=out("design", "design.csv"),
         blocks=out("ratings", "blocks.csv"),
         assignments=out("ratings", "assignments.csv"),
         surveys=out("ratings", "surveys"),
@@ -145,6 +152,8 @@ rule rating_experiment:
             if k not in ("collected", "jatos_results", "jatos_ids")
         },
         jspsych_dir=str(REPO / RATINGS["experiment"]["jspsych_dir"]),
+        # what decides the lists (recorded in build.json; frozen at the first collected session)
+        design_keys=DESIGN_KEYS,
     script:
         "../../scripts/familiarity/rating_experiment.py"
 

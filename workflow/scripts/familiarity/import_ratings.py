@@ -7,10 +7,19 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 
 import pandas as pd
 
-from omnisocial.familiarity.contracts import RATED_TRIALS
+from omnisocial.familiarity.contracts import RATED_TRIALS, STIMULI_MANIFEST
 from omnisocial.familiarity.ratings import SOURCED_IMPORT_REPORT, export_plan, import_panel, raters_vs_plan
+from omnisocial.familiarity.ratings.design import STIMULUS_PATTERNS
+from omnisocial.familiarity.ratings.frozen import (
+    export_dyad_map,
+    export_record_path,
+    pseudonym_key,
+    pseudonymizer,
+    read_record,
+    shown_identities,
+)
 from omnisocial.familiarity.ratings.panel import experiment_exports
-from omnisocial.io import write_csv
+from omnisocial.io import write_csv, write_json
 from omnisocial.tables import DESIGN
 from omnisocial.workflow import start
 
@@ -18,7 +27,23 @@ log = start(snakemake)
 params = snakemake.params
 inputs = snakemake.input
 exports = dict(params.exports)
-sessions = None
+design = DESIGN.read(inputs.design)
+sessions = alias = None
+dyad_maps, records = {}, {}
+if params.source == "exports" and params.modalities and params.pseudonym_folder:
+    # survey exports name dyads by label: each label resolves through what it showed when the
+    # export was first imported (<export>.design.json), and raters get the study's pseudonyms
+    # (a release's ratings, with no pseudonym folder, keep the release's codes and dyad ids)
+    alias = pseudonymizer(pseudonym_key(params.pseudonym_folder))
+    identities = shown_identities(design, STIMULI_MANIFEST.read(inputs.manifest), STIMULUS_PATTERNS)
+    for modality in params.modalities:
+        own = identities[identities["modality"] == modality]
+        now = dict(zip(own["dyad_id"], own["shown"], strict=True))
+        path = export_record_path(inputs[modality])
+        recorded = (read_record(path) or {}).get("shown", {}).get(modality)
+        records[modality] = (path, recorded, now)
+        current = dict(zip(own["shown"], own["dyad_id"], strict=True))
+        dyad_maps[modality] = export_dyad_map({"shown": recorded or now}, current)
 if params.source == "experiment":
     exports = experiment_exports(
         {"experiment": params.experiment, "raters_per_modality": params.raters_per_modality}
@@ -32,7 +57,7 @@ for row in plan.itertuples(index=False):
         log.warning("%s: %s", row.modality, row.note)
 trials, report, covariates = import_panel(
     {modality: inputs[modality] for modality in params.modalities},
-    DESIGN.read(inputs.design),
+    design,
     params.source,
     dict(params.mapping),
     inputs.get("covariates"),
@@ -41,7 +66,15 @@ trials, report, covariates = import_panel(
     params.max_lost_share,
     dict(params.experiment),
     sessions,
+    alias,
+    dyad_maps,
 )
+for modality, (path, recorded, now) in records.items():
+    if recorded is None:  # the first import of this export: its design is recorded now
+        record = read_record(path) or {"keys": dict(params.design_keys), "shown": {}}
+        record["shown"][modality] = now
+        write_json(path, record)
+        log.info("%s: recorded the design of %s in %s", modality, inputs[modality], path)
 log.info("%d trials from %d raters (%s)", len(trials), trials["rater_id"].nunique(), params.source)
 for row in raters_vs_plan(plan, trials).to_dict("records"):
     (log.info if row["note"] == "as planned" else log.warning)(

@@ -8,6 +8,7 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[2] / "src"))
 from omnisocial.familiarity.contracts import MODALITY_ASSIGNMENTS
 from omnisocial.familiarity.ratings import BLOCKS, assignments_by_modality
 from omnisocial.familiarity.ratings.experiment import build_experiment, read_lists
+from omnisocial.tables import DESIGN
 from omnisocial.workflow import start
 
 log = start(snakemake)
@@ -22,6 +23,8 @@ build = build_experiment(
     dict(snakemake.params.settings),
     snakemake.params.jspsych_dir,
     snakemake.output[0],
+    design=DESIGN.read(inputs.design),
+    design_keys=dict(snakemake.params.design_keys),
 )
 log.info(
     "%s: %d lists, %d trials, practice %s, jsPsych %s",

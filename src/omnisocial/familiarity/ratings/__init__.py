@@ -3,7 +3,8 @@
 The specification: docs/benchmarks/familiarity.md#ratings.
 
 One module per stage: `design` (blocks, rater assignments, survey lists; `rating_design` for
-the rule), `importing` (survey exports and questionnaires), `differences` (rater covariates),
+the rule), `frozen` (what each answer showed, the collected design and its stop on a change,
+raters' pseudonyms), `importing` (survey exports and questionnaires), `differences` (rater covariates),
 `simulate` (the demo's simulated panel; `simulate_exports` for the rule) and `panel` (the
 rule import_ratings: exports of the configured `ratings.source` into trials). The names below
 are re-exported here.

@@ -20,21 +20,25 @@ header line (list, Prolific ids, start time) and then one line per record, each 
 single write under an exclusive lock and fsynced before the page is answered (`append_record`),
 never rewritten. A record is checked against `web/record.schema.json` and against the design
 (the rating of trial N must name the dyad the list has at N; questionnaire answers must be the
-configured items, within the scale), and refused with a 4xx naming the reason otherwise; so is a
+configured items, within the scale; a rating is stored with its list trial's `shown`, what the
+trial showed), and refused with a 4xx naming the reason otherwise; so is a
 record of a session the server did not start, a request without the study token, a body over
 `max_body_bytes` and a path that leaves the experiment folder. No record but the consent is
 stored before consent is given or after it was declined (409, naming which). One server
 process per data folder (it holds a lock on `{data}/.server.lock`; a second one exits with one
 line); its state is rebuilt from the session files at start. `{data}/manifest.json` (sessions
 and records per modality, `write_manifest`) is rewritten atomically on every change: rule
-collect_ratings takes it as input, so new sessions make the next run import again.
+collect_ratings takes it as input, so new sessions make the next run import again. At start the
+server records the collection's design (`{data}/{modality}/design.json`, `freeze_design`) and
+makes the study's pseudonym key (`{data}/pseudonym.key`); see `frozen`.
 
 The token protects the API (`api/start`, `api/record`); the static files of an experiment
 folder (page, scripts, study.json, stimuli) are served without it, `lists.json` and
 `build.json` never.
 
 Import. `collected_exports` turns the session files into the tables `import_ratings` reads
-with `experiment_mapping` (no mapping to write): one row per rating or practice record in the
+with `experiment_mapping` (no mapping to write; raters by pseudonym, each rating under the
+current design's dyad that shows what it was given on): one row per rating or practice record in the
 order received, plus one unanswered row per trial an incomplete session never reached (the
 import report's `unanswered`); a repeated answer (a retried request) is the importer's
 `duplicate` / `conflict` under its `keep` rule; a record stored without consent (by an older
@@ -65,6 +69,13 @@ from pathlib import Path
 import jsonschema
 import pandas as pd
 
+from omnisocial.familiarity.ratings.frozen import (
+    DESIGN_RECORD,
+    not_in_design,
+    pseudonym_key,
+    pseudonymizer,
+    read_record,
+)
 from omnisocial.io import write_json
 
 log = logging.getLogger(__name__)
@@ -75,12 +86,11 @@ PLATFORM_ID = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
 # files of an experiment folder the pages never need
 PRIVATE_FILES = {"lists.json", "build.json"}
 MANIFEST = "manifest.json"  # in the data folder: sessions and records per modality (write_manifest)
+# Prolific's STUDY_ID and SESSION_ID stay in the session files (frozen: ids only in the data)
 SESSION_COLUMNS = [
     "modality",
     "session_id",
     "rater_id",
-    "STUDY_ID",
-    "SESSION_ID",
     "list_id",
     "started_at",
     "consent",
@@ -222,6 +232,38 @@ class Experiment:
         return counts
 
 
+def _shown_lists(lists: Mapping) -> dict:
+    return {list_id: [t.get("shown", "") for t in entry["trials"]] for list_id, entry in lists.items()}
+
+
+def freeze_design(experiment: Experiment, data_dir: Path) -> None:
+    """Record the design of a collection (`{data}/{modality}/design.json`, frozen.DESIGN_RECORD).
+
+    Until a session exists the record follows the experiment; afterwards a rebuilt experiment
+    whose lists show something else than the recorded ones on a list of the same id is refused
+    (lists added for more raters are recorded too).
+    """
+    path = data_dir / experiment.modality / DESIGN_RECORD
+    recorded = read_record(path)
+    shown = _shown_lists(experiment.lists)
+    if recorded is not None and experiment.sessions:
+        differs = sorted(
+            list_id for list_id, trials in shown.items() if recorded["lists"].get(list_id, trials) != trials
+        )
+        if differs:
+            raise ValueError(
+                f"{experiment.root}: lists {', '.join(differs[:5])} show other clips than the lists "
+                f"{len(experiment.sessions)} session(s) in {data_dir} were collected on (the experiment "
+                "was rebuilt on another design); serve the collected design's experiment, or collect "
+                "the new design into a new data folder (docs/rating-experiment.md#after-collection)"
+            )
+        shown = {**recorded["lists"], **shown}
+        keys = recorded["keys"]
+    else:
+        keys = experiment.build.get("design_keys") or {}
+    write_json(path, {"keys": keys, "lists": shown})
+
+
 def allocate_list(lists: Mapping[str, dict], per_list: Mapping[str, int], raters_per_list: int) -> str | None:
     """The next list that still needs raters (module docstring), None when every list has them."""
     per_block: dict[int, int] = {}
@@ -264,6 +306,9 @@ class CollectionStore:
                 self.experiments[experiment.modality] = experiment
         if not self.experiments:
             raise ValueError(f"{self.root}: no built experiment (study.json) here or in its folders")
+        for experiment in self.experiments.values():
+            freeze_design(experiment, self.data_dir)
+        pseudonym_key(self.data_dir)  # the study's pseudonyms (frozen.pseudonym), made once
         # the built experiments carry ratings.experiment's server settings (build.json)
         settings = {json.dumps(e.build.get("server", {}), sort_keys=True) for e in self.experiments.values()}
         if len(settings) > 1:
@@ -400,6 +445,11 @@ class CollectionStore:
                 # the same consent again (a retried request): stored once
                 return {"stored": True, "done": session.done()}
             stored = {**record, "session_id": session.header["session_id"], "received_at": _now()}
+            if record["kind"] == "rating":
+                # what the trial showed, from the list the session was served (frozen.shown_key)
+                trial = experiment.lists[session.header["list_id"]]["trials"][int(record["order"]) - 1]
+                if trial.get("shown"):
+                    stored["shown"] = trial["shown"]
             append_record(session.path, stored)
             session.note(record)
             session.records += 1
@@ -425,6 +475,10 @@ class CollectionStore:
             if record["dyad_id"] != expected:
                 list_id = session.header["list_id"]
                 raise Refused(422, f"trial {order} of list {list_id} is {expected}, not {record['dyad_id']}")
+            shown = trials[order - 1].get("shown")
+            if record.get("shown") not in (None, shown):
+                list_id = session.header["list_id"]
+                raise Refused(422, f"trial {order} of list {list_id} shows {shown}, not {record['shown']}")
         elif kind == "practice":
             known = {item["id"] for item in experiment.study["practice"]}
             if record["practice_id"] not in known:
@@ -654,6 +708,7 @@ EXPORT_COLUMNS = [
     "kind",
     "order",
     "dyad_id",
+    "shown",
     "response",
     "rt_ms",
     "input",
@@ -669,18 +724,41 @@ EXPORT_COLUMNS = [
 ]
 
 
-def session_exports(sessions: list[list[dict]], study: Mapping, lists: Mapping):
+def _rated_dyad(record: Mapping, header: Mapping, lists: Mapping, current: Mapping) -> tuple[str, str]:
+    """(current dyad id, shown identity) of a rating record: matched on what it showed.
+
+    A record carries `shown` (frozen.shown_key); one of an older page is given its list
+    trial's. The current design's dyad showing the same is the answer's dyad; when none does,
+    the dyad id says so (imported as unknown_dyad: lost, never re-pointed). Lists without
+    identities (an experiment built before them) keep the record's dyad id.
+    """
+    shown = record.get("shown")
+    if not shown:
+        trials = lists.get(header["list_id"], {}).get("trials", [])
+        order = int(record.get("order") or 0)
+        shown = trials[order - 1].get("shown", "") if 0 < order <= len(trials) else ""
+    if not shown:
+        return record["dyad_id"], ""
+    return current.get(shown) or not_in_design(record["dyad_id"], shown), shown
+
+
+def session_exports(sessions: list[list[dict]], study: Mapping, lists: Mapping, alias=None):
     """(trial rows, questionnaire rows, session rows) of sessions given as their record lines.
 
     The first line of each is its header (kind "session": session_id, list_id, PROLIFIC_PID,
-    ...). Shared by the server's session files and JATOS's result export (`jatos`).
+    ...). Shared by the server's session files and JATOS's result export (`jatos`). `lists`
+    are the current experiment's lists: a rating's dyad is the one showing what the rating
+    was given on (`_rated_dyad`). `alias` turns a PROLIFIC_PID into the rater id of the rows
+    (frozen.pseudonymizer; default: the id itself).
     """
     modality = study["modality"]
     checks = study["attention_checks"]
+    alias = alias or pseudonymizer(None)
+    current = {t["shown"]: t["dyad_id"] for e in lists.values() for t in e["trials"] if t.get("shown")}
     rows, answers, table = [], [], []
     for lines in sessions:
         header, records = lines[0], lines[1:]
-        rater = header["PROLIFIC_PID"]
+        rater = alias(header["PROLIFIC_PID"])
         base = {"rater_id": rater, "session_id": header["session_id"], "list_id": header["list_id"]}
         session = Session(header, Path())
         questionnaire_row = {}
@@ -701,13 +779,18 @@ def session_exports(sessions: list[list[dict]], study: Mapping, lists: Mapping):
                 session.note(record)
             if kind in ("rating", "practice"):
                 flag = playback_flag(record) if modality != "text" else ""
+                if kind == "rating":
+                    dyad, shown = _rated_dyad(record, header, lists, current)
+                else:
+                    dyad, shown = record["practice_id"], ""
                 excluded = "no_consent" if session.consent is not True else "playback_flagged" if flag else ""
                 rows.append(
                     {
                         **base,
                         "kind": kind,
                         "order": record.get("order", ""),
-                        "dyad_id": record["dyad_id"] if kind == "rating" else record["practice_id"],
+                        "dyad_id": dyad,
+                        "shown": shown,
                         "response": record["response"],
                         "rt_ms": record["rt_ms"],
                         "input": record.get("input", ""),
@@ -735,6 +818,7 @@ def session_exports(sessions: list[list[dict]], study: Mapping, lists: Mapping):
                     rows.append(
                         blank
                         | {**base, "kind": "rating", "order": trial["order"], "dyad_id": trial["dyad_id"]}
+                        | {"shown": trial.get("shown", "")}
                         | {"answered": False}
                     )
         if questionnaire_row:
@@ -743,10 +827,7 @@ def session_exports(sessions: list[list[dict]], study: Mapping, lists: Mapping):
         table.append(
             {
                 "modality": modality,
-                **{
-                    k: header.get(k, "")
-                    for k in ("session_id", "STUDY_ID", "SESSION_ID", "list_id", "started_at")
-                },
+                **{k: header.get(k, "") for k in ("session_id", "list_id", "started_at")},
                 "rater_id": rater,
                 "consent": {True: "agreed", False: "declined", None: ""}[session.consent],
                 "n_trials": len(trials),
@@ -771,7 +852,9 @@ def export_frames(rows, answers, table, study: Mapping):
     )
 
 
-def collected_exports(data_dir, experiment_dir) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def collected_exports(
+    data_dir, experiment_dir, alias=None
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(trials export, questionnaire export, sessions) of one modality's collected sessions.
 
     The trials export has one row per rating and practice record (in the order received) and
@@ -783,13 +866,15 @@ def collected_exports(data_dir, experiment_dir) -> tuple[pd.DataFrame, pd.DataFr
     that is not imported: `no_consent` for a record stored without consent, `playback_flagged`
     for a clip played faster than real time or seeked) and answered. The questionnaire export
     has one row per session with answers (rater_id and the item ids); the sessions table the
-    columns of SESSION_COLUMNS.
+    columns of SESSION_COLUMNS. `alias` names the raters (frozen.pseudonymizer: the workflow
+    gives the study's pseudonyms; default the PROLIFIC_PID); `dyad_id` is the current design's
+    dyad showing what the rating was given on (`shown`).
     """
     root = Path(experiment_dir)
     study = json.loads((root / "study.json").read_text(encoding="utf-8"))
     lists = json.loads((root / "lists.json").read_text(encoding="utf-8"))
     sessions = _session_files(Path(data_dir), study["modality"])
-    return export_frames(*session_exports(sessions, study, lists), study)
+    return export_frames(*session_exports(sessions, study, lists, alias), study)
 
 
 def read_counts(sessions: pd.DataFrame) -> tuple[int, int]:

@@ -7,10 +7,13 @@ folder the collection server (`omnisocial.familiarity.ratings.collect`) serves:
     index.html          the page: jsPsych, its plugins and the experiment's own scripts
     study.json          what the page shows (texts, answer labels and keys, replays, practice,
                         attention checks, questionnaires, completion), from ratings.experiment
-    lists.json          every rater's list: {list_id: {blocks, trials: [{order, dyad_id, stimulus}]}},
-                        the server's allocation and record checks read it
+    lists.json          every rater's list: {list_id: {blocks, trials: [{order, dyad_id, stimulus,
+                        shown}]}}, the server's allocation and record checks read it; `shown` is
+                        the identity of what the trial shows (`frozen.shown_key`: interaction,
+                        clip window, the stimulus's SHA-256), stored with every rating
     build.json          jsPsych and plugin versions, the stimuli's hashes, the collection
-                        server's settings (raters_per_list, max_body_bytes)
+                        server's settings (raters_per_list, max_body_bytes) and the design keys
+                        the lists were made with (`frozen.design_keys`)
     jspsych/            jsPsych and the plugins as npm installed them (package-lock.json pins them)
     app/                the rating plugin (stimulus, playback to its end, forced choice), the
                         experiment script and its style sheet
@@ -35,6 +38,7 @@ from pathlib import Path
 import pandas as pd
 
 from omnisocial.familiarity.ratings.design import ASSIGNMENTS, BLOCKS, MODALITIES, SURVEY_LIST
+from omnisocial.familiarity.ratings.frozen import shown_key
 from omnisocial.io import sha256_file, write_json
 
 WEB_DIR = Path(__file__).resolve().parent / "web"
@@ -199,6 +203,22 @@ def _copy_stimuli(plan: Mapping[str, dict], media_dir: Path, out_dir: Path) -> d
     return hashes
 
 
+def _add_shown(plan: Mapping[str, dict], hashes: Mapping[str, str], design: pd.DataFrame | None) -> None:
+    """Each trial's `shown` identity: its interaction, clip window and stimulus hash."""
+    window = None if design is None else design.set_index("dyad_id")
+    for entry in plan.values():
+        for trial in entry["trials"]:
+            dyad = trial["dyad_id"]
+            if window is None:
+                parts = (dyad, 0.0, 0.0)
+            elif dyad not in window.index:
+                raise ExperimentError(f"dyad {dyad} of the lists is not in the design")
+            else:
+                row = window.loc[dyad]
+                parts = (row["interaction_id"], row["clip_start"], row["clip_end"])
+            trial["shown"] = shown_key(*parts, hashes[trial["stimulus"]])
+
+
 def _copy_practice(paths: Sequence[str], out_dir: Path, design_dyads: set[str]) -> list[dict]:
     practice = []
     for given in paths:
@@ -237,12 +257,17 @@ def build_experiment(
     settings: Mapping,
     jspsych_dir: str | os.PathLike,
     out_dir: str | os.PathLike,
+    design: pd.DataFrame | None = None,
+    design_keys: Mapping | None = None,
 ) -> dict:
     """Write one modality's experiment folder (module docstring); returns its build.json.
 
     `lists` are the modality's survey lists (`read_lists`), `assignments` its raters' blocks
     (ASSIGNMENTS), `media_dir` the stimuli's media folder, `settings` a ratings.experiment
-    config with the schema's defaults filled in.
+    config with the schema's defaults filled in, `design` the DESIGN frame (each trial's
+    interaction and clip window for its `shown` identity; without it the dyad id stands for
+    the interaction and the window is 0-0), `design_keys` the configuration the lists were made
+    with (recorded in build.json; the collection server freezes it at the first session).
     """
     if modality not in MODALITIES:
         raise ExperimentError(f"modality must be one of {MODALITIES}, got {modality!r}")
@@ -257,6 +282,7 @@ def build_experiment(
         for name in APP_FILES:
             shutil.copyfile(WEB_DIR / name, staging / "app" / name)
         hashes = _copy_stimuli(plan, Path(media_dir), staging)
+        _add_shown(plan, hashes, design)
         design_dyads = set(BLOCKS.validate(blocks)["dyad_id"])
         practice = _copy_practice(settings["practice"][modality], staging, design_dyads)
         write_json(staging / "study.json", study_settings(settings, modality, practice))
@@ -270,6 +296,7 @@ def build_experiment(
             "jspsych": versions,
             "server": {key: int(settings[key]) for key in ("raters_per_list", "max_body_bytes")},
             "stimuli_sha256": hashes,
+            "design_keys": dict(design_keys or {}),
         }
         write_json(staging / "build.json", build)
         old = target.with_name(f".{target.name}.old")

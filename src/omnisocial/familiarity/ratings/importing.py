@@ -191,7 +191,9 @@ def _example(source: str, trial) -> str:
     return f"{_where(source, trial)}: rater={trial.rater!r} dyad={trial.dyad!r} response={trial.response!r}"
 
 
-def import_ratings(export_csv, mapping: Mapping | None, modality: str, design_truth) -> tuple:
+def import_ratings(
+    export_csv, mapping: Mapping | None, modality: str, design_truth, alias=None, dyad_map=None
+) -> tuple:
     """Read one experiment's survey export into (TRIALS frame, IMPORT_REPORT frame).
 
     `mapping` overrides `DEFAULT_MAPPING` (keys explained there and in the module docstring);
@@ -202,6 +204,10 @@ def import_ratings(export_csv, mapping: Mapping | None, modality: str, design_tr
     can apply to this export (`applicable_reasons`) and `sum(report.n)` is the number of
     trials in the export. TRIALS rows are sorted by rater_id then dyad_id; correct =
     response == truth. `keep: error` raises ValueError on a (rater, dyad) rated twice.
+    `alias` turns the export's rater ids into the rater ids of every output, report examples
+    included (frozen.pseudonymizer); `dyad_map` turns the export's dyad labels into the
+    current design's dyad ids through what they showed (frozen.export_dyad_map; labels it does
+    not name are kept).
     """
     if modality not in MODALITIES:
         raise ValueError(f"modality must be one of {MODALITIES}, got {modality!r}")
@@ -221,6 +227,8 @@ def import_ratings(export_csv, mapping: Mapping | None, modality: str, design_tr
         raw = pd.DataFrame(columns=[spec["rater_id"], spec["dyad_id"], spec["response"], *spec["require"]])
     raw = raw.iloc[int(spec["skip_rows"]) :]
     trials = _export_trials(raw, spec, source)
+    if alias is not None:
+        trials["rater"] = trials["rater"].map(lambda value: alias("" if pd.isna(value) else value))
 
     if spec["answered_column"]:
         _need_columns(raw, [spec["answered_column"]], source)
@@ -248,6 +256,8 @@ def import_ratings(export_csv, mapping: Mapping | None, modality: str, design_tr
     raw_dyad = trials["dyad"].astype(str).str.strip()
     extracted = raw_dyad.str.extract(f"^(?:{dyad_regex.pattern})$")["dyad_id"].fillna("")
     dyad = raw_dyad.where(trials["column_dyad"], extracted)
+    if dyad_map:
+        dyad = dyad.map(lambda label: dyad_map.get(label, label))
     known = set(truth)
     conditions = [
         trials["column_dyad"] & (value == ""),
@@ -345,17 +355,19 @@ def import_ratings(export_csv, mapping: Mapping | None, modality: str, design_tr
 
 
 def import_experiments(
-    exports: Mapping[str, object], mappings: Mapping, design_truth
+    exports: Mapping[str, object], mappings: Mapping, design_truth, alias=None, dyad_maps=None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Import one export per modality; concatenated (TRIALS, IMPORT_REPORT), modalities in order.
 
-    `mappings` is one mapping for every export, or {modality: mapping}.
+    `mappings` is one mapping for every export, or {modality: mapping}; `alias` and
+    `dyad_maps` ({modality: dyad_map}) as in `import_ratings`.
     """
     per_modality = set(mappings) <= set(MODALITIES) and bool(mappings)
     trials, reports = [], []
     for modality in [m for m in MODALITIES if m in exports]:
         mapping = mappings[modality] if per_modality else mappings
-        got, report = import_ratings(exports[modality], mapping, modality, design_truth)
+        dyad_map = (dyad_maps or {}).get(modality)
+        got, report = import_ratings(exports[modality], mapping, modality, design_truth, alias, dyad_map)
         trials.append(got)
         reports.append(report)
     unknown = sorted(set(exports) - set(MODALITIES))
@@ -451,7 +463,7 @@ def _numeric(raw: pd.DataFrame, column: str, item_values: Mapping[str, float], s
     return pd.Series(values, index=raw.index, dtype=float)
 
 
-def import_covariates(csv, mapping: Mapping) -> pd.DataFrame:
+def import_covariates(csv, mapping: Mapping, alias=None) -> pd.DataFrame:
     """Rater covariates [rater_id, one column per scale, one per copied item].
 
     mapping: `rater_id` (column), optional `skip_rows`, `item_values` ({label: number}, matched
@@ -460,7 +472,7 @@ def import_covariates(csv, mapping: Mapping) -> pd.DataFrame:
     after reverse-keying (min + max - x), NaN when fewer than `min_items` (default: all) were
     answered. Rows without a rater id are skipped and a repeated rater id keeps its first row;
     both with a warning saying how many. A value that is not a number raises ValueError naming
-    row and column.
+    row and column. `alias` turns the rater ids into those of the trials (frozen.pseudonymizer).
     """
     source = str(csv)
     raw = read_table_strings(csv).iloc[int(mapping.get("skip_rows", 0)) :]
@@ -475,6 +487,8 @@ def import_covariates(csv, mapping: Mapping) -> pd.DataFrame:
     item_values = {_norm(k): float(v) for k, v in dict(mapping.get("item_values") or {}).items()}
 
     rater = raw[rater_col].map(lambda v: str(v).strip())
+    if alias is not None:
+        rater = rater.map(alias)
     blank = rater == ""
     if blank.any():
         warnings.warn(f"{source}: {int(blank.sum())} row(s) without a rater id skipped", stacklevel=2)

@@ -239,7 +239,7 @@ def jatos_sessions(path: str | os.PathLike, modality: str) -> list[list[dict]]:
     return sorted(sessions, key=lambda lines: (lines[0].get("started_at", ""), lines[0]["session_id"]))
 
 
-def jatos_exports(path, experiment_dir) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def jatos_exports(path, experiment_dir, alias=None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """`collect.collected_exports` of a JATOS result export (the results ZIP or the plain text)."""
     root = Path(experiment_dir)
     study = json.loads((root / "study.json").read_text(encoding="utf-8"))
@@ -251,4 +251,4 @@ def jatos_exports(path, experiment_dir) -> tuple[pd.DataFrame, pd.DataFrame, pd.
                 f"{path}: session {lines[0]['session_id']} names list {lines[0].get('list_id')!r}, "
                 "not in the design"
             )
-    return export_frames(*session_exports(sessions, study, lists), study)
+    return export_frames(*session_exports(sessions, study, lists, alias), study)

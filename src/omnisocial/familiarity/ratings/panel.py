@@ -95,6 +95,8 @@ def import_panel(
     max_lost_share: float = 0.0,
     experiment: Mapping | None = None,
     sessions: pd.DataFrame | None = None,
+    alias=None,
+    dyad_maps: Mapping | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(RATED_TRIALS, import report, covariates) from one export per modality.
 
@@ -105,12 +107,14 @@ def import_panel(
     incomplete and declined sessions in the example of each modality's `unanswered` row.
     Covariates: an empty frame [rater_id, source] when there is no covariate file.
     Raises `ImportLossError` (after logging the whole report) when a modality lost more than
-    `max_lost_share` of its trials or imported none.
+    `max_lost_share` of its trials or imported none. `alias` (the study's pseudonyms) and
+    `dyad_maps` (survey exports' labels to the current dyads) as in `importing.import_ratings`.
     """
     label = source_label(source)
     frame = DESIGN.validate(design)
     paths = {m: str(p) for m, p in exports.items()}
-    trials, report = import_experiments(paths, import_mapping(source, mapping, simulation, experiment), frame)
+    mappings = import_mapping(source, mapping, simulation, experiment)
+    trials, report = import_experiments(paths, mappings, frame, alias, dyad_maps)
     if sessions is not None:
         report = _with_sessions(report, sessions)
     log.info("import report:\n%s", report.to_string(index=False))
@@ -126,7 +130,7 @@ def import_panel(
     check_losses(report, max_lost_share, paths)
     if covariates_csv:
         covariates = import_covariates(
-            covariates_csv, covariate_mapping(source, covariates_mapping, experiment)
+            covariates_csv, covariate_mapping(source, covariates_mapping, experiment), alias
         )
     else:
         covariates = pd.DataFrame({"rater_id": pd.Series(dtype=object)})

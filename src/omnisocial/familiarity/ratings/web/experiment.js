@@ -198,7 +198,7 @@
       if (!done.ratings.includes(trial.order)) {
         timeline.push(
           await ratingTrial(
-            { kind: "rating", order: trial.order, dyad_id: trial.dyad_id },
+            { kind: "rating", order: trial.order, dyad_id: trial.dyad_id, shown: trial.shown },
             trial.stimulus,
             `${trial.order} / ${n}`
           )
