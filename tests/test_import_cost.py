@@ -71,7 +71,9 @@ ALLOWED: dict[str, set[str]] = {
     "omnisocial.familiarity.inference": set(),
     "omnisocial.familiarity.ratings": set(),
     "omnisocial.familiarity.ratings.collect": set(),
+    "omnisocial.familiarity.ratings.design": set(),
     "omnisocial.familiarity.ratings.experiment": set(),
+    "omnisocial.familiarity.ratings.frozen": set(),
     "omnisocial.familiarity.ratings.jatos": set(),
     "omnisocial.familiarity.ratings.panel": set(),
     "omnisocial.familiarity.release": set(),
@@ -88,6 +90,7 @@ ALLOWED: dict[str, set[str]] = {
     "omnisocial.judges.lexical": set(),
     "omnisocial.judges.llm": set(),
     "omnisocial.judges.replies": set(),
+    "omnisocial.paper": set(),
     "omnisocial.models.registry": set(),  # torch: only in the local transformers backend
     "omnisocial.models.runner": set(),
     "omnisocial.settings": set(),

@@ -10,7 +10,7 @@ checked, the ones inside functions and relative ones included:
 - everything else is a shared layer (found by listing the package, so a new module is covered:
   stats, media, models, judges, figures, tables, io, importing, config, workflow, summary,
   demo_kit, prompt_templates, errors, slurm, streaming, processes, item_reasons, settings,
-  docs_reference, paper) and imports neither the command line nor a benchmark.
+  docs_reference, paper, preflight, snakemake_hint) and imports neither the command line nor a benchmark.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def test_the_shared_layers_are_the_modules_below_the_benchmarks():
     expected = {"stats", "media", "models", "judges", "figures", "tables", "io", "importing"}
     expected |= {"config", "workflow", "summary", "demo_kit", "prompt_templates", "errors", "slurm"}
     expected |= {"streaming", "processes", "item_reasons", "docs_reference", "explorer"}
-    expected |= {"settings", "paper"}
+    expected |= {"settings", "paper", "preflight", "snakemake_hint"}
     assert shared_layers() == expected
     assert not (PACKAGE / "corpus").exists()  # the empty left-over package (familiarity/corpus is the one)
 

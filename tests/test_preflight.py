@@ -13,7 +13,7 @@ from doc_commands import REPO, run_in_clean_shell
 from test_rating_workflow import checkout
 
 from omnisocial.config import ConfigError, check_inputs, validate_config
-from omnisocial.familiarity.release import GENERATED_MARK, detect_layout, release_problem
+from omnisocial.familiarity.release import GENERATED_MARK, detect_layout, release_problem, release_problems
 from omnisocial.familiarity.release_demo import write_release
 from omnisocial.preflight import Runtime, asr_problems, check_engines, nvidia_gpus
 
@@ -114,7 +114,8 @@ def test_a_release_root_without_the_layout_says_what_it_holds_and_what_each_layo
     (root / "downloads").mkdir(parents=True)
     (root / "README.md").write_text("not the release\n")
     with pytest.raises(ConfigError) as raised:
-        check_inputs(release_config(root, preset))
+        config = release_config(root, preset)
+        check_inputs(config, {}, release_problems(config))
     message = str(raised.value)
     assert (
         f"release.metadata: {root / table} not found; release.root {root} holds README.md, downloads/."
@@ -137,7 +138,7 @@ def test_the_generated_release_holds_both_layouts_and_says_it_is_generated(tmp_p
         ("friendbench_val.example.yaml", "val/ (JSON lines)"),
     ):
         config = release_config(root, preset)
-        assert check_inputs(config) is config
+        assert not release_problems(config) and check_inputs(config, {}, release_problems(config)) is config
         found, said = detect_layout(root, config["release"]["metadata"])
         assert found == name and said.endswith(
             "a small GENERATED release (omnisocial friendbench-demo), not the real data"

@@ -14,7 +14,7 @@ inputs it names exist: the corpus folder and tables, each API entry's key in the
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import jsonschema
@@ -138,10 +138,14 @@ def check_study(config: Mapping) -> Mapping:
     return config
 
 
-def check_inputs(config: Mapping, environ: Mapping[str, str] | None = None) -> Mapping:
+def check_inputs(
+    config: Mapping, environ: Mapping[str, str] | None = None, benchmark_problems: Iterable[str] = ()
+) -> Mapping:
     """Raise ConfigError, before any job, for the inputs a validated study names but cannot have:
     a corpus folder or metadata table that does not exist, a model or judge entry whose
-    `api_key_env` is not set. Each problem names its key and what to do."""
+    `api_key_env` is not set, and `benchmark_problems`, what a benchmark's own check found (the
+    workflow passes `familiarity.release.release_problems`: this shared layer imports no
+    benchmark). Each problem names its key and what to do."""
     environ = os.environ if environ is None else environ
     problems = []
     corpus = config["corpus"]
@@ -173,7 +177,7 @@ def check_inputs(config: Mapping, environ: Mapping[str, str] | None = None) -> M
         for key in ("gender_table", "participants_csv"):
             if corpus[key] and not Path(corpus[key]).is_file():
                 problems.append(f'corpus.{key}: {corpus[key]} not found: fix the path, or set it to ""')
-    problems += _release_problems(config)
+    problems += list(benchmark_problems)
     for where, entry in _api_entries(config):
         variable = entry["api_key_env"]
         if not environ.get(variable):
@@ -186,26 +190,6 @@ def check_inputs(config: Mapping, environ: Mapping[str, str] | None = None) -> M
         lines = "\n".join(f"  - {problem}" for problem in problems)
         raise ConfigError(f"the study's inputs are not ready ({len(problems)} problem(s)):\n{lines}")
     return config
-
-
-def _release_problems(config: Mapping) -> list[str]:
-    """A release design's metadata table and rating exports (they are files of the release)."""
-    if config["study"]["design_source"] != "release" or not config["release"]["metadata"]:
-        return []
-    from omnisocial.familiarity.release import release_problem
-
-    release = config["release"]
-    problem = release_problem(release["root"], release["metadata"])
-    if problem:
-        return [problem]  # the exports are files of the same missing release
-    ratings = config["ratings"]
-    if ratings["source"] != "exports":
-        return []
-    return [
-        f"ratings.exports.{modality}: {path} not found: set it to the release's human ratings file"
-        for modality, path in sorted(ratings["exports"].items())
-        if path and not Path(path).is_file()
-    ]
 
 
 def _api_entries(config: Mapping) -> list[tuple[str, Mapping]]:

@@ -57,23 +57,19 @@ def nvidia_gpus(
     return min(found, len(named))
 
 
-def _asr_venv() -> Path | None:
-    from omnisocial.familiarity.asr import asr_venv_python
-
-    return asr_venv_python()
-
-
 @dataclass(frozen=True)
 class Runtime:
     """What the run knows at start that the config does not say."""
 
     use_conda: bool
     local: bool  # jobs run on this machine (not submitted to a cluster)
+    # the interpreter of a built `.venv-asr`, or None (familiarity.asr.asr_venv_python: the
+    # workflow passes it, as this shared layer imports no benchmark)
+    asr_venv: Callable[[], Path | None]
     rules: Set[str] = frozenset()  # the rules of the jobs that will run
     # (where, entry) of each registry model whose jobs will run, e.g. ("models.qwen-omni", {...})
     models: tuple = ()
     has_module: Callable[[str], bool] = module_available
-    asr_venv: Callable[[], Path | None] = _asr_venv
     gpus: Callable[[], int] = field(default=nvidia_gpus)
 
 

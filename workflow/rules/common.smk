@@ -9,14 +9,16 @@ REPO = Path(str(workflow.current_basedir)).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from omnisocial.config import check_inputs, check_study, validate_config  # noqa: E402
+from omnisocial.familiarity.release import release_problems  # noqa: E402
 from snakemake.exceptions import WorkflowError  # noqa: E402
 
 # in place: defaults filled in and every mapping sorted by key, so a config that differs only
 # in key order has the same params (Snakemake compares dict params in their key order)
 validate_config(config, REPO / "workflow" / "schemas" / "config.schema.yaml")
 check_study(config)
-# the corpus's folder and tables and every API entry's key, before any job (names the key)
-check_inputs(config)
+# the corpus's folder and tables, a release's files and every API entry's key, before any job
+# (names the key)
+check_inputs(config, benchmark_problems=release_problems(config))
 
 RESULTS = config["results"]
 # cores of each parallel stage's job (config threads:, schema defaults: a real study's)
@@ -43,6 +45,7 @@ onstart:
 def check_engines_at_start():
     """Each configured engine and device is there (or will be, under --use-conda) before any
     job runs (omnisocial.preflight): e.g. whisperx ASR names `make venv-asr`."""
+    from omnisocial.familiarity.asr import asr_venv_python
     from omnisocial.preflight import Runtime, check_engines
     from snakemake.settings.types import DeploymentMethod
 
@@ -60,6 +63,7 @@ def check_engines_at_start():
         use_conda=DeploymentMethod.CONDA
         in workflow.deployment_settings.deployment_method,
         local=executor in (None, "local", "dryrun", "touch"),
+        asr_venv=asr_venv_python,
         rules=frozenset(job.rule.name for job in jobs),
         models=tuple(sorted(models.items())),
     )

@@ -246,6 +246,25 @@ def release_problem(root, metadata) -> str | None:
     )
 
 
+def release_problems(config: Mapping) -> list[str]:
+    """A release design's metadata table and rating exports (they are files of the release), for
+    `config.check_inputs`'s `benchmark_problems`; none for a study that designs its own."""
+    if config["study"]["design_source"] != "release" or not config["release"]["metadata"]:
+        return []
+    release = config["release"]
+    problem = release_problem(release["root"], release["metadata"])
+    if problem:
+        return [problem]  # the exports are files of the same missing release
+    ratings = config["ratings"]
+    if ratings["source"] != "exports":
+        return []
+    return [
+        f"ratings.exports.{modality}: {path} not found: set it to the release's human ratings file"
+        for modality, path in sorted(ratings["exports"].items())
+        if path and not Path(path).is_file()
+    ]
+
+
 def _norm(value) -> str:
     return str(value).strip().casefold()
 
