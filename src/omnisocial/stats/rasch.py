@@ -68,7 +68,6 @@ from omnisocial.stats.glmm import (
     MAX_ROUNDS,
     RHAT_MAX,
     GroupSpec,
-    _sample_pymc,
     build_pymc_model,
     chain_threads,
     coerce_binary,
@@ -77,6 +76,7 @@ from omnisocial.stats.glmm import (
     sample_fast_model,
     summary_frame,
 )
+from omnisocial.stats.glmm._sample import _sample_pymc
 
 log = logging.getLogger(__name__)
 
