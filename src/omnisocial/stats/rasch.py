@@ -37,7 +37,7 @@ Two implementations of that same density, both sampled with nutpie's NUTS:
 
 - `method="fast"` (default): the GLMM fast path's numba kernel; no compilation per fit;
 - `method="pymc"`: the same layout written in PyMC (`glmm.build_pymc_model`), compiled by
-  nutpie (numba); the compilation alone takes 20-40 s.
+  nutpie (numba), compiled per fit (slow: docs/performance.md#code).
 
 Draws: `until_converged=True` samples `draws` per chain, and when a difficulty, mu, tau, the
 person SD or an ability misses R-hat <= 1.01 or bulk or tail ESS >= 400 (`stats.convergence`,

@@ -15,10 +15,10 @@ priors read from the bambi model object, but
 2. reparameterizes so that the fixed-level means are identified. In bambi's parameterization
    each modality mean b_m trades off against the mean of the dyad effects and (raters being
    nested in modality) the mean of that modality's rater effects, so NUTS moves slowly along
-   that ridge (ESS ~100 for b_m). Each factor's effects are split into block means and
-   zero-sum parts: u_g = sigma_g * eta_block / sqrt(n_block) + zs_g, eta ~ N(0, 1), zs_g a
-   ZeroSumNormal per block (blocks: the levels of F when G is nested in F, as raters are;
-   otherwise one block). This is an orthonormal change of basis, so u_g is still exactly
+   that ridge (a low ESS for b_m: docs/performance.md#code). Each factor's effects are split
+   into block means and zero-sum parts: u_g = sigma_g * eta_block / sqrt(n_block) + zs_g,
+   eta ~ N(0, 1), zs_g a ZeroSumNormal per block (blocks: the levels of F when G is nested in
+   F, as raters are; otherwise one block). This is an orthonormal change of basis, so u_g is still exactly
    i.i.d. Normal(0, sigma_g). The sampler then moves a_m = b_m + sum_g (block means that shift
    level m), which the data pin down, instead of b_m; bambi's Normal prior on b_m is kept as
    a potential on b_m = a_m - sum_g ..., and b_m and the full u_g are reported. The change of
@@ -31,7 +31,7 @@ priors read from the bambi model object, but
    modality differences do not count as rater spread, > `_fast.CENTERED_MIN_RATIO`, 1.5: e.g.
    dyads rated ~90 times with a dyad SD of 0.5 or more), else non-centred (w ~ N(0, 1),
    scaled by sigma_g): a small SD (rater or dyad SD 0.2) sampled centred is a funnel that
-   mixes several times slower;
+   mixes slower (docs/performance.md#code);
 4. evaluates the log density and its gradient with a hand-written numba kernel
    (`glmm/_kernel.py`, compiled once and cached on disk, by `make setup` through
    `compile_kernel()`; where the cache lives: `_kernel.py`) and samples it with nutpie's NUTS.
@@ -462,7 +462,7 @@ def compile_kernel() -> bool:
     """Compile the fast path's numba kernel into its disk cache now; True if it was cached.
 
     `make setup` calls it, so the first fit in a new setup loads the kernel instead of compiling
-    it (about 6 s on 2 cores). A tiny model has the argument types of every fast-path model.
+    it (docs/performance.md#setup). A tiny model has the argument types of every fast-path model.
     """
     from omnisocial.stats.glmm import _kernel
 
@@ -477,7 +477,7 @@ def preload_fast_path() -> None:
     """Import the fast path's sampler and diagnostics and load its kernel, once, in this process.
 
     A pool of workers forked afterwards (`familiarity.analysis.rasch_tables`) inherits them
-    instead of each paying about 5 s of CPU for the imports and the kernel's load.
+    instead of each paying again for the imports and the kernel's load (docs/performance.md#code).
     """
     import arviz_stats.base  # noqa: F401
     import nutpie.compiled_pyfunc  # noqa: F401  (imports nutpie, and with it arviz)
