@@ -319,9 +319,7 @@ def sample_design(
     if eligible.empty:
         raise _no_candidates(pool, passed, has_clips, known, strata)
 
-    levels = [sorted(eligible[column].unique()) for column in strata]
-    cells = ["|".join(combo) for combo in itertools.product(*levels)]
-    cell_of = pool[strata].apply(lambda row: "|".join(row), axis=1) if len(pool) else pd.Series(dtype=str)
+    cells, cell_of = _design_cells(pool, eligible, strata)
     eligible_cell = cell_of[eligible.index]
 
     rng = np.random.default_rng(seed)
@@ -388,6 +386,15 @@ def _short_cells(short: list[str], described: list[str], pools: Mapping, n: int)
         f"({min(len(pools[cell]) for cell in short)}), or loosen the failing filters (filters.*); "
         "every interaction's reasons are in the filter report"
     )
+
+
+def _design_cells(pool: pd.DataFrame, eligible: pd.DataFrame, strata: list[str]):
+    """(every combination of the eligible interactions' stratum levels, named by joining them
+    with '|'; each interaction's cell name)."""
+    levels = [sorted(eligible[column].unique()) for column in strata]
+    cells = ["|".join(combo) for combo in itertools.product(*levels)]
+    cell_of = pool[strata].apply(lambda row: "|".join(row), axis=1) if len(pool) else pd.Series(dtype=str)
+    return cells, cell_of
 
 
 def _known_strata(pool: pd.DataFrame, strata: list[str]) -> pd.Series:
