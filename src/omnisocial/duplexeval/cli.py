@@ -129,16 +129,13 @@ def _run(args: argparse.Namespace) -> int:
 def _read_responses(items, responses_dir: Path, model: str, released: bool, reasons):
     """(response frames, the notes of sentences read as released, the (split, item_id) left
     out): each item's response file; a missing or unreadable one is left out with its reason."""
-    from omnisocial.duplexeval.importers import read_stream_response, response_path
+    from omnisocial.duplexeval.importers import read_item_response
     from omnisocial.importing import ImportErrorWithItem
 
     notes, frames, left_out = [], [], []
     for split, item_id in items[["split", "item_id"]].itertuples(index=False):
-        path = response_path(responses_dir, split, item_id)
         try:
-            if not path.is_file():
-                raise ImportErrorWithItem(path, item_id, "(file)", "response file not found")
-            frames.append(read_stream_response(path, split, item_id, model, notes, released))
+            frames.append(read_item_response(responses_dir, split, item_id, model, notes, released))
         except ImportErrorWithItem as error:
             left_out.append((split, item_id))
             reasons.add("excluded", f"response file field {error.field}", item_id, error.message)
