@@ -90,6 +90,7 @@ ALLOWED: dict[str, set[str]] = {
     "omnisocial.judges.replies": set(),
     "omnisocial.models.registry": set(),  # torch: only in the local transformers backend
     "omnisocial.models.runner": set(),
+    "omnisocial.paper": set(),
     "omnisocial.settings": set(),
     "omnisocial.socialomni.baselines": set(),
     "omnisocial.socialomni.contracts": set(),
