@@ -646,6 +646,12 @@ def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
     )
     row = lone["rasch_fits"].set_index("rater_type").loc["model"]
     assert not row["fitted"] and "1 model and" in row["reason"]
+    # in the table itself: not applicable, with the reason, and no convergence to judge (not False)
+    assert row["flag"] == f"not applicable: {row['reason']}"
+    assert pd.isna(row["converged"]) and pd.isna(row["divergences"])
+    lone_section = convergence_section(None, lone["rasch_fits"])
+    model_side = lone_section.set_index("part").loc["audio / model"]
+    assert model_side["flag"] == f"not applicable: {row['reason']}" and pd.isna(model_side["converged"])
     # the fits side by side in two processes: the same tables, row for row
     in_two = analysis.rasch_tables(frames, trials, design, rasch_sampler, 1, workers=2)
     for name, table in rasch.items():

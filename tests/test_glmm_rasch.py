@@ -16,7 +16,7 @@ import pytest
 
 from omnisocial import cli
 from omnisocial.stats import glmm, rasch
-from omnisocial.stats.glmm import _mcmc
+from omnisocial.stats.glmm import _mcmc, _summary
 from omnisocial.stats.glmm import cli as glmm_cli
 from omnisocial.tables import TRIALS
 
@@ -910,9 +910,9 @@ def test_one_rule_checks_tail_ess_as_bulk_ess():
     rows = pd.DataFrame(
         {"term": ["a", "b"], "r_hat": [1.0, 1.0], "ess_bulk": [483.0, 900.0], "ess_tail": [218.0, 800.0]}
     )
-    flagged = glmm._flags(rows, "term")
+    flagged = _summary._flags(rows, "term")
     assert flagged["converged"].tolist() == [False, True] and "ess_tail 218 < 400" in flagged["flag"][0]
-    assert not glmm._flags(rows, "term", "2 divergent transitions > 0")["converged"].any()
+    assert not _summary._flags(rows, "term", "2 divergent transitions > 0")["converged"].any()
     assert not_converged(rows["r_hat"], rows["ess_bulk"], rows["ess_tail"]).tolist() == [True, False]
     # the figures read the table's own judgement (divergences included) when it has one
     assert rows_not_converged(rows.assign(converged=[True, False])).tolist() == [False, True]

@@ -90,9 +90,9 @@ ALLOWED: dict[str, set[str]] = {
     "omnisocial.judges.lexical": set(),
     "omnisocial.judges.llm": set(),
     "omnisocial.judges.replies": set(),
-    "omnisocial.paper": set(),
     "omnisocial.models.registry": set(),  # torch: only in the local transformers backend
     "omnisocial.models.runner": set(),
+    "omnisocial.paper": set(),
     "omnisocial.settings": set(),
     "omnisocial.socialomni.baselines": set(),
     "omnisocial.socialomni.contracts": set(),

@@ -138,7 +138,8 @@ def test_a_wav_probe_from_its_header_equals_ffprobe(wav_variants):
 def test_truncated_mp4_raises_with_a_reason(small_mp4, media_dir):
     cut = media_dir / "cut.mp4"
     cut.write_bytes(small_mp4.read_bytes()[:2048])
-    for read in (probe, load_audio, lambda path: video_motion(path, fps=10)):
+    motion = lambda path: video_motion(path, Signals.of().motion_fps)  # noqa: E731 (the schema's rate)
+    for read in (probe, load_audio, motion):
         with pytest.raises(MediaError, match=r"cannot (probe|decode .* from) .*cut\.mp4: \S"):
             read(cut)
 
@@ -577,7 +578,7 @@ def _pairs(argv: list[str]) -> tuple[list[str], list[str], list[tuple[str, ...]]
 
 def test_ffmpeg_python_commands_match_the_former_argument_lists(small_mp4, tmp_path):
     from omnisocial.media import audio, ffmpeg_run, frames
-    from omnisocial.models import media_io, transformers_backend
+    from omnisocial.models import media_io, transformers_media
 
     f = str(small_mp4)
     head = ["ffmpeg", "-nostdin", "-v", "error", "-i", f]
@@ -603,7 +604,7 @@ def test_ffmpeg_python_commands_match_the_former_argument_lists(small_mp4, tmp_p
         "motion": frames.grey_frames_stream(small_mp4, 10, 32, 24),
         "wav": media_io._wav_stream(small_mp4, 16000),
         "jpeg": media_io._frames_stream(small_mp4, str(tmp_path / "frame_%05d.jpg"), 1.0, 32, 768, 4),
-        "rgb": transformers_backend._frames_stream(small_mp4, 2.0, 8),
+        "rgb": transformers_media._frames_stream(small_mp4, 2.0, 8),
     }
     for name, graph in graphs.items():
         argv = ffmpeg_run.compile_args(graph)

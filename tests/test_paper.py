@@ -505,6 +505,25 @@ def test_convergence_is_read_from_whatever_columns_the_table_has():
     )
 
 
+def test_a_fit_that_cannot_exist_is_said_apart_not_as_a_failure():
+    """rasch_fits as the rasch rule writes a side with one model: converged empty, the flag
+    'not applicable: <why>'; the convergence section lists it apart from the fits that failed."""
+    given = tables()
+    fits = given["rasch_fits"]
+    lone = (fits["modality"] == "audio") & (fits["rater_type"] == "model")
+    fits["converged"] = fits["converged"].astype(object)
+    fits.loc[lone, ["fitted", "reason", "converged", "flag"]] = [
+        False,
+        "1 model and 24 dyads (2 of each needed)",
+        None,
+        "not applicable: 1 model and 24 dyads (2 of each needed)",
+    ]
+    section = paper.results_markdown(paper.familiarity_paper(CONFIG, given)).split("## Convergence")[1]
+    assert "Every Bayesian fit made converged" in section and "Not every Bayesian fit" not in section
+    assert "- Rasch audio / model: not applicable: 1 model and 24 dyads (2 of each needed)" in section
+    assert "Every Bayesian fit converged" in paper.results_markdown(paper.familiarity_paper(CONFIG, tables()))
+
+
 def test_the_draft_follows_the_papers_order_and_says_simulated_data():
     draft = paper.results_markdown(paper.familiarity_paper(CONFIG, tables()))
     headings = re.findall(r"^## (.+)$", draft, flags=re.M)

@@ -76,9 +76,12 @@ def test_convergence_and_markdown(tmp_path):
             "reason": [None, "too few persons"],
             "r_hat_max": [1.01, float("nan")],
             "ess_bulk_min": [300.0, float("nan")],
-            "converged": [False, False],
-            "flag": ["not converged: ess_bulk 300 < 400; 145 divergent transitions > 0", None],
-            "divergences": [145, 0],
+            "converged": [False, None],
+            "flag": [
+                "not converged: ess_bulk 300 < 400; 145 divergent transitions > 0",
+                "not applicable: too few persons",
+            ],
+            "divergences": [145, None],
         }
     )
     config = {

@@ -74,8 +74,9 @@ def sort_mappings(value):
 
 
 def safe_load_yaml(text: str):
-    """yaml.safe_load through libyaml where PyYAML has it: the same objects, about 7x faster on the
-    45 kB schema, which every snakemake call (every dry run) validates its config against."""
+    """yaml.safe_load through libyaml where PyYAML has it: the same objects, faster on the
+    schema, which every snakemake call (every dry run) validates its config against
+    (docs/performance.md#code)."""
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 

@@ -36,6 +36,7 @@ import pandas as pd
 
 from omnisocial.io import atomic_path
 from omnisocial.summary import FUNNEL_STAGES, funnel_section, inputs_section
+from omnisocial.tables import NOT_APPLICABLE
 
 MODALITIES = ("text", "audio", "video")
 # the GLMM contrasts as the paper states them: the richer modality over the poorer one
@@ -651,14 +652,14 @@ def _text(value) -> str:
 
 def fit_flag(row: Mapping) -> str:
     """Why a fit's row does not count as converged ("" when it does), read from whatever the
-    table has: a `fitted` column that is false (with its `reason`), a non-empty `flag` or
-    `status`, a `converged` column that is false."""
-    if "fitted" in row and _truthy(row["fitted"]) is False:
-        reason = _text(row.get("reason"))
-        return f"not fitted: {reason}" if reason else "not fitted"
+    table has: a non-empty `flag` or `status` (a fit that cannot exist: "not applicable: <why>"),
+    a `fitted` column that is false (with its `reason`), a `converged` column that is false."""
     flag = _text(row.get("flag")) or _text(row.get("status"))
     if flag:
         return flag
+    if "fitted" in row and _truthy(row["fitted"]) is False:
+        reason = _text(row.get("reason"))
+        return f"not fitted: {reason}" if reason else "not fitted"
     if "converged" in row and _truthy(row["converged"]) is False:
         return "not converged"
     return ""
@@ -1224,16 +1225,26 @@ def _convergence(paper: Paper, tables: Mapping) -> None:
         flag = fit_flag(row)
         if flag:
             flagged.append(f"Rasch {row.get('modality')} / {row.get('rater_type')}: {flag}")
-    if flagged:
+    # a fit that cannot exist (one model) is said apart: there was nothing to converge
+    not_applicable = [line for line in dict.fromkeys(flagged) if f": {NOT_APPLICABLE}" in line]
+    failed = [line for line in dict.fromkeys(flagged) if line not in not_applicable]
+    if failed:
         paper.say(
             "Not every Bayesian fit converged or was made; the numbers read from these are flagged "
             "or n/a above:"
         )
         paper.say("")
-        for line in dict.fromkeys(flagged):
+        for line in failed:
             paper.say(f"- {line}")
     else:
-        paper.say("Every Bayesian fit converged (R-hat, bulk and tail ESS, divergences).")
+        made = " made" if not_applicable else ""
+        paper.say(f"Every Bayesian fit{made} converged (R-hat, bulk and tail ESS, divergences).")
+    if not_applicable:
+        paper.say("")
+        paper.say("Fits that cannot exist (nothing to fit), not counted as failures:")
+        paper.say("")
+        for line in not_applicable:
+            paper.say(f"- {line}")
 
 
 # The FriendBench paper's published figures (docs/benchmarks: the design 1.4, the ratings 1.6, the

@@ -424,8 +424,8 @@ def headline_section(metrics: pd.DataFrame | None, variant: str = "v1") -> pd.Da
 def convergence_section(glmm_summary: pd.DataFrame | None, rasch_fits: pd.DataFrame | None) -> pd.DataFrame:
     """Every Bayesian fit: GLMM terms and Rasch fits with R-hat, ESS, the fit's divergent
     transitions (above the config's max_divergences they flag the fit) and the convergence flag.
-    A Rasch fit that cannot exist (fewer than 2 persons or dyads: one model) has `converged` NA
-    and the flag "not applicable: <why>"."""
+    A Rasch fit that cannot exist (fewer than 2 persons or dyads: one model) keeps what
+    rasch_fits says of it: `converged` NA and the flag "not applicable: <why>"."""
     rows = []
     if glmm_summary is not None:
         for row in glmm_summary.itertuples(index=False):
@@ -443,7 +443,6 @@ def convergence_section(glmm_summary: pd.DataFrame | None, rasch_fits: pd.DataFr
             )
     if rasch_fits is not None:
         for row in rasch_fits.itertuples(index=False):
-            fitted = bool(row.fitted) if pd.notna(row.fitted) else False
             rows.append(
                 {
                     "fit": "Rasch",
@@ -451,12 +450,10 @@ def convergence_section(glmm_summary: pd.DataFrame | None, rasch_fits: pd.DataFr
                     "r_hat": row.r_hat_max,
                     "ess_bulk": row.ess_bulk_min,
                     "ess_tail": getattr(row, "ess_tail_min", math.nan),
-                    "divergences": _count(getattr(row, "divergences", None)) if fitted else None,
-                    # a side with one model (or one dyad) has no Rasch model to fit: not a failure
-                    "converged": bool(row.converged) if fitted else pd.NA,
-                    "flag": (row.flag if isinstance(row.flag, str) else "")
-                    if fitted
-                    else f"not applicable: {row.reason}",
+                    "divergences": _count(getattr(row, "divergences", None)),
+                    # as rasch_fits says it: NA with "not applicable: <why>" for a fit not made
+                    "converged": bool(row.converged) if pd.notna(row.converged) else pd.NA,
+                    "flag": row.flag if isinstance(row.flag, str) else "",
                 }
             )
     columns = ["fit", "part", "r_hat", "ess_bulk", "ess_tail", "divergences", "converged", "flag"]

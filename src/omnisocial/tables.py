@@ -157,6 +157,8 @@ def _convert(value, kind: str):
 
 RELATIONSHIPS = ("familiar", "stranger")
 NON_ANSWER = ""  # the label of a prediction or trial that gave no answer
+# how a fit's flag opens when the fit cannot exist (one model: no Rasch model to fit), not failed
+NOT_APPLICABLE = "not applicable"
 POSITIONS = ("early", "late")
 SPEAKERS = ("a", "b")
 

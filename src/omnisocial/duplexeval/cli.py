@@ -40,12 +40,7 @@ def _note_reason(message: str) -> str:
 def _run(args: argparse.Namespace) -> int:
     from omnisocial.duplexeval import judged
     from omnisocial.duplexeval.contracts import RTD_SPLITS, STREAM_IMPORT_NOTES, STREAM_RESPONSES
-    from omnisocial.duplexeval.importers import (
-        clip_durations,
-        load_stream_items,
-        read_stream_response,
-        response_path,
-    )
+    from omnisocial.duplexeval.importers import clip_durations, load_stream_items
     from omnisocial.errors import EXIT_OK, InputError
     from omnisocial.importing import ImportErrorWithItem, concat_frames
     from omnisocial.io import write_csv
@@ -76,18 +71,8 @@ def _run(args: argparse.Namespace) -> int:
             raise InputError(f"{responses_dir}: not a folder of response files")
         kind = "temporal" if args.task == "rtd" else "reminder"
         replies = judged.read_judge_replies(args.judge_replies, kind)
-        notes, frames, left_out = [], [], []
         model = args.model or responses_dir.resolve().name
-        for split, item_id in items[["split", "item_id"]].itertuples(index=False):
-            path = response_path(responses_dir, split, item_id)
-            try:
-                if not path.is_file():
-                    raise ImportErrorWithItem(path, item_id, "(file)", "response file not found")
-                frames.append(read_stream_response(path, split, item_id, model, notes, released))
-            except ImportErrorWithItem as error:
-                left_out.append((split, item_id))
-                reasons.add("excluded", f"response file field {error.field}", item_id, error.message)
-                print(f"omnisocial duplexeval: left out: {error}", file=sys.stderr)
+        frames, notes, left_out = _read_responses(items, responses_dir, model, released, reasons)
     except ImportErrorWithItem as error:
         raise InputError(str(error)) from None
     kept_ids = set(items["item_id"])
@@ -109,14 +94,7 @@ def _run(args: argparse.Namespace) -> int:
     score = judged.score_rtd_replies if args.task == "rtd" else judged.score_pr_replies
     per_item = score(responses, scored_items, replies, parser=args.parser, models=[model])
     if args.task == "pr" and released:
-        odd = per_item[per_item["sample_score"].notna() & ~per_item["sample_score"].isin([0, 1])]
-        for item_id, value in zip(odd["item_id"], odd["sample_score"], strict=True):
-            reasons.add(
-                "scored as released",
-                "whole-response judgement's success_score taken as the sample score, as released",
-                item_id,
-                f"sample score {value:g}",
-            )
+        _note_whole_response_scores(per_item, reasons)
     unmatched = judged.unmatched_replies(replies, items, responses, args.task, model, left_out)
     if unmatched:
         first = unmatched[0]
@@ -146,6 +124,36 @@ def _run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return EXIT_OK
+
+
+def _read_responses(items, responses_dir: Path, model: str, released: bool, reasons):
+    """(response frames, the notes of sentences read as released, the (split, item_id) left
+    out): each item's response file; a missing or unreadable one is left out with its reason."""
+    from omnisocial.duplexeval.importers import read_item_response
+    from omnisocial.importing import ImportErrorWithItem
+
+    notes, frames, left_out = [], [], []
+    for split, item_id in items[["split", "item_id"]].itertuples(index=False):
+        try:
+            frames.append(read_item_response(responses_dir, split, item_id, model, notes, released))
+        except ImportErrorWithItem as error:
+            left_out.append((split, item_id))
+            reasons.add("excluded", f"response file field {error.field}", item_id, error.message)
+            print(f"omnisocial duplexeval: left out: {error}", file=sys.stderr)
+    return frames, notes, left_out
+
+
+def _note_whole_response_scores(per_item, reasons) -> None:
+    """Released pr: an item whose sample score is the whole-response judgement's success_score
+    (not 0 or 1) is noted as scored as released."""
+    odd = per_item[per_item["sample_score"].notna() & ~per_item["sample_score"].isin([0, 1])]
+    for item_id, value in zip(odd["item_id"], odd["sample_score"], strict=True):
+        reasons.add(
+            "scored as released",
+            "whole-response judgement's success_score taken as the sample score, as released",
+            item_id,
+            f"sample score {value:g}",
+        )
 
 
 def _notes_frame(notes: list):

@@ -52,7 +52,7 @@ answer2. For the caption baseline with delay d (point sentences, window [t + d -
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -213,28 +213,9 @@ def score_rtd(
             if texts
             else []  # an empty response (a streamed model that never spoke): nothing to embed
         )
-        pairs, owners = [], []
-        windows = []
-        for k, sentence in enumerate(own.to_dict("records")):
-            window = judge_window(sentence["start"], sentence["end"], duration)
-            windows.append(window)
-            if window is None:
-                continue
-            if captions:
-                for e, (t, caption) in enumerate(captions):
-                    cap = timing_cap(t, window, late_s)
-                    if cap:
-                        pairs.append((sentence["text"], [caption]))
-                        owners.append((k, e, cap))
-            elif answers:
-                pairs.append((sentence["text"], answers))
-                owners.append((k, None, 3))
+        windows, pairs, owners = _judged_pairs(own, captions, answers, duration, late_s)
         levels = judge.score_many(pairs, "temporal") if pairs else []
-        best: dict[int, tuple[float, int | None]] = {}
-        for (k, e, cap), result in zip(owners, levels, strict=True):
-            value = min(float(cap), float(result.score))
-            if k not in best or value > best[k][0]:
-                best[k] = (value, e)
+        best = _best_per_sentence(owners, levels)
         frame_rows = []
         for k, sentence in enumerate(own.to_dict("records")):
             window = windows[k]
@@ -265,25 +246,61 @@ def score_rtd(
         )
         content = judge.score(" ".join(texts), answers, "content").score if answers else math.nan
         first_event = float(item_events["t"].min()) if len(item_events) else None
-        first_relevant = summary["first_relevant_time"]
-        score_rows.append(
-            {
-                "model": model,
-                "split": item["split"],
-                "item_id": item["item_id"],
-                **{key: summary[key] for key in ("n_sentences", "n_judged", "n_relevant", "temporal_score")},
-                "temporal_100": summary["temporal_score_100"],
-                "irrelevant_duration_ratio": summary["irrelevant_duration_ratio"],
-                "first_relevant_time": first_relevant,
-                "first_event_time": first_event,
-                "first_relevant_offset": None
-                if first_relevant is None or first_event is None
-                else first_relevant - first_event,
-                "content_score": content,
-                "content_100": to_100(content) if not math.isnan(content) else math.nan,
-            }
-        )
+        score_rows.append(_rtd_score_row(model, item, summary, first_event, content))
     return (
         RTD_SENTENCES.validate(pd.DataFrame(sentence_rows, columns=RTD_SENTENCES.names)),
         RTD_SCORES.validate(pd.DataFrame(score_rows, columns=RTD_SCORES.names)),
     )
+
+
+def _judged_pairs(own: pd.DataFrame, captions: list, answers: list, duration, late_s: Sequence[float]):
+    """(each sentence's judge window or None, the (sentence, references) pairs to judge, and
+    each pair's (sentence, event or None, timing cap)): with captions, every caption inside a
+    sentence's timing cap (`timing_cap`); without, the item's answers at the full cap 3."""
+    pairs, owners, windows = [], [], []
+    for k, sentence in enumerate(own.to_dict("records")):
+        window = judge_window(sentence["start"], sentence["end"], duration)
+        windows.append(window)
+        if window is None:
+            continue
+        if captions:
+            for e, (t, caption) in enumerate(captions):
+                cap = timing_cap(t, window, late_s)
+                if cap:
+                    pairs.append((sentence["text"], [caption]))
+                    owners.append((k, e, cap))
+        elif answers:
+            pairs.append((sentence["text"], answers))
+            owners.append((k, None, 3))
+    return windows, pairs, owners
+
+
+def _best_per_sentence(owners: list, levels: list) -> dict[int, tuple[float, int | None]]:
+    """{sentence: (its best judged level capped by its timing, the event it matched)}."""
+    best: dict[int, tuple[float, int | None]] = {}
+    for (k, e, cap), result in zip(owners, levels, strict=True):
+        value = min(float(cap), float(result.score))
+        if k not in best or value > best[k][0]:
+            best[k] = (value, e)
+    return best
+
+
+def _rtd_score_row(model: str, item, summary: Mapping, first_event: float | None, content: float) -> dict:
+    """The RTD_SCORES row of one (model, item): the temporal summary, the first relevant time
+    against the first event, and the content score."""
+    first_relevant = summary["first_relevant_time"]
+    return {
+        "model": model,
+        "split": item["split"],
+        "item_id": item["item_id"],
+        **{key: summary[key] for key in ("n_sentences", "n_judged", "n_relevant", "temporal_score")},
+        "temporal_100": summary["temporal_score_100"],
+        "irrelevant_duration_ratio": summary["irrelevant_duration_ratio"],
+        "first_relevant_time": first_relevant,
+        "first_event_time": first_event,
+        "first_relevant_offset": None
+        if first_relevant is None or first_event is None
+        else first_relevant - first_event,
+        "content_score": content,
+        "content_100": to_100(content) if not math.isnan(content) else math.nan,
+    }

@@ -550,6 +550,17 @@ def response_path(root: str | os.PathLike, split: str, item_id: str) -> Path:
     return next((path for path in candidates if path.is_file()), candidates[0])
 
 
+def read_item_response(
+    root: str | os.PathLike, split: str, item_id: str, model: str, notes: list | None, released: bool
+) -> pd.DataFrame:
+    """The item's response file (`response_path`) read by `read_stream_response`; a missing one
+    is an error of that item (ImportErrorWithItem, field `(file)`)."""
+    path = response_path(root, split, item_id)
+    if not path.is_file():
+        raise ImportErrorWithItem(path, item_id, "(file)", "response file not found")
+    return read_stream_response(path, split, item_id, model, notes, released)
+
+
 def load_stream_responses(
     root: str | os.PathLike,
     items: pd.DataFrame,
@@ -568,11 +579,8 @@ def load_stream_responses(
     errors = ItemErrors(collect_errors)
     frames = []
     for split, item_id in items[["split", "item_id"]].itertuples(index=False):
-        path = response_path(root, split, item_id)
         try:
-            if not path.is_file():
-                raise ImportErrorWithItem(path, item_id, "(file)", "response file not found")
-            frames.append(read_stream_response(path, split, item_id, model, notes, released))
+            frames.append(read_item_response(root, split, item_id, model, notes, released))
         except ImportErrorWithItem as error:
             errors.add(error)
     frames = [frame for frame in frames if len(frame)]

@@ -641,11 +641,15 @@ RASCH_FITS = Contract(
         Column("r_hat_max", "float", nullable=True),
         Column("ess_bulk_min", "float", nullable=True),
         Column("ess_tail_min", "float", nullable=True),
-        Column("converged", "bool"),
-        Column("flag"),
+        Column("converged", "bool", nullable=True, doc="empty when no fit was made (not applicable)"),
+        Column(
+            "flag",
+            doc="why the fit does not count as converged; 'not applicable: <reason>' when no fit was made",
+        ),
         Column(
             "divergences",
             "int",
+            nullable=True,
             doc="divergent transitions of the reported fit; above max_divergences: flagged",
         ),
         Column("target_accept", "float", nullable=True, doc="NUTS target acceptance of the reported fit"),

@@ -59,6 +59,8 @@ from omnisocial.summary import NOT_AUDITED
 from omnisocial.tables import is_true
 
 EPS = 1e-9
+# every filter an interaction must pass, in the report's order (`<name>_pass` columns)
+FILTER_NAMES = ("ingest", "f1_prompt", "f2_turns", "f3_speech", "f4_tracks", "f5_amount", "audit")
 
 
 def _number(value) -> float | None:
@@ -265,101 +267,112 @@ def apply_filters(
     records = []
     for row in interactions.to_dict("records"):
         interaction_id = str(row["interaction_id"])
-        record = {
-            "interaction_id": interaction_id,
-            "site": row.get("site", ""),
-            "relationship": row.get("relationship", ""),
-            "gender_mix": row.get("gender_mix", ""),
-            "f1_prompt_value": "",
-            "f2_turns_value": None,
-            "f3_speech_value": None,
-            "f4_tracks_value": "",
-            "f4_lag_measured": None,
-            "f5_amount_value": None,
-            "audit_value": "",
-        }
-        reasons: list[str] = []
-        ingested = is_true(row.get("ingest_ok"))
-        record["ingest_pass"] = ingested
         signal_rows = signals_by_id.get(interaction_id)
         signal = signal_rows.iloc[0].to_dict() if signal_rows is not None and len(signal_rows) else None
-        measured = signal is not None and is_true(signal.get("measure_ok"))
-        if not ingested:
-            reasons.append(f"ingest: {str(row.get('ingest_reason') or '').strip() or 'failed'}")
-            not_ingested = "not evaluated: not ingested"
-            for name, label in (
-                ("f1_prompt", "F1 prompt"),
-                ("f2_turns", "F2 turns"),
-                ("f3_speech", "F3 speech"),
-                ("f4_tracks", "F4 tracks"),
-                ("f5_amount", "F5 amount"),
-                ("audit", "prompt audit"),
-            ):
-                record[f"{name}_pass"] = False
-                reasons.append(f"{label}: {not_ingested}")
-            record["passed"] = False
-            record["reasons"] = "; ".join(reasons)
-            records.append(record)
-            continue
-
-        if not measured:
-            cause = (
-                "no signals row"
-                if signal is None
-                else (str(signal.get("measure_reason") or "").strip() or "failed")
-            )
-            reasons.append(f"measure: {cause}")
-
-        ok, record["f1_prompt_value"], found = _f1(row, filters)
-        record["f1_prompt_pass"] = ok
-        reasons += found
-
-        candidates = candidates_by_id.get(interaction_id)
-        if candidates is not None and len(candidates):
-            f2_ok, record["f2_turns_value"], f2_reasons = _f2(candidates, filters)
-            f3_ok, record["f3_speech_value"], f3_reasons = _f3(candidates, filters)
-        elif measured:
-            f2_ok = f3_ok = False
-            f2_reasons = ["F2 turns: no clip window (no clip candidate for this interaction)"]
-            f3_reasons = ["F3 speech: no clip window (no clip candidate for this interaction)"]
-        else:
-            f2_ok = f3_ok = False
-            f2_reasons = ["F2 turns: not evaluated: not measured"]
-            f3_reasons = ["F3 speech: not evaluated: not measured"]
-        record["f2_turns_pass"], record["f3_speech_pass"] = f2_ok, f3_ok
-        reasons += f2_reasons + f3_reasons
-
-        if measured:
-            ok, record["f4_tracks_value"], found, record["f4_lag_measured"] = _f4(signal, filters)
-            record["f4_tracks_pass"] = ok
-            reasons += found
-            total = _number(signal.get("speech_total_s"))
-            minimum = float(filters.min_total_speech_s)
-            record["f5_amount_value"] = total
-            if total is None:
-                record["f5_amount_pass"] = False
-                reasons.append("F5 amount: voiced speech not measurable")
-            else:
-                record["f5_amount_pass"] = total >= minimum - EPS
-                if not record["f5_amount_pass"]:
-                    reasons.append(f"F5 amount: {total:.1f} s voiced < {_fmt(minimum)} s")
-        else:
-            record["f4_tracks_pass"] = record["f5_amount_pass"] = False
-            reasons += ["F4 tracks: not evaluated: not measured", "F5 amount: not evaluated: not measured"]
-
-        ok, record["audit_value"], found = _audit(segments_by_id.get(interaction_id), filters)
-        record["audit_pass"] = ok
-        reasons += found
-
-        record["passed"] = all(
-            record[f"{name}_pass"]
-            for name in ("ingest", "f1_prompt", "f2_turns", "f3_speech", "f4_tracks", "f5_amount", "audit")
-        )
-        record["reasons"] = "; ".join(reasons)
-        records.append(record)
+        inputs = (signal, candidates_by_id.get(interaction_id), segments_by_id.get(interaction_id))
+        records.append(_filter_record(row, *inputs, filters))
 
     if not records:
         return FILTER_REPORT.empty()
     frame = pd.DataFrame(records, columns=FILTER_REPORT.names)
     report = FILTER_REPORT.validate(frame, "filter_report")
     return report.sort_values("interaction_id", kind="stable").reset_index(drop=True)
+
+
+def _filter_record(row: dict, signal: dict | None, candidates, transcript, filters: Filters) -> dict:
+    """The FILTER_REPORT row of one interaction (`row`: INTERACTIONS) from its signals row,
+    its clip candidates and its transcript (each None when absent)."""
+    interaction_id = str(row["interaction_id"])
+    record = {
+        "interaction_id": interaction_id,
+        "site": row.get("site", ""),
+        "relationship": row.get("relationship", ""),
+        "gender_mix": row.get("gender_mix", ""),
+        "f1_prompt_value": "",
+        "f2_turns_value": None,
+        "f3_speech_value": None,
+        "f4_tracks_value": "",
+        "f4_lag_measured": None,
+        "f5_amount_value": None,
+        "audit_value": "",
+    }
+    ingested = is_true(row.get("ingest_ok"))
+    record["ingest_pass"] = ingested
+    if not ingested:
+        return _not_ingested(record, row)
+    reasons: list[str] = []
+    measured = signal is not None and is_true(signal.get("measure_ok"))
+    if not measured:
+        cause = (
+            "no signals row"
+            if signal is None
+            else (str(signal.get("measure_reason") or "").strip() or "failed")
+        )
+        reasons.append(f"measure: {cause}")
+
+    ok, record["f1_prompt_value"], found = _f1(row, filters)
+    record["f1_prompt_pass"] = ok
+    reasons += found
+    reasons += _window_filters(record, candidates, measured, filters)
+    if measured:
+        ok, record["f4_tracks_value"], found, record["f4_lag_measured"] = _f4(signal, filters)
+        record["f4_tracks_pass"] = ok
+        reasons += found
+        record["f5_amount_pass"], record["f5_amount_value"], found = _f5(signal, filters)
+        reasons += found
+    else:
+        record["f4_tracks_pass"] = record["f5_amount_pass"] = False
+        reasons += ["F4 tracks: not evaluated: not measured", "F5 amount: not evaluated: not measured"]
+    ok, record["audit_value"], found = _audit(transcript, filters)
+    record["audit_pass"] = ok
+    reasons += found
+
+    record["passed"] = all(record[f"{name}_pass"] for name in FILTER_NAMES)
+    record["reasons"] = "; ".join(reasons)
+    return record
+
+
+def _not_ingested(record: dict, row: dict) -> dict:
+    """An interaction that was not ingested: every filter fails, each saying it was not evaluated."""
+    reasons = [f"ingest: {str(row.get('ingest_reason') or '').strip() or 'failed'}"]
+    for name, label in (
+        ("f1_prompt", "F1 prompt"),
+        ("f2_turns", "F2 turns"),
+        ("f3_speech", "F3 speech"),
+        ("f4_tracks", "F4 tracks"),
+        ("f5_amount", "F5 amount"),
+        ("audit", "prompt audit"),
+    ):
+        record[f"{name}_pass"] = False
+        reasons.append(f"{label}: not evaluated: not ingested")
+    record["passed"] = False
+    record["reasons"] = "; ".join(reasons)
+    return record
+
+
+def _window_filters(record: dict, candidates, measured: bool, filters: Filters) -> list[str]:
+    """F2 and F3 on the interaction's clip window into `record`; their failure reasons."""
+    if candidates is not None and len(candidates):
+        f2_ok, record["f2_turns_value"], f2_reasons = _f2(candidates, filters)
+        f3_ok, record["f3_speech_value"], f3_reasons = _f3(candidates, filters)
+    elif measured:
+        f2_ok = f3_ok = False
+        f2_reasons = ["F2 turns: no clip window (no clip candidate for this interaction)"]
+        f3_reasons = ["F3 speech: no clip window (no clip candidate for this interaction)"]
+    else:
+        f2_ok = f3_ok = False
+        f2_reasons = ["F2 turns: not evaluated: not measured"]
+        f3_reasons = ["F3 speech: not evaluated: not measured"]
+    record["f2_turns_pass"], record["f3_speech_pass"] = f2_ok, f3_ok
+    return f2_reasons + f3_reasons
+
+
+def _f5(signal: dict, filters: Filters) -> tuple[bool, float | None, list[str]]:
+    """F5 amount: (pass, the voiced speech in seconds, failure reasons)."""
+    total = _number(signal.get("speech_total_s"))
+    minimum = float(filters.min_total_speech_s)
+    if total is None:
+        return False, total, ["F5 amount: voiced speech not measurable"]
+    if total >= minimum - EPS:
+        return True, total, []
+    return False, total, [f"F5 amount: {total:.1f} s voiced < {_fmt(minimum)} s"]

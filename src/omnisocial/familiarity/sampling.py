@@ -304,6 +304,59 @@ def sample_design(
     seed = int(sampling_params["seed"])
     if n < 1:
         raise ValueError(f"n_per_cell must be at least 1, got {n}")
+    pool, passed, strata = _sampling_pool(filter_report, interactions, sampling_params)
+    policy = str(sampling_params.get("unknown_stratum") or "error")
+    if policy not in UNKNOWN_POLICIES:
+        raise ValueError(f"unknown_stratum must be one of {', '.join(UNKNOWN_POLICIES)}, got {policy!r}")
+
+    windows = {
+        (str(row.interaction_id), row.position): row for row in clip_candidates.itertuples(index=False)
+    }
+    has_clips = pool["interaction_id"].map(lambda i: all((i, p) in windows for p in POSITIONS))
+    _unknown_strata(pool, passed & has_clips, strata, interactions, policy)
+    known = _known_strata(pool, strata)
+    eligible = pool[passed & has_clips & known]
+    if eligible.empty:
+        raise _no_candidates(pool, passed, has_clips, known, strata)
+
+    cells, cell_of = _design_cells(pool, eligible, strata)
+    eligible_cell = cell_of[eligible.index]
+
+    rng = np.random.default_rng(seed)
+    pools = _cell_pools(eligible, eligible_cell, cells)
+
+    everyone = Counter(person for entries in pools.values() for _, people in entries for person in people)
+
+    def describe(cell: str) -> str:
+        in_cell = cell_of == cell
+        no_clip = int((in_cell & passed & known & ~has_clips).sum())
+        shared = sum(1 for _, people in pools[cell] if any(everyone[p] > 1 for p in people))
+        return (
+            f"cell {cell!r} needs {n} dyad(s) but has {len(pools[cell])} candidate(s) "
+            f"({int(in_cell.sum())} interaction(s) in the cell; failing filters: "
+            f"{_cell_exclusions(pool, in_cell)}; passed without both clip windows: {no_clip}; "
+            f"lost to participant overlap: {shared} candidate(s) share a participant with another)"
+        )
+
+    short = [cell for cell in cells if len(pools[cell]) < n]
+    if short:
+        raise _short_cells(short, [describe(cell) for cell in short], pools, n)
+
+    order = sorted(cells, key=lambda cell: (len(pools[cell]), cell))
+    picks, stuck = _draw(order, pools, n, rng)
+    if picks is None:
+        raise DesignError("design cannot be filled without reusing a participant: " + describe(stuck))
+
+    rows = _counterbalanced(sorted(cells), picks, n, rng, windows, eligible.set_index("interaction_id"))
+    design = pd.DataFrame(rows).sort_values(["cell", "interaction_id"], kind="mergesort")
+    width = max(3, len(str(len(design))))
+    design.insert(0, "dyad_id", [f"D{i:0{width}d}" for i in range(1, len(design) + 1)])
+    return DESIGN.validate(design)
+
+
+def _sampling_pool(filter_report: pd.DataFrame, interactions: pd.DataFrame, sampling_params: Mapping):
+    """(every reported interaction with its strata, participants and vendor; which passed every
+    filter; the strata sampled: `gender_mix` dropped when no passing interaction has one)."""
     strata = list(sampling_params.get("strata") or DEFAULT_STRATA)
     if len(set(strata)) != len(strata):
         raise ValueError(f"strata repeat a column: {strata}")
@@ -321,35 +374,50 @@ def sample_design(
         )
     if "gender_mix" in strata and (pool.loc[passed, "gender_mix"] == "").all():
         strata.remove("gender_mix")
-    policy = str(sampling_params.get("unknown_stratum") or "error")
-    if policy not in UNKNOWN_POLICIES:
-        raise ValueError(f"unknown_stratum must be one of {', '.join(UNKNOWN_POLICIES)}, got {policy!r}")
+    return pool, passed, strata
 
-    windows = {
-        (str(row.interaction_id), row.position): row for row in clip_candidates.itertuples(index=False)
-    }
-    has_clips = pool["interaction_id"].map(lambda i: all((i, p) in windows for p in POSITIONS))
-    _unknown_strata(pool, passed & has_clips, strata, interactions, policy)
-    known = pd.Series(True, index=pool.index)
-    for column in strata:
-        known &= pool[column] != ""
-    known &= pool["relationship"].isin(RELATIONSHIPS)
-    eligible = pool[passed & has_clips & known]
-    if eligible.empty:
-        raise DesignError(
-            f"no candidate interactions: {int(passed.sum())} of {len(pool)} passed every filter; "
-            f"of those, {int((passed & ~has_clips).sum())} lack an early or late clip window and "
-            f"{int((passed & ~known).sum())} have an empty stratum value ({', '.join(strata)}) or a "
-            f"relationship other than {'/'.join(RELATIONSHIPS)}; failing filters: "
-            f"{_cell_exclusions(pool, pd.Series(True, index=pool.index))}"
-        )
 
+def _short_cells(short: list[str], described: list[str], pools: Mapping, n: int) -> DesignError:
+    """The error when cells hold fewer than n candidates: each described, and what to change."""
+    return DesignError(
+        "design cannot be filled: "
+        + "; ".join(described)
+        + f". Lower sampling.n_per_cell (now {n}) to at most the smallest cell's candidates "
+        f"({min(len(pools[cell]) for cell in short)}), or loosen the failing filters (filters.*); "
+        "every interaction's reasons are in the filter report"
+    )
+
+
+def _design_cells(pool: pd.DataFrame, eligible: pd.DataFrame, strata: list[str]):
+    """(every combination of the eligible interactions' stratum levels, named by joining them
+    with '|'; each interaction's cell name)."""
     levels = [sorted(eligible[column].unique()) for column in strata]
     cells = ["|".join(combo) for combo in itertools.product(*levels)]
     cell_of = pool[strata].apply(lambda row: "|".join(row), axis=1) if len(pool) else pd.Series(dtype=str)
-    eligible_cell = cell_of[eligible.index]
+    return cells, cell_of
 
-    rng = np.random.default_rng(seed)
+
+def _known_strata(pool: pd.DataFrame, strata: list[str]) -> pd.Series:
+    """Per interaction: every stratum value given and a relationship a design cell can hold."""
+    known = pd.Series(True, index=pool.index)
+    for column in strata:
+        known &= pool[column] != ""
+    return known & pool["relationship"].isin(RELATIONSHIPS)
+
+
+def _no_candidates(pool, passed: pd.Series, has_clips: pd.Series, known: pd.Series, strata) -> DesignError:
+    """The error when no interaction can be sampled, counting why at each step."""
+    return DesignError(
+        f"no candidate interactions: {int(passed.sum())} of {len(pool)} passed every filter; "
+        f"of those, {int((passed & ~has_clips).sum())} lack an early or late clip window and "
+        f"{int((passed & ~known).sum())} have an empty stratum value ({', '.join(strata)}) or a "
+        f"relationship other than {'/'.join(RELATIONSHIPS)}; failing filters: "
+        f"{_cell_exclusions(pool, pd.Series(True, index=pool.index))}"
+    )
+
+
+def _cell_pools(eligible: pd.DataFrame, eligible_cell: pd.Series, cells: list[str]):
+    """{cell: [(interaction_id, its participants), ...] sorted by id} of the eligible interactions."""
     pools: dict[str, list[tuple[str, frozenset]]] = {}
     for cell in cells:
         members = eligible[eligible_cell == cell].sort_values("interaction_id")
@@ -363,39 +431,16 @@ def sample_design(
                 strict=True,
             )
         ]
+    return pools
 
-    everyone = Counter(person for entries in pools.values() for _, people in entries for person in people)
 
-    def describe(cell: str) -> str:
-        in_cell = cell_of == cell
-        no_clip = int((in_cell & passed & known & ~has_clips).sum())
-        shared = sum(1 for _, people in pools[cell] if any(everyone[p] > 1 for p in people))
-        return (
-            f"cell {cell!r} needs {n} dyad(s) but has {len(pools[cell])} candidate(s) "
-            f"({int(in_cell.sum())} interaction(s) in the cell; failing filters: "
-            f"{_cell_exclusions(pool, in_cell)}; passed without both clip windows: {no_clip}; "
-            f"lost to participant overlap: {shared} candidate(s) share a participant with another)"
-        )
-
-    short = [cell for cell in cells if len(pools[cell]) < n]
-    if short:
-        raise DesignError(
-            "design cannot be filled: "
-            + "; ".join(describe(cell) for cell in short)
-            + f". Lower sampling.n_per_cell (now {n}) to at most the smallest cell's candidates "
-            f"({min(len(pools[cell]) for cell in short)}), or loosen the failing filters (filters.*); "
-            "every interaction's reasons are in the filter report"
-        )
-
-    order = sorted(cells, key=lambda cell: (len(pools[cell]), cell))
-    picks, stuck = _draw(order, pools, n, rng)
-    if picks is None:
-        raise DesignError("design cannot be filled without reusing a participant: " + describe(stuck))
-
+def _counterbalanced(cells: list[str], picks: Mapping, n: int, rng, windows: Mapping, lookup) -> list[dict]:
+    """DESIGN rows of the picked interactions, cell by cell (sorted): floor(n/2) early and as
+    many late, with odd n the extra dyad early in every other cell from a seeded coin flip;
+    which dyads are early is a seeded shuffle. The clip window is that position's candidate."""
     parity = int(rng.integers(2))
-    lookup = eligible.set_index("interaction_id")
     rows = []
-    for index, cell in enumerate(sorted(cells)):
+    for index, cell in enumerate(cells):
         chosen = sorted(picks[cell])
         n_early = n // 2 + (1 if n % 2 and (index + parity) % 2 == 0 else 0)
         shuffled = [chosen[i] for i in rng.permutation(len(chosen))]
@@ -418,7 +463,4 @@ def sample_design(
                     "participant_b": info["participant_b"],
                 }
             )
-    design = pd.DataFrame(rows).sort_values(["cell", "interaction_id"], kind="mergesort")
-    width = max(3, len(str(len(design))))
-    design.insert(0, "dyad_id", [f"D{i:0{width}d}" for i in range(1, len(design) + 1)])
-    return DESIGN.validate(design)
+    return rows

@@ -17,8 +17,8 @@ not fitted to any human scores):
 The encoder is the sentence-transformers pipeline of the model folder (its transformer, mean
 pooling over the attention mask, L2 normalization) run on transformers directly: the same
 vectors bit for bit (`tests/test_judges.py` checks against `SentenceTransformer.encode`),
-without importing sentence-transformers, which costs ~10 CPU-s per job (it loads
-scikit-learn, datasets and the trainer) against ~4 s for transformers' model classes.
+without importing sentence-transformers, which loads scikit-learn, datasets and the trainer
+in every job (its import against transformers' model classes: docs/performance.md#code).
 
 An empty candidate gets the lowest level without being embedded. This judge is a cheap,
 deterministic reference point beside the LLM judges, reported under its own label; it

@@ -128,9 +128,10 @@ def complete_pcm_wav(file: Path) -> tuple[int, int, int] | None:
     """(sample rate, channels, frames) of a PCM or float WAV whose data chunk is whole, else None.
 
     ffprobe's WAV demuxer counts such a data chunk in whole blocks (its time base is one
-    sample), so `probe` can answer from the header without starting ffprobe (~0.1 s CPU per
-    file). Anything else goes to ffprobe: a data chunk the file cuts short, one of no or an
-    unknown length (a streamed WAV), another codec, RF64, a malformed header.
+    sample), so `probe` can answer from the header without starting ffprobe (a process start
+    per file: docs/performance.md#code). Anything else goes to ffprobe: a data chunk the file
+    cuts short, one of no or an unknown length (a streamed WAV), another codec, RF64, a
+    malformed header.
     """
     size = file.stat().st_size
     with open(file, "rb") as handle:

@@ -61,10 +61,11 @@ def decode_grey_together(
 ) -> list[np.ndarray]:
     """`decode_grey` of each file, all in one ffmpeg process: the same frames, one start-up.
 
-    Each ffmpeg start costs ~0.1 CPU-s (it loads some 215 shared libraries), more than decoding
-    a minute of small video. Each input has its own output file and filter chain, so its
-    frames are those `decode_grey` gives. MediaError when the run fails or a file gives no
-    frames; it may name only the first file: decode one by one to learn which failed.
+    Each ffmpeg start loads a few hundred shared libraries, which costs more than decoding a
+    minute of small video (docs/performance.md#code). Each input has its own output file and
+    filter chain, so its frames are those `decode_grey` gives. MediaError when the run fails or
+    a file gives no frames; it may name only the first file: decode one by one to learn which
+    failed.
     """
     files = [Path(f) for f in files]
     with tempfile.TemporaryDirectory(prefix="omnisocial-grey-") as scratch:

@@ -4,7 +4,7 @@ The encoder runs through `ffmpeg_run.pipe_frames`; `run_with_stdin` is its forme
 `encode_raw_mp4` is the one mp4 encoder of the demo generators (the familiarity demo corpus
 and the social demos): raw yuv420p frames on stdin, H.264 plus optional AAC, as an
 ffmpeg-python graph. `encode_raw_mp4s` encodes several such files in one ffmpeg process
-(the same bytes; one start-up, ~0.1 CPU-s, instead of one per file).
+(the same bytes; one ffmpeg start-up instead of one per file).
 """
 
 from __future__ import annotations

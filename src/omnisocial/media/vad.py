@@ -6,7 +6,7 @@ The `silero-vad` PyPI package carries two exports of the same 16 kHz network:
 `silero_vad_16k_sequence.onnx`, which takes a whole block of such windows and carries the
 state inside one call. Both give the same per-window probabilities (the package says
 bit-exact; `tests/test_media.py` checks it); the sequence export avoids a Python-level
-call per 32 ms window and is several times faster, so it is the default backend. The
+call per 32 ms window, so it is the default backend. The
 streaming export is kept as `backend="stream"` (the reference path, as in the package's
 `OnnxWrapper`).
 
@@ -109,10 +109,10 @@ def _restarted(blocks: np.ndarray, backend: str, restart_s: float) -> np.ndarray
 
     Silero's LSTM carries its state over the whole signal, and after seconds of a steady
     hiss it can stay below threshold through a soft utterance that it calls speech with a
-    few seconds of context: one real agent's 1.8 s "okay let me have a look" on a telephone
-    line under a -60 dBFS floor scores 0.12 on average in one run over the call, 0.85 and
-    0.72 in runs that start 1 s and 24 s before it, 0.24 in one that starts 9 s before (the
-    state is the network's, not the noise's; `tests/data/spokenwoz`, SNG1640). Every window after
+    few seconds of context (a real agent's short utterance on a telephone line under a
+    -60 dBFS floor, `tests/data/spokenwoz` SNG1640: its probabilities in runs from different
+    starts are on docs/performance.md#code; the state is the network's, not the noise's).
+    Every window after
     the first `restart_s` is `restart_s / 2` to `restart_s` into one of these runs.
     """
     length = max(2, int(round(restart_s * SAMPLE_RATE / WINDOW)))

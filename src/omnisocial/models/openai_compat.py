@@ -485,9 +485,10 @@ def ack_now(response: httpx.Response) -> None:
 
     A server that writes a reply's headers and body apart with Nagle's algorithm on (Python's
     http.server, cpp-httplib as in llama.cpp's server) holds the body until the client ACKs
-    the headers, and Linux delays that ACK up to 40 ms: 40 ms a call, a fifth of a 200 ms
-    model's. Asking for a quick ACK here sends the pending one now; with a server that sends
-    both together (uvicorn, Go) nothing is pending and it costs one system call."""
+    the headers, and Linux delays that ACK up to 40 ms, on every call (what it cost the
+    streaming rule: docs/performance.md#models). Asking for a quick ACK here sends the pending
+    one now; with a server that sends both together (uvicorn, Go) nothing is pending and it
+    costs one system call."""
     if _QUICKACK is None:
         return
     stream = response.extensions.get("network_stream")

@@ -5,7 +5,8 @@ write under a lock the moment the reply arrives, before the caller can make its 
 so a killed job (even `kill -9`) loses at most the calls in flight and a rerun repeats no
 answered call. The fsync follows in the store's own thread, one for every record written
 meanwhile (group commit), so no call waits for the disk: on a slow or shared disk, or at 16
-calls in flight whose fsyncs queued behind one lock, they cost 10 ms and more a call. Only a
+calls in flight whose fsyncs queued behind one lock, they cost every call a wait
+(docs/performance.md#models). Only a
 crash of the machine itself can lose more: the records of the last fsync's few milliseconds.
 A crash in the middle of a write leaves a torn last line: readers skip it with a
 warning, and the next writer starts on a fresh line so the tear never swallows a record.

@@ -73,34 +73,94 @@ Placement: ``device='auto'`` picks cuda when available (bfloat16 where supported
 and the ``accelerate`` package installed it is instead sharded with ``device_map='auto'``
 (transformers requires accelerate for any device_map).
 
-Audio is decoded at the processor's sampling rate, mono: a WAV/FLAC with soundfile (a
-stereo stimulus is averaged to mono), anything else (the mp4's audio track) with ffmpeg,
-through ffmpeg-python (no timeout, as before: `ffmpeg.run` and `ffmpeg.probe` themselves).
+Audio is decoded at the processor's sampling rate, mono (`transformers_media`, with a video's
+frames and a frame list's images); the checkpoint's folder, fingerprints, release and package
+checks and the greedy generation config are `transformers_weights`; both are re-exported here.
 A request that fails (bad media, out of memory, a model error) comes back as a `Reply`
 with `error` set; the rest of its batch is retried one item at a time.
 """
 
 from __future__ import annotations
 
-import base64
 import copy
 import hashlib
 import io
 import json
 import os
-import shutil
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import ffmpeg
 import numpy as np
 
-from omnisocial.io import sha256_file
-from omnisocial.media.ffmpeg_run import compile_args, ffprobe_args, run_tool
 from omnisocial.models.base import Reply, Request
+from omnisocial.models.transformers_media import (
+    SOUNDFILE_SUFFIXES,
+    VIDEO_FPS,
+    VIDEO_MAX_FRAMES,
+    is_frame_key,
+    load_audio,
+    load_frames,
+    load_video_frames,
+    wav_base64,
+)
+from omnisocial.models.transformers_weights import (
+    CONFIG_SUFFIXES,
+    FAMILY_PACKAGES,
+    KEPT_GENERATION_FIELDS,
+    MIN_TRANSFORMERS,
+    WEIGHT_SUFFIXES,
+    check_audio_tokens,
+    check_family_packages,
+    check_transformers_version,
+    config_files,
+    config_fingerprint,
+    greedy_generation_config,
+    resolve_model_dir,
+    weight_files,
+    weights_fingerprint,
+)
+
+__all__ = [  # this module's API, the names it re-exports from its two parts included
+    "ATTN_IMPLEMENTATIONS",
+    "CONFIG_SUFFIXES",
+    "DEFAULT_MAX_NEW_TOKENS",
+    "DEFAULT_MODALITIES",
+    "DEFAULT_SEED",
+    "FAMILIES",
+    "FAMILY_PACKAGES",
+    "FRAME_FAMILIES",
+    "IMAGE_TEXT_MAX_FRAMES",
+    "KEPT_GENERATION_FIELDS",
+    "MIN_TRANSFORMERS",
+    "OPTIONS",
+    "PREFIX_STREAMS",
+    "QWEN_OMNI_SYSTEM",
+    "SOUNDFILE_SUFFIXES",
+    "VIDEO_FPS",
+    "VIDEO_MAX_FRAMES",
+    "WEIGHT_SUFFIXES",
+    "TransformersBackend",
+    "check_audio_tokens",
+    "check_family_packages",
+    "check_transformers_version",
+    "config_files",
+    "config_fingerprint",
+    "frame_ends",
+    "frame_hash",
+    "greedy_generation_config",
+    "is_frame_key",
+    "load_audio",
+    "load_frames",
+    "load_video_frames",
+    "resolve_model_dir",
+    "shared_frames",
+    "wav_base64",
+    "weight_files",
+    "weights_fingerprint",
+]
 
 FAMILIES = ("qwen2_5_omni", "qwen2_audio", "voxtral", "image_text", "chat")
 DEFAULT_MODALITIES = {
@@ -112,280 +172,16 @@ DEFAULT_MODALITIES = {
 }
 FRAME_FAMILIES = ("qwen2_5_omni", "image_text")  # families that take images (frame lists)
 IMAGE_TEXT_MAX_FRAMES = 32  # frames of a video for image_text (the OpenAI frames mode's default)
-WEIGHT_SUFFIXES = (".safetensors", ".bin")
 DEFAULT_SEED = 42
 DEFAULT_MAX_NEW_TOKENS = 256
-VIDEO_FPS = 2.0  # frames per second given to Qwen2.5-Omni (its processor's own default)
-VIDEO_MAX_FRAMES = 768
 # Qwen2.5-Omni's model card asks for this exact system prompt when audio is in the input.
 QWEN_OMNI_SYSTEM = (
     "You are Qwen, a virtual human developed by the Qwen Team, Alibaba Group, capable of perceiving "
     "auditory and visual inputs, as well as generating text and speech."
 )
-SOUNDFILE_SUFFIXES = (".wav", ".flac", ".ogg")
 OPTIONS = ("family", "device", "dtype", "batch_size", "attn_implementation", "reuse_prefix")
 PREFIX_STREAMS = 16  # reuse_prefix: KV caches of the last 16 streams (one per item) kept
 ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "flash_attention_2")
-# Releases that get a family right; below them the family is refused at load.
-MIN_TRANSFORMERS = {"qwen2_5_omni": "5.23.0"}
-# What each family needs beyond transformers + torch, and how to get it.
-FAMILY_PACKAGES = {
-    "qwen2_5_omni": ("torchvision", "torchvision (make .venv-omni, or envs/omni.yaml)"),
-    "voxtral": ("mistral_common", "mistral-common[audio]==1.12.0 (make .venv-voxtral, or envs/voxtral.yaml)"),
-}
-# Checkpoint files besides the weights that change what a call returns (fingerprinted).
-CONFIG_SUFFIXES = (".json", ".jinja", ".txt", ".model", ".tiktoken")
-# Kept from the checkpoint's generation config: token ids only; every sampling or logits
-# field (repetition_penalty, top_k, no_repeat_ngram_size, ...) falls back to the neutral default.
-KEPT_GENERATION_FIELDS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
-
-
-# --- weights -------------------------------------------------------------------------------
-
-
-def resolve_model_dir(model_path: str | os.PathLike) -> Path:
-    """A local folder as is; otherwise a repo id looked up in the local HF cache only."""
-    path = Path(model_path).expanduser()
-    if path.is_dir():
-        return path.resolve()
-    from huggingface_hub import snapshot_download
-
-    try:
-        return Path(snapshot_download(repo_id=str(model_path), local_files_only=True))
-    except Exception as exc:  # the hub raises several types for "not in the cache"
-        raise FileNotFoundError(
-            f"model {model_path!r} is neither a local folder nor in the local Hugging Face cache "
-            f"(nothing is downloaded): {exc}"
-        ) from exc
-
-
-def weight_files(model_dir: str | os.PathLike) -> list[Path]:
-    root = Path(model_dir)
-    files = [
-        p
-        for p in root.rglob("*")
-        if p.is_file()
-        and p.name.endswith(WEIGHT_SUFFIXES)
-        and not any(part.startswith(".") for part in p.relative_to(root).parts)
-        and p.name != "training_args.bin"
-    ]
-    return sorted(files, key=lambda p: p.relative_to(root).as_posix())
-
-
-def weights_fingerprint(model_dir: str | os.PathLike) -> str:
-    """sha256 over (relative name, size, sha256 of content) of every weight file, sorted by name.
-
-    Files are hashed in 1 MiB chunks, so a 15 GB checkpoint never sits in memory.
-    """
-    root = Path(model_dir)
-    files = weight_files(root)
-    if not files:
-        raise FileNotFoundError(f"no weight files ({', '.join(WEIGHT_SUFFIXES)}) under {root}")
-    digest = hashlib.sha256()
-    for path in files:
-        # resolve(): HF cache snapshots hold symlinks into blobs/
-        real = path.resolve()
-        record = {"name": path.relative_to(root).as_posix(), "size": real.stat().st_size}
-        record["sha256"] = sha256_file(real)
-        digest.update((json.dumps(record, sort_keys=True) + "\n").encode())
-    return digest.hexdigest()
-
-
-def config_files(model_dir: str | os.PathLike) -> list[Path]:
-    """Top-level non-weight files that shape outputs: configs, processor, tokenizer, chat template."""
-    root = Path(model_dir)
-    return sorted(
-        p
-        for p in root.iterdir()
-        if p.is_file()
-        and p.suffix.lower() in CONFIG_SUFFIXES
-        and not p.name.startswith(".")
-        and not p.name.lower().startswith("readme")
-    )
-
-
-def config_fingerprint(model_dir: str | os.PathLike) -> dict[str, str]:
-    """name -> sha256 of every file `config_files` lists."""
-    return {p.name: sha256_file(p.resolve()) for p in config_files(model_dir)}
-
-
-def _version_tuple(version: str) -> tuple[int, ...]:
-    import re
-
-    return tuple(int(part) for part in re.findall(r"\d+", version.split("+")[0])[:3])
-
-
-def check_transformers_version(family: str, version: str) -> None:
-    """Raise when this transformers release is known to get `family` wrong."""
-    needed = MIN_TRANSFORMERS.get(family)
-    if needed and _version_tuple(version) < _version_tuple(needed):
-        raise RuntimeError(
-            f"family {family} needs transformers>={needed} (found {version}): earlier releases drop "
-            "the audio track of a video without an error (0 audio tokens in the prompt)"
-        )
-
-
-def check_family_packages(family: str) -> None:
-    """Raise ImportError naming what to install when the family's extra package is missing."""
-    import importlib.util
-
-    if family not in FAMILY_PACKAGES:
-        return
-    module, install = FAMILY_PACKAGES[family]
-    if importlib.util.find_spec(module) is None:
-        raise ImportError(
-            f"family {family} needs the {module} package, not installed here: install {install}"
-        )
-
-
-def check_audio_tokens(input_ids, audio_token_id: int, item_ids: Sequence[str]) -> None:
-    """Every row of a video batch whose audio comes from the video must hold audio tokens."""
-    counts = (input_ids == audio_token_id).sum(dim=-1).tolist()
-    empty = [item for item, count in zip(item_ids, counts, strict=True) if count == 0]
-    if empty:
-        raise RuntimeError(
-            f"the prompt of video item(s) {', '.join(map(str, empty))} holds 0 audio tokens although its "
-            "audio should come from the video track: this transformers/processor drops it"
-        )
-
-
-def greedy_generation_config(checkpoint_config):
-    """(clean GenerationConfig for greedy decoding, fields of the checkpoint's that were dropped)."""
-    from transformers import GenerationConfig
-
-    kept = {
-        key: getattr(checkpoint_config, key, None)
-        for key in KEPT_GENERATION_FIELDS
-        if getattr(checkpoint_config, key, None) is not None
-    }
-    clean = GenerationConfig(**kept, do_sample=False, num_beams=1)
-    reference = clean.to_dict()
-    dropped = {}
-    if checkpoint_config is not None:
-        for key, value in checkpoint_config.to_diff_dict().items():
-            if key in KEPT_GENERATION_FIELDS or key.startswith("_") or key == "transformers_version":
-                continue
-            if reference.get(key) != value:
-                dropped[key] = value
-    return clean, dropped
-
-
-# --- media ---------------------------------------------------------------------------------
-
-
-def _ffmpeg() -> str:
-    exe = shutil.which("ffmpeg")
-    if exe is None:
-        raise RuntimeError("ffmpeg is not on PATH (needed to decode this media file)")
-    return exe
-
-
-def _resample(signal: np.ndarray, source_rate: int, target_rate: int) -> np.ndarray:
-    if source_rate == target_rate:
-        return signal
-    from math import gcd
-
-    from scipy.signal import resample_poly
-
-    divisor = gcd(int(source_rate), int(target_rate))
-    return resample_poly(signal, target_rate // divisor, source_rate // divisor).astype(np.float32)
-
-
-def load_audio(path: str | os.PathLike, sampling_rate: int) -> np.ndarray:
-    """Mono float32 samples at `sampling_rate`, from an audio file or a video's audio track."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"media file not found: {path}")
-    if path.suffix.lower() in SOUNDFILE_SUFFIXES:
-        import soundfile as sf
-
-        data, rate = sf.read(str(path), dtype="float32", always_2d=True)
-        signal = _resample(data.mean(axis=1).astype(np.float32), int(rate), int(sampling_rate))
-    else:
-        source = ffmpeg.input(str(path), nostdin=None, v="error")
-        stream = source["a:0"].output("-", format="f32le", ac=1, ar=int(sampling_rate), vn=None)
-        # no timeout, as before; Interrupted (not a decode error) when a signal stopped ffmpeg
-        done = run_tool(compile_args(stream, cmd=_ffmpeg()), doing=f"decoding {path}", timeout_s=None)
-        if done.returncode != 0:
-            raise RuntimeError(f"ffmpeg could not decode audio of {path}: {done.stderr.decode()[-400:]}")
-        stdout = done.stdout
-        signal = np.frombuffer(stdout, dtype="<f4").astype(np.float32)
-    if signal.size == 0:
-        raise ValueError(f"no audio samples in {path}")
-    return np.ascontiguousarray(signal)
-
-
-def _frames_stream(path: Path, fps: float, max_frames: int):
-    """ffmpeg -nostdin -v error -i PATH -map 0:v:0 -f rawvideo -frames:v N -pix_fmt rgb24 -vf fps=F -"""
-    source = ffmpeg.input(str(path), nostdin=None, v="error")
-    options = {"frames:v": int(max_frames), "pix_fmt": "rgb24", "vf": f"fps={fps}"}
-    return source["v:0"].output("-", format="rawvideo", **options)
-
-
-def load_video_frames(
-    path: str | os.PathLike, fps: float = VIDEO_FPS, max_frames: int = VIDEO_MAX_FRAMES, even: bool = True
-) -> np.ndarray:
-    """RGB frames (T, H, W, 3) uint8 sampled at `fps` with ffmpeg (`even`: T made even by repeating
-    the last frame, as Qwen's temporal patch is 2)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"media file not found: {path}")
-    argv = ffprobe_args(
-        path,
-        cmd=shutil.which("ffprobe") or "ffprobe",
-        v="error",
-        select_streams="v:0",
-        show_entries="stream=width,height",
-    )  # ffmpeg.probe's arguments
-    done = run_tool(argv, doing=f"probing {path}", timeout_s=None)
-    if done.returncode != 0:
-        raise RuntimeError(f"ffprobe could not read {path}: {done.stderr.decode()[-400:]}")
-    info = json.loads(done.stdout.decode("utf-8", errors="replace") or "{}")
-    streams = info.get("streams", [])
-    if not streams:
-        raise ValueError(f"no video stream in {path}")
-    width, height = int(streams[0]["width"]), int(streams[0]["height"])
-    stream = _frames_stream(path, fps, max_frames)
-    # no timeout, as before; Interrupted (not a decode error) when a signal stopped ffmpeg
-    done = run_tool(compile_args(stream, cmd=_ffmpeg()), doing=f"decoding {path}", timeout_s=None)
-    if done.returncode != 0:
-        raise RuntimeError(f"ffmpeg could not decode video of {path}: {done.stderr.decode()[-400:]}")
-    stdout = done.stdout
-    frame_bytes = width * height * 3
-    count = len(stdout) // frame_bytes
-    if count == 0:
-        raise ValueError(f"no video frames decoded from {path}")
-    frames = np.frombuffer(stdout[: count * frame_bytes], dtype=np.uint8).reshape(count, height, width, 3)
-    if even and count % 2:
-        frames = np.concatenate([frames, frames[-1:]], axis=0)
-    return frames
-
-
-def is_frame_key(key: str) -> bool:
-    """``image`` or ``image:NNN`` (one frame of a frame list)."""
-    return key == "image" or key.startswith("image:")
-
-
-def load_frames(paths: Sequence[str | os.PathLike]) -> list:
-    """RGB PIL images of `paths`, in the order given (decoded now: a bad file fails its request)."""
-    from PIL import Image
-
-    frames = []
-    for path in paths:
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"frame file not found: {path}")
-        with Image.open(path) as image:
-            frames.append(image.convert("RGB"))
-    return frames
-
-
-def wav_base64(signal: np.ndarray, sampling_rate: int) -> str:
-    import soundfile as sf
-
-    buffer = io.BytesIO()
-    sf.write(buffer, signal, samplerate=int(sampling_rate), format="WAV", subtype="PCM_16")
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 # --- the backend ---------------------------------------------------------------------------

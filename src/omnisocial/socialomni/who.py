@@ -199,44 +199,10 @@ def score_who(
         item = lookup.get(record["item_id"])
         if item is None:
             raise ValueError(f"reply for unknown item {record['item_id']!r}")
-        for copy in extra.get(record["item_id"], []):
-            prediction = extract_letter(record["reply"], "".join(LETTERS), parser)
-            copy_rows.append(
-                {
-                    "model": record["model"],
-                    "modality": record["modality"],
-                    "correct_answer": copy["correct_answer"],
-                    "prediction": prediction or "",
-                    "parsed": prediction is not None,
-                    "correct": _is_correct(prediction, copy, copy.get("written")),
-                    "domain": copy.get("domain") or "",
-                    "subcategory": copy.get("subcategory") or "",
-                    "other_prediction": extract_letter(record["reply"], item_letters(copy), "strict") or "",
-                    "consistency_group": "",  # the released analysis keys by id: not in its split
-                }
-            )
-        letters = "".join(LETTERS) if released else item_letters(item)
-        prediction = extract_letter(record["reply"], letters, parser)
-        other_letters = item_letters(item) if released else "".join(LETTERS)
-        other = extract_letter(record["reply"], other_letters, "strict" if released else "released")
+        copy_rows += [_copy_row(record, copy, parser) for copy in extra.get(record["item_id"], [])]
         written = (raw_answers or {}).get(record["item_id"]) if released else None
         groups.append(released_consistency(item) if released else item.get("consistency") or "unknown")
-        rows.append(
-            {
-                "model": record["model"],
-                "modality": record["modality"],
-                "item_id": record["item_id"],
-                "correct_answer": item["correct_answer"],
-                "prediction": prediction or "",
-                "parsed": prediction is not None,
-                "correct": _is_correct(prediction, item, written),
-                "error_type": _error_type(item, prediction),
-                "consistency": item.get("consistency") or "unknown",
-                "domain": item.get("domain") or "",
-                "subcategory": item.get("subcategory") or "",
-                "other_prediction": other or "",
-            }
-        )
+        rows.append(_scored_row(record, item, parser, written))
     scored = WHO_SCORES.validate(pd.DataFrame(rows, columns=WHO_SCORES.names))
     grouped = scored.assign(consistency_group=pd.Series(groups, index=scored.index, dtype=object))
     if copy_rows:
@@ -245,35 +211,8 @@ def score_who(
     for (model, modality), group in grouped.groupby(["model", "modality"], sort=True):
         key = {"model": model, "modality": modality}
         overall = accuracy_row(group, "overall", "all", parser)
-        breakdown.append({**key, **overall})
-        if released:  # the released analysis's own accuracy: one row per id (copies left out)
-            by_id = group[group["consistency_group"] != ""]
-            breakdown.append({**key, **accuracy_row(by_id, "analysis", "all", parser)})
-        for column, name in (
-            ("consistency_group", "consistency"),
-            ("correct_answer", "correct_option"),
-            ("domain", "domain"),
-            ("subcategory", "subcategory"),
-        ):
-            for level, sub in group.groupby(column, sort=True):
-                if level != "":  # consistency "unknown" (released items without it) is its own row
-                    breakdown.append({**key, **accuracy_row(sub, name, level, parser)})
-        by_consistency = {
-            level: sub["correct"].mean() for level, sub in group.groupby("consistency_group") if len(sub)
-        }
-        consistent = by_consistency.get("consistent", math.nan)
-        inconsistent = by_consistency.get("inconsistent", math.nan)
-        summary.append(
-            {
-                **key,
-                **{k: overall[k] for k in ("n", "n_correct", "n_unparsed", "accuracy", "ci_low", "ci_high")},
-                "acc_consistent": consistent,
-                "acc_inconsistent": inconsistent,
-                "consistency_gap": consistent - inconsistent,
-                "parser": parser,
-                "n_parser_differs": overall["n_parser_differs"],
-            }
-        )
+        breakdown += _breakdown_rows(key, group, overall, parser)
+        summary.append(_summary_row(key, group, overall, parser))
         for truth in LETTERS:
             sub = group[group["correct_answer"] == truth]
             counts = {letter: int((sub["prediction"] == letter).sum()) for letter in LETTERS}
@@ -288,6 +227,86 @@ def score_who(
         breakdown=ACCURACY_BREAKDOWN.validate(pd.DataFrame(breakdown, columns=ACCURACY_BREAKDOWN.names)),
         confusion=pd.DataFrame(confusion, columns=["model", "modality", "truth", *LETTERS, "unparsed"]),
     )
+
+
+def _scored_row(record: dict, item: dict, parser: str, written: str | None) -> dict:
+    """The WHO_SCORES row of one reply: the letter read with `parser` (released: A-D whatever
+    the item's options; strict: the item's letters) and, for comparison, with the other."""
+    released = parser == "released"
+    letters = "".join(LETTERS) if released else item_letters(item)
+    prediction = extract_letter(record["reply"], letters, parser)
+    other_letters = item_letters(item) if released else "".join(LETTERS)
+    other = extract_letter(record["reply"], other_letters, "strict" if released else "released")
+    return {
+        "model": record["model"],
+        "modality": record["modality"],
+        "item_id": record["item_id"],
+        "correct_answer": item["correct_answer"],
+        "prediction": prediction or "",
+        "parsed": prediction is not None,
+        "correct": _is_correct(prediction, item, written),
+        "error_type": _error_type(item, prediction),
+        "consistency": item.get("consistency") or "unknown",
+        "domain": item.get("domain") or "",
+        "subcategory": item.get("subcategory") or "",
+        "other_prediction": other or "",
+    }
+
+
+def _copy_row(record: dict, copy: dict, parser: str) -> dict:
+    """An earlier copy of a duplicated item id scored with its id's reply against its own answer
+    (released only), out of the consistency split (the released analysis keys by id)."""
+    prediction = extract_letter(record["reply"], "".join(LETTERS), parser)
+    return {
+        "model": record["model"],
+        "modality": record["modality"],
+        "correct_answer": copy["correct_answer"],
+        "prediction": prediction or "",
+        "parsed": prediction is not None,
+        "correct": _is_correct(prediction, copy, copy.get("written")),
+        "domain": copy.get("domain") or "",
+        "subcategory": copy.get("subcategory") or "",
+        "other_prediction": extract_letter(record["reply"], item_letters(copy), "strict") or "",
+        "consistency_group": "",  # the released analysis keys by id: not in its split
+    }
+
+
+def _breakdown_rows(key: dict, group: pd.DataFrame, overall: dict, parser: str) -> list[dict]:
+    """ACCURACY_BREAKDOWN rows of one model and modality: overall, the released analysis's own
+    accuracy (released only: one row per id, copies left out), then by consistency, correct
+    option, domain and subcategory."""
+    rows = [{**key, **overall}]
+    if parser == "released":
+        by_id = group[group["consistency_group"] != ""]
+        rows.append({**key, **accuracy_row(by_id, "analysis", "all", parser)})
+    for column, name in (
+        ("consistency_group", "consistency"),
+        ("correct_answer", "correct_option"),
+        ("domain", "domain"),
+        ("subcategory", "subcategory"),
+    ):
+        for level, sub in group.groupby(column, sort=True):
+            if level != "":  # consistency "unknown" (released items without it) is its own row
+                rows.append({**key, **accuracy_row(sub, name, level, parser)})
+    return rows
+
+
+def _summary_row(key: dict, group: pd.DataFrame, overall: dict, parser: str) -> dict:
+    """One model and modality's summary: overall accuracy and the consistency gap."""
+    by_consistency = {
+        level: sub["correct"].mean() for level, sub in group.groupby("consistency_group") if len(sub)
+    }
+    consistent = by_consistency.get("consistent", math.nan)
+    inconsistent = by_consistency.get("inconsistent", math.nan)
+    return {
+        **key,
+        **{k: overall[k] for k in ("n", "n_correct", "n_unparsed", "accuracy", "ci_low", "ci_high")},
+        "acc_consistent": consistent,
+        "acc_inconsistent": inconsistent,
+        "consistency_gap": consistent - inconsistent,
+        "parser": parser,
+        "n_parser_differs": overall["n_parser_differs"],
+    }
 
 
 def mcnemar_models(scores: pd.DataFrame, pairs: list[tuple[str, str]] | None = None) -> pd.DataFrame:
@@ -416,6 +435,36 @@ def build_who_items(
     if n_items < 1:
         raise ValueError("n_items must be >= 1")
     before, after = _window(clip_window)
+    segments = _spoken_segments(transcript)
+    speakers = sorted(segments["speaker"].unique())
+    candidates = _who_targets(segments, speakers)
+    if len(candidates) < n_items:
+        raise ValueError(
+            f"only {len(candidates)} transcript segments can be who targets (need {n_items}): each needs a "
+            "non-overlapped utterance, another speaker and a different utterance in the transcript"
+        )
+    rng = np.random.default_rng(seed)
+    chosen = sorted(rng.choice(len(candidates), size=n_items, replace=False).tolist())
+    rows = []
+    for number, index in enumerate(chosen):
+        i, contents = candidates[index]
+        clip = (max(0.0, segments.loc[i, "start"] - before), segments.loc[i, "end"] + after)
+        options = _who_options(segments, i, contents, speakers, clip, rng)
+        rows.append(_who_item(f"{corpus_id}_{number:04d}", segments.loc[i], clip, options, video_path))
+    return WHO_ITEMS.validate(pd.DataFrame(rows, columns=WHO_ITEMS.names))
+
+
+WHO_KINDS = (  # the four options of a who item, as built: the target first
+    "target",
+    "right_speaker_wrong_content",
+    "wrong_speaker_right_content",
+    "wrong_speaker_wrong_content",
+)
+
+
+def _spoken_segments(transcript: pd.DataFrame) -> pd.DataFrame:
+    """The transcript's segments with text and positive duration, in time order, each with its
+    normalised text (`norm`)."""
     segments = transcript[["speaker", "start", "end", "text"]].copy()
     segments["speaker"] = segments["speaker"].astype(str).str.strip()
     segments["text"] = segments["text"].fillna("").astype(str).str.strip()
@@ -424,9 +473,13 @@ def build_who_items(
     segments = segments[(segments["text"] != "") & (segments["end"] > segments["start"])]
     segments = segments.sort_values(["start", "end", "speaker"], kind="stable").reset_index(drop=True)
     segments["norm"] = segments["text"].map(_norm)
-    speakers = sorted(segments["speaker"].unique())
-    starts, ends = segments["start"].to_numpy(), segments["end"].to_numpy()
+    return segments
 
+
+def _who_targets(segments: pd.DataFrame, speakers: list[str]) -> list[tuple[int, pd.DataFrame]]:
+    """(segment index, the other utterances that may stand as its wrong content) of every
+    segment no other speaker overlaps, with another speaker and a different utterance."""
+    starts, ends = segments["start"].to_numpy(), segments["end"].to_numpy()
     candidates = []
     for i, seg in segments.iterrows():
         overlapping = (starts < seg["end"]) & (ends > seg["start"])
@@ -439,67 +492,61 @@ def build_who_items(
         if not others or contents.empty or seg["norm"] == "":
             continue
         candidates.append((i, contents))
-    if len(candidates) < n_items:
-        raise ValueError(
-            f"only {len(candidates)} transcript segments can be who targets (need {n_items}): each needs a "
-            "non-overlapped utterance, another speaker and a different utterance in the transcript"
-        )
-    rng = np.random.default_rng(seed)
-    chosen = sorted(rng.choice(len(candidates), size=n_items, replace=False).tolist())
-    rows = []
-    kinds = [
-        "target",
-        "right_speaker_wrong_content",
-        "wrong_speaker_right_content",
-        "wrong_speaker_wrong_content",
+    return candidates
+
+
+def _who_options(segments, i: int, contents, speakers: list[str], clip: tuple[float, float], rng):
+    """(the four option texts in WHO_KINDS order, the seeded option order): the wrong speaker
+    among those talking inside the clip (else any other), the wrong utterance preferably
+    inside it."""
+    seg = segments.loc[i]
+    clip_start, clip_end = clip
+    in_clip = (segments["start"] < clip_end) & (segments["end"] > clip_start)
+    near_speakers = sorted(set(segments.loc[in_clip, "speaker"]) - {seg["speaker"]})
+    pool = near_speakers or [s for s in speakers if s != seg["speaker"]]
+    wrong_speaker = pool[int(rng.integers(len(pool)))]
+    near_contents = contents[(contents["start"] < clip_end) & (contents["end"] > clip_start)]
+    content_pool = near_contents if len(near_contents) else contents
+    wrong_text = content_pool.iloc[int(rng.integers(len(content_pool)))]["text"]
+    texts = [
+        f"{seg['speaker']} said {seg['text']}",
+        f"{seg['speaker']} said {wrong_text}",
+        f"{wrong_speaker} said {seg['text']}",
+        f"{wrong_speaker} said {wrong_text}",
     ]
-    for number, index in enumerate(chosen):
-        i, contents = candidates[index]
-        seg = segments.loc[i]
-        clip_start, clip_end = max(0.0, seg["start"] - before), seg["end"] + after
-        in_clip = (segments["start"] < clip_end) & (segments["end"] > clip_start)
-        near_speakers = sorted(set(segments.loc[in_clip, "speaker"]) - {seg["speaker"]})
-        pool = near_speakers or [s for s in speakers if s != seg["speaker"]]
-        wrong_speaker = pool[int(rng.integers(len(pool)))]
-        near_contents = contents[(contents["start"] < clip_end) & (contents["end"] > clip_start)]
-        content_pool = near_contents if len(near_contents) else contents
-        wrong_text = content_pool.iloc[int(rng.integers(len(content_pool)))]["text"]
-        texts = [
-            f"{seg['speaker']} said {seg['text']}",
-            f"{seg['speaker']} said {wrong_text}",
-            f"{wrong_speaker} said {seg['text']}",
-            f"{wrong_speaker} said {wrong_text}",
-        ]
-        order = rng.permutation(4)
-        query_start, query_time = seg["start"] - clip_start, seg["end"] - clip_start
-        rows.append(
-            {
-                "item_id": f"{corpus_id}_{number:04d}",
-                "source": "built",
-                "video_path": video_path,
-                "question": (
-                    f"Between {format_clock(query_start)} and {format_clock(query_time)} of the clip, "
-                    "who is speaking and what do they say?"
-                ),
-                "query_start": round(query_start, 1),
-                "query_time": round(query_time, 1),
-                **{f"option_{letter.lower()}": texts[k] for letter, k in zip(LETTERS, order, strict=True)},
-                "correct_answer": LETTERS[int(np.flatnonzero(order == 0)[0])],
-                "speaker": seg["speaker"],
-                "consistency": "unknown",
-                "domain": "",
-                "subcategory": "",
-                "asr_content": "",
-                **{f"kind_{letter.lower()}": kinds[k] for letter, k in zip(LETTERS, order, strict=True)},
-                "clip_start": clip_start,
-                "clip_end": clip_end,
-                "review_status": "unreviewed",
-                "metadata_json": json.dumps(
-                    {"target_start": float(seg["start"]), "target_end": float(seg["end"])}, sort_keys=True
-                ),
-            }
-        )
-    return WHO_ITEMS.validate(pd.DataFrame(rows, columns=WHO_ITEMS.names))
+    return texts, rng.permutation(4)
+
+
+def _who_item(item_id: str, seg, clip: tuple[float, float], options, video_path: str) -> dict:
+    """The WHO_ITEMS row of one target segment, its clip and its options (`_who_options`)."""
+    texts, order = options
+    clip_start, clip_end = clip
+    query_start, query_time = seg["start"] - clip_start, seg["end"] - clip_start
+    return {
+        "item_id": item_id,
+        "source": "built",
+        "video_path": video_path,
+        "question": (
+            f"Between {format_clock(query_start)} and {format_clock(query_time)} of the clip, "
+            "who is speaking and what do they say?"
+        ),
+        "query_start": round(query_start, 1),
+        "query_time": round(query_time, 1),
+        **{f"option_{letter.lower()}": texts[k] for letter, k in zip(LETTERS, order, strict=True)},
+        "correct_answer": LETTERS[int(np.flatnonzero(order == 0)[0])],
+        "speaker": seg["speaker"],
+        "consistency": "unknown",
+        "domain": "",
+        "subcategory": "",
+        "asr_content": "",
+        **{f"kind_{letter.lower()}": WHO_KINDS[k] for letter, k in zip(LETTERS, order, strict=True)},
+        "clip_start": clip_start,
+        "clip_end": clip_end,
+        "review_status": "unreviewed",
+        "metadata_json": json.dumps(
+            {"target_start": float(seg["start"]), "target_end": float(seg["end"])}, sort_keys=True
+        ),
+    }
 
 
 def score_who_replies(

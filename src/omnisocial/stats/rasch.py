@@ -37,7 +37,7 @@ Two implementations of that same density, both sampled with nutpie's NUTS:
 
 - `method="fast"` (default): the GLMM fast path's numba kernel; no compilation per fit;
 - `method="pymc"`: the same layout written in PyMC (`glmm.build_pymc_model`), compiled by
-  nutpie (numba); the compilation alone takes 20-40 s.
+  nutpie (numba), compiled per fit (slow: docs/performance.md#code).
 
 Draws: `until_converged=True` samples `draws` per chain, and when a difficulty, mu, tau, the
 person SD or an ability misses R-hat <= 1.01 or bulk or tail ESS >= 400 (`stats.convergence`,
@@ -68,7 +68,6 @@ from omnisocial.stats.glmm import (
     MAX_ROUNDS,
     RHAT_MAX,
     GroupSpec,
-    _sample_pymc,
     build_pymc_model,
     chain_threads,
     coerce_binary,
@@ -77,6 +76,7 @@ from omnisocial.stats.glmm import (
     sample_fast_model,
     summary_frame,
 )
+from omnisocial.stats.glmm._sample import _sample_pymc
 
 log = logging.getLogger(__name__)
 
@@ -255,41 +255,17 @@ def fit_rasch(
         divergences = int(idata.sample_stats["diverging"].sum()) if "diverging" in idata.sample_stats else 0
         if not until_converged or attempts >= max_attempts:
             break
-        worst_ess = min(ess_min, tail_min) if np.isfinite(ess_min) and np.isfinite(tail_min) else np.nan
-        more = next_draws(draws, worst_ess, 1.0 if chains == 1 else r_hat_max, ESS_MIN, RHAT_MAX)
-        more = None if more is None or draws >= max_draws else min(more, max_draws)
-        if divergence_problem(divergences, max_divergences) and target_accept < 0.99:
-            more_accept = raised_target_accept(target_accept)
-            log.info(
-                "Rasch fit: %d divergent transitions at target_accept %.3f; sampling again at %.3f",
-                divergences,
-                target_accept,
-                more_accept,
-            )
-            target_accept, draws, attempts = more_accept, more or draws, attempts + 1
-            continue
-        if more is None:
+        diagnostics = (r_hat_max, ess_min, tail_min, divergences)
+        again = _next_attempt(draws, target_accept, chains, max_draws, max_divergences, diagnostics)
+        if again is None:
             break
-        log.info(
-            "Rasch fit, %d draws per chain: min ESS %.0f, max R-hat %.3f; sampling again with %d",
-            draws,
-            ess_min,
-            r_hat_max,
-            more,
-        )
-        draws, attempts = more, attempts + 1
+        (draws, target_accept), attempts = again, attempts + 1
     why = fit_problems(r_hat_max, ess_min, tail_min, divergence_problem(divergences, max_divergences))
     flag = flag_text(why)
     if flag:
         log.warning("Rasch fit: %s (%d draws per chain, %d attempt(s))", flag, draws, attempts)
     info = {
-        "person_sd_mean": float(rows.loc["person_sd", "mean"]),
-        "person_sd_hdi_low": float(rows.loc["person_sd", "hdi_low"]),
-        "person_sd_hdi_high": float(rows.loc["person_sd", "hdi_high"]),
-        "difficulty_mean": float(rows.loc["difficulty_mean", "mean"]),
-        "difficulty_sd_mean": float(rows.loc["difficulty_sd", "mean"]),
-        "difficulty_sd_hdi_low": float(rows.loc["difficulty_sd", "hdi_low"]),
-        "difficulty_sd_hdi_high": float(rows.loc["difficulty_sd", "hdi_high"]),
+        **_hyperparameters(rows),
         "r_hat_max": r_hat_max,
         "ess_bulk_min": ess_min,
         "ess_tail_min": tail_min,
@@ -320,6 +296,53 @@ def fit_rasch(
         attempts,
     )
     return table, abilities, info
+
+
+def _next_attempt(
+    draws: int, target_accept: float, chains: int, max_draws: int, max_divergences: int, diagnostics: tuple
+) -> tuple[int, float] | None:
+    """(draws, target_accept) of `until_converged`'s next fit, None to stop. `diagnostics`:
+    (r_hat_max, ess_bulk_min, ess_tail_min, divergences) of the fit just made.
+
+    Too many divergences: a higher target_accept (`stats.convergence.raised_target_accept`),
+    with more draws if R-hat or ESS missed too; else an R-hat/ESS miss: more draws
+    (`glmm.next_draws`), at most `max_draws` per chain."""
+    r_hat_max, ess_min, tail_min, divergences = diagnostics
+    worst_ess = min(ess_min, tail_min) if np.isfinite(ess_min) and np.isfinite(tail_min) else np.nan
+    more = next_draws(draws, worst_ess, 1.0 if chains == 1 else r_hat_max, ESS_MIN, RHAT_MAX)
+    more = None if more is None or draws >= max_draws else min(more, max_draws)
+    if divergence_problem(divergences, max_divergences) and target_accept < 0.99:
+        more_accept = raised_target_accept(target_accept)
+        log.info(
+            "Rasch fit: %d divergent transitions at target_accept %.3f; sampling again at %.3f",
+            divergences,
+            target_accept,
+            more_accept,
+        )
+        return more or draws, more_accept
+    if more is None:
+        return None
+    log.info(
+        "Rasch fit, %d draws per chain: min ESS %.0f, max R-hat %.3f; sampling again with %d",
+        draws,
+        ess_min,
+        r_hat_max,
+        more,
+    )
+    return more, target_accept
+
+
+def _hyperparameters(rows: pd.DataFrame) -> dict:
+    """The fit's info on the person SD, mu and tau: posterior means and 95% HDIs (`_summaries`' rows)."""
+    return {
+        "person_sd_mean": float(rows.loc["person_sd", "mean"]),
+        "person_sd_hdi_low": float(rows.loc["person_sd", "hdi_low"]),
+        "person_sd_hdi_high": float(rows.loc["person_sd", "hdi_high"]),
+        "difficulty_mean": float(rows.loc["difficulty_mean", "mean"]),
+        "difficulty_sd_mean": float(rows.loc["difficulty_sd", "mean"]),
+        "difficulty_sd_hdi_low": float(rows.loc["difficulty_sd", "hdi_low"]),
+        "difficulty_sd_hdi_high": float(rows.loc["difficulty_sd", "hdi_high"]),
+    }
 
 
 def simulate_responses(difficulty, n_persons: int, rng, ability_sd: float = 0.5) -> pd.DataFrame:

@@ -28,20 +28,19 @@ cut short to end at t too. So at every step the audio and the video both end at 
 of their time bases), hold the frames of a direct cut of [start, t] (`cut_prefix`) at its
 times, and its sound; a direct cut's video runs on to its last frame's end, up to one frame
 past t (0.1 s at 10 fps, past its audio). No join adds AAC priming: joining per-span AAC cuts
-did, 46 ms or more per join, so a streamed model heard speech later and later behind the
-picture. Stream copy with a bitexact muxer: the same step always gives the same bytes and the
-same sha256 (the result cache keys on media content).
+did, at every join (docs/performance.md#code), so a streamed model heard speech later and later
+behind the picture. Stream copy with a bitexact muxer: the same step always gives the same bytes
+and the same sha256 (the result cache keys on media content).
 
 Exact audio: a decoder plays every AAC frame whole (1024 samples; 64 ms at 16 kHz): the mp4
 edit list skips the priming at the start, but ffmpeg (and so most model stacks) does not trim
 a last frame that runs past the edit's end. One track on one grid therefore gave a prefix
-audio up to a frame longer than its video (63 ms at t = 3.07 s on the demo). So the item's
+audio up to a frame longer than its video (docs/performance.md#models). So the item's
 audio is encoded on every grid a step end needs: for a bound b, the grid shifted by
 g = -(b - b_0) * rate mod 1024 samples (g samples of the source before b_0, or of silence
 where there are none, feed the encoder first and are skipped by the edit list), so b ends a
 frame and a step's decoded audio has exactly the samples of [start, t]. Steps 1 s apart at
-16 kHz share 8 grids; each track is encoded in this process (PyAV) from the decoded span, ~2 ms
-of CPU a second of audio.
+16 kHz share 8 grids; each track is encoded in this process (PyAV) from the decoded span.
 """
 
 from __future__ import annotations
@@ -177,8 +176,7 @@ def _split_video(item: StreamItem, bounds: list[float], paths: list[Path]) -> No
     """The video of [b_0, b_last) encoded ONCE on one frame grid, a keyframe forced at the first
     frame of each bound, and split there by stream copy (the segment muxer): each frame lands in
     exactly one segment, as in a direct cut. Cutting each span on its own rounded every span up
-    to whole frames, so short spans repeated frames (a 11.55 s prefix joined from 0.15-0.2 s
-    spans had 363 frames against a direct cut's 347)."""
+    to whole frames, so short spans repeated frames (docs/performance.md#code)."""
     folder = paths[0].parent
     folder.mkdir(parents=True, exist_ok=True)
     rate = _frame_rate(Path(item.source))
@@ -663,7 +661,7 @@ def _item_frames(
 
 
 def _join_wav(segments: list[Path], destination: Path) -> Path:
-    """PCM wav segments joined sample for sample in Python (no ffmpeg start-up, ~1 ms a step)."""
+    """PCM wav segments joined sample for sample in Python (no ffmpeg start-up a step)."""
     params = None
     with atomic_path(destination) as tmp, wave.open(str(tmp), "wb") as out:
         for path in segments:

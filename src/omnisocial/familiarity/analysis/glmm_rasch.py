@@ -44,6 +44,7 @@ from omnisocial.stats.sdt import (
     NON_ANSWER,
     truth_map,
 )
+from omnisocial.tables import NOT_APPLICABLE
 
 # scipy is imported in the functions that use it: scipy.stats costs ~1.3 s CPU per job start
 
@@ -345,7 +346,8 @@ def rasch_tables(
     more draws, `stats.rasch`; max_draws, target_accept, max_divergences; correction_bootstrap:
     resamples of the dyads for the intervals of the corrected correlations; min_reliability: no
     corrected value below it); seed: `analysis.seed`. A side with fewer than 2 persons or dyads
-    (one model) has no fit to make: its rasch_fits row says so (`fitted` False, `reason`).
+    (one model) has no fit to make: its rasch_fits row says so (`fitted` False, `reason`,
+    `converged` and `divergences` empty, `flag` "not applicable: <reason>").
     sources: {model: source} of models not inferred here
     (released); a models' fit says the sources of the models in it. `workers` > 1 fits the
     (modality, rater type) models in that many (forked) processes, with the same results.
@@ -355,8 +357,55 @@ def rasch_tables(
     truth = truth_map(design)
     resamples, seed = settings.correction_bootstrap, int(seed)
     least = settings.min_reliability
-    difficulty, fits, abilities, to_fit = [], [], [], []
-    for (modality, rater_type), responses in sorted(_responses(models, trials).items()):
+    fits, to_fit = _planned_fits(_responses(models, trials), human, sources)
+    fit_settings = {key: getattr(settings, key) for key in RASCH_FIT_KEYS} | {"seed": seed}
+    fitted = _fit_all([(responses, fit_settings) for _, _, responses in to_fit], workers)
+    difficulty, abilities = [], []
+    for (row, fit, responses), (items, persons, info) in zip(to_fit, fitted, strict=True):
+        key, source = (fit["modality"], fit["rater_type"]), fit["source"]
+        fits[row] = {
+            **fit,
+            **{k: info[k] for k in RASCH_FITS.names if k in info},
+            "fitted": True,
+            "reason": "",
+            "reliability": eap_reliability(items["difficulty"], items["sd_relative"]),
+        }
+        abilities.append(_person_rows(persons, responses, key, source))
+        difficulty.append(_difficulty_rows(items, responses, key, source, truth))
+    table = (
+        RASCH_DIFFICULTY.validate(pd.concat(difficulty, ignore_index=True))
+        if difficulty
+        else RASCH_DIFFICULTY.empty()
+    )
+    fit_table = (
+        RASCH_FITS.validate(pd.DataFrame(fits, columns=RASCH_FITS.names)) if fits else RASCH_FITS.empty()
+    )
+    correlations = _difficulty_correlations(table, human, resamples, seed, least)
+    partial = _partial_correlations(table, truth, human, resamples, seed, least)
+    return {
+        "rasch_difficulty": table,
+        "rasch_fits": fit_table,
+        "rasch_persons": (
+            RASCH_PERSONS.validate(pd.concat(abilities, ignore_index=True))
+            if abilities
+            else RASCH_PERSONS.empty()
+        ),
+        "rasch_correlations": (
+            RASCH_CORRELATIONS.validate(pd.DataFrame(correlations))
+            if correlations
+            else RASCH_CORRELATIONS.empty()
+        ),
+        "rasch_partial": RASCH_PARTIAL.validate(pd.DataFrame(partial)) if partial else RASCH_PARTIAL.empty(),
+    }
+
+
+def _planned_fits(responses_by_side: Mapping, human: str, sources: Mapping[str, str] | None):
+    """(rasch_fits rows in (modality, rater type) order, [(row, fit, responses)] to fit).
+
+    A side with fewer than 2 persons or dyads (one model) has no Rasch model to fit: its row is
+    complete now, 'not applicable' with the reason; the others are completed from their fits."""
+    fits, to_fit = [], []
+    for (modality, rater_type), responses in sorted(responses_by_side.items()):
         people = responses["person"].unique()
         source = human if rater_type == "human" else joined_sources(model_sources(people, sources))
         n_persons, n_items = responses["person"].nunique(), responses["dyad_id"].nunique()
@@ -372,61 +421,54 @@ def rasch_tables(
             who = ("rater" if rater_type == "human" else "model") + ("" if n_persons == 1 else "s")
             reason = f"{n_persons} {who} and {n_items} dyads (2 of each needed)"
             log.warning("Rasch %s %s: no fit, %s", modality, rater_type, reason)
-            fits.append(
-                {
-                    **fit,
-                    "fitted": False,
-                    "reason": reason,
-                    "converged": False,
-                    "flag": "",
-                    "divergences": 0,
-                    "target_accept": math.nan,
-                    "reliability": math.nan,
-                }
-            )
+            fits.append(_not_applicable(fit, reason))
             continue
         to_fit.append((len(fits), fit, responses))
-        fits.append(fit)  # completed below, in this order
-    fit_settings = {key: getattr(settings, key) for key in RASCH_FIT_KEYS} | {"seed": seed}
-    fitted = _fit_all([(responses, fit_settings) for _, _, responses in to_fit], workers)
-    for (row, fit, responses), (items, persons, info) in zip(to_fit, fitted, strict=True):
-        modality, rater_type, source = fit["modality"], fit["rater_type"], fit["source"]
-        fits[row] = {
-            **fit,
-            **{k: info[k] for k in RASCH_FITS.names if k in info},
-            "fitted": True,
-            "reason": "",
-            "reliability": eap_reliability(items["difficulty"], items["sd_relative"]),
-        }
-        abilities.append(_person_rows(persons, responses, (modality, rater_type), source))
-        per_dyad = responses.groupby("dyad_id")["correct"].agg(["mean", "size"])
-        difficulty.append(
-            pd.DataFrame(
-                {
-                    "modality": modality,
-                    "rater_type": rater_type,
-                    "dyad_id": items["item"].astype(str).to_numpy(),
-                    "difficulty": items["difficulty"].to_numpy(float),
-                    "sd": items["sd"].to_numpy(float),
-                    "sd_relative": items["sd_relative"].to_numpy(float),
-                    "hdi_low": items["hdi_low"].to_numpy(float),
-                    "hdi_high": items["hdi_high"].to_numpy(float),
-                    "source": source,
-                }
-            )
-        )
-        difficulty[-1]["truth"] = difficulty[-1]["dyad_id"].map(truth)
-        difficulty[-1]["accuracy"] = difficulty[-1]["dyad_id"].map(per_dyad["mean"]).astype(float)
-        difficulty[-1]["n_responses"] = difficulty[-1]["dyad_id"].map(per_dyad["size"]).astype("int64")
-    table = (
-        RASCH_DIFFICULTY.validate(pd.concat(difficulty, ignore_index=True))
-        if difficulty
-        else RASCH_DIFFICULTY.empty()
-    )
-    fit_table = (
-        RASCH_FITS.validate(pd.DataFrame(fits, columns=RASCH_FITS.names)) if fits else RASCH_FITS.empty()
-    )
+        fits.append(fit)  # completed from its fit, in this order
+    return fits, to_fit
 
+
+def _not_applicable(fit: dict, reason: str) -> dict:
+    """The rasch_fits row of a side with no model to fit: not a fit that failed, so no
+    convergence to judge (`converged` and `divergences` empty) and the flag says why."""
+    return {
+        **fit,
+        "fitted": False,
+        "reason": reason,
+        "converged": pd.NA,
+        "flag": f"{NOT_APPLICABLE}: {reason}",
+        "divergences": pd.NA,
+        "target_accept": math.nan,
+        "reliability": math.nan,
+    }
+
+
+def _difficulty_rows(items, responses, key: tuple[str, str], source: str, truth: Mapping) -> pd.DataFrame:
+    """One fit's dyad difficulties as RASCH_DIFFICULTY rows, with each dyad's truth, accuracy and
+    responses."""
+    per_dyad = responses.groupby("dyad_id")["correct"].agg(["mean", "size"])
+    rows = pd.DataFrame(
+        {
+            "modality": key[0],
+            "rater_type": key[1],
+            "dyad_id": items["item"].astype(str).to_numpy(),
+            "difficulty": items["difficulty"].to_numpy(float),
+            "sd": items["sd"].to_numpy(float),
+            "sd_relative": items["sd_relative"].to_numpy(float),
+            "hdi_low": items["hdi_low"].to_numpy(float),
+            "hdi_high": items["hdi_high"].to_numpy(float),
+            "source": source,
+        }
+    )
+    rows["truth"] = rows["dyad_id"].map(truth)
+    rows["accuracy"] = rows["dyad_id"].map(per_dyad["mean"]).astype(float)
+    rows["n_responses"] = rows["dyad_id"].map(per_dyad["size"]).astype("int64")
+    return rows
+
+
+def _difficulty_correlations(table: pd.DataFrame, human: str, resamples: int, seed: int, least) -> list[dict]:
+    """RASCH_CORRELATIONS rows: per rater type, the difficulties of each pair of modalities
+    correlated, raw and corrected for their error (`corrected_columns`)."""
     correlations = []
     for rater_type, group in table.groupby("rater_type", sort=True):
         present = [m for m in MODALITIES if m in set(group["modality"])]
@@ -466,6 +508,14 @@ def rasch_tables(
                     "source": human if rater_type == "human" else joined_sources(group["source"]),
                 }
             )
+    return correlations
+
+
+def _partial_correlations(
+    table: pd.DataFrame, truth: Mapping, human: str, resamples: int, seed: int, least
+) -> list[dict]:
+    """RASCH_PARTIAL rows: per modality, human against model accuracy and difficulty across the
+    dyads, partialling out the truth, raw and corrected (`corrected_partial`)."""
     partial = []
     for modality in MODALITIES:
         own = table[table["modality"] == modality]
@@ -492,18 +542,4 @@ def rasch_tables(
                     "source": human,
                 }
             )
-    return {
-        "rasch_difficulty": table,
-        "rasch_fits": fit_table,
-        "rasch_persons": (
-            RASCH_PERSONS.validate(pd.concat(abilities, ignore_index=True))
-            if abilities
-            else RASCH_PERSONS.empty()
-        ),
-        "rasch_correlations": (
-            RASCH_CORRELATIONS.validate(pd.DataFrame(correlations))
-            if correlations
-            else RASCH_CORRELATIONS.empty()
-        ),
-        "rasch_partial": RASCH_PARTIAL.validate(pd.DataFrame(partial)) if partial else RASCH_PARTIAL.empty(),
-    }
+    return partial

@@ -69,60 +69,14 @@ def accuracy_figure(
         for i, modality in enumerate(modalities):
             own = raters.loc[raters["modality"] == modality, "accuracy"].to_numpy(float)
             values.extend(own)
-            if len(own) >= 2 and np.ptp(own) > 0:
-                body = ax.violinplot(own, positions=[i + HUMAN_X], widths=0.3, showextrema=False)
-                for patch in body["bodies"]:
-                    patch.set_facecolor(HUMAN_COLOR)
-                    patch.set_alpha(0.22)
-                    patch.set_edgecolor("none")
-            if len(own):
-                jitter = rng.uniform(-0.07, 0.07, len(own))
-                label = "individual raters" if "raters" not in labelled else None
-                labelled.add("raters")
-                ax.scatter(i + HUMAN_X + jitter, own, s=7, color=HUMAN_COLOR, alpha=0.55, lw=0, label=label)
-                ax.hlines(np.median(own), i + HUMAN_X - 0.12, i + HUMAN_X + 0.12, color="black", lw=1.6)
-                ax.text(
-                    i + HUMAN_X,
-                    0.01,
-                    f"n={len(own)}",
-                    transform=ax.get_xaxis_transform(),
-                    ha="center",
-                    va="bottom",
-                    fontsize=7,
-                    color="#555555",
-                )
+            _draw_raters(ax, i + HUMAN_X, own, rng, labelled)
             for row in crowd[crowd["modality"] == modality].itertuples(index=False):
                 label = "crowd majority vote" if "crowd" not in labelled else None
                 labelled.add("crowd")
                 _point(ax, i + CROWD_X, row, CROWD_COLOR, "*", 9, label)
                 values.extend(_ends(row))
             own_models = models[models["modality"] == modality].sort_values("model")
-            slots = (
-                np.linspace(*MODELS_X, len(styles)) if len(styles) > 1 else [np.mean(MODELS_X)] * len(styles)
-            )
-            slot_of = dict(zip(sorted(styles), slots, strict=True))
-            coverage = _coverage_labels(models)
-            for row in own_models.itertuples(index=False):
-                color, marker = styles[row.model]
-                label = coverage[row.model] if row.model not in labelled else None
-                labelled.add(row.model)
-                if not np.isfinite(float(row.accuracy)):
-                    # a model without answers is shown as such, never dropped
-                    ax.text(
-                        i + slot_of[row.model],
-                        0.02,
-                        "no answers",
-                        rotation=90,
-                        ha="center",
-                        va="bottom",
-                        fontsize=7,
-                        color=color,
-                        transform=ax.get_xaxis_transform(),
-                    )
-                    ax.plot([], [], marker=marker, color=color, linestyle="none", label=label)
-                    continue
-                _point(ax, i + slot_of[row.model], row, color, marker, 5, label)
-                values.extend(_ends(row))
+            values.extend(_draw_models(ax, i, own_models, styles, _coverage_labels(models), labelled))
         finite = np.asarray([v for v in values if np.isfinite(v)] or [0.5])
         # a little room past 0 and 1: violins and intervals touching them are not clipped
         ax.set_ylim(max(-0.04, finite.min() - 0.06), min(1.04, finite.max() + 0.06))
@@ -137,6 +91,63 @@ def accuracy_figure(
             title_fontsize=7,
         )
         return save_figure(fig, path_stem)
+
+
+def _draw_raters(ax, x: float, own: np.ndarray, rng, labelled: set) -> None:
+    """One modality's individual raters at `x`: a violin (when they differ), the jittered
+    points, their median and their count."""
+    if len(own) >= 2 and np.ptp(own) > 0:
+        body = ax.violinplot(own, positions=[x], widths=0.3, showextrema=False)
+        for patch in body["bodies"]:
+            patch.set_facecolor(HUMAN_COLOR)
+            patch.set_alpha(0.22)
+            patch.set_edgecolor("none")
+    if not len(own):
+        return
+    jitter = rng.uniform(-0.07, 0.07, len(own))
+    label = "individual raters" if "raters" not in labelled else None
+    labelled.add("raters")
+    ax.scatter(x + jitter, own, s=7, color=HUMAN_COLOR, alpha=0.55, lw=0, label=label)
+    ax.hlines(np.median(own), x - 0.12, x + 0.12, color="black", lw=1.6)
+    ax.text(
+        x,
+        0.01,
+        f"n={len(own)}",
+        transform=ax.get_xaxis_transform(),
+        ha="center",
+        va="bottom",
+        fontsize=7,
+        color="#555555",
+    )
+
+
+def _draw_models(ax, i: int, own_models: pd.DataFrame, styles: dict, coverage: dict, labelled: set) -> list:
+    """One modality's models, each in its own slot right of the crowd, with its interval; a
+    model without answers is shown as such, never dropped. Returns the values drawn."""
+    slots = np.linspace(*MODELS_X, len(styles)) if len(styles) > 1 else [np.mean(MODELS_X)] * len(styles)
+    slot_of = dict(zip(sorted(styles), slots, strict=True))
+    values = []
+    for row in own_models.itertuples(index=False):
+        color, marker = styles[row.model]
+        label = coverage[row.model] if row.model not in labelled else None
+        labelled.add(row.model)
+        if not np.isfinite(float(row.accuracy)):
+            ax.text(
+                i + slot_of[row.model],
+                0.02,
+                "no answers",
+                rotation=90,
+                ha="center",
+                va="bottom",
+                fontsize=7,
+                color=color,
+                transform=ax.get_xaxis_transform(),
+            )
+            ax.plot([], [], marker=marker, color=color, linestyle="none", label=label)
+            continue
+        _point(ax, i + slot_of[row.model], row, color, marker, 5, label)
+        values.extend(_ends(row))
+    return values
 
 
 def _coverage_labels(models: pd.DataFrame) -> dict[str, str]:

@@ -15,10 +15,10 @@ priors read from the bambi model object, but
 2. reparameterizes so that the fixed-level means are identified. In bambi's parameterization
    each modality mean b_m trades off against the mean of the dyad effects and (raters being
    nested in modality) the mean of that modality's rater effects, so NUTS moves slowly along
-   that ridge (ESS ~100 for b_m). Each factor's effects are split into block means and
-   zero-sum parts: u_g = sigma_g * eta_block / sqrt(n_block) + zs_g, eta ~ N(0, 1), zs_g a
-   ZeroSumNormal per block (blocks: the levels of F when G is nested in F, as raters are;
-   otherwise one block). This is an orthonormal change of basis, so u_g is still exactly
+   that ridge (a low ESS for b_m: docs/performance.md#code). Each factor's effects are split
+   into block means and zero-sum parts: u_g = sigma_g * eta_block / sqrt(n_block) + zs_g,
+   eta ~ N(0, 1), zs_g a ZeroSumNormal per block (blocks: the levels of F when G is nested in
+   F, as raters are; otherwise one block). This is an orthonormal change of basis, so u_g is still exactly
    i.i.d. Normal(0, sigma_g). The sampler then moves a_m = b_m + sum_g (block means that shift
    level m), which the data pin down, instead of b_m; bambi's Normal prior on b_m is kept as
    a potential on b_m = a_m - sum_g ..., and b_m and the full u_g are reported. The change of
@@ -31,7 +31,7 @@ priors read from the bambi model object, but
    modality differences do not count as rater spread, > `_fast.CENTERED_MIN_RATIO`, 1.5: e.g.
    dyads rated ~90 times with a dyad SD of 0.5 or more), else non-centred (w ~ N(0, 1),
    scaled by sigma_g): a small SD (rater or dyad SD 0.2) sampled centred is a funnel that
-   mixes several times slower;
+   mixes slower (docs/performance.md#code);
 4. evaluates the log density and its gradient with a hand-written numba kernel
    (`glmm/_kernel.py`, compiled once and cached on disk, by `make setup` through
    `compile_kernel()`; where the cache lives: `_kernel.py`) and samples it with nutpie's NUTS.
@@ -104,7 +104,6 @@ from omnisocial.stats.glmm._summary import (  # noqa: F401
     HDI_PROB,
     PP_DEFINITIONS,
     RHAT_MAX,
-    _flags,
     accuracy_draws,
     contrasts,
     convergence_problems,
@@ -270,152 +269,200 @@ def _fit_once(data: pd.DataFrame, request: _FitRequest, sampler_kwargs: dict) ->
     `centered` ("auto", bool, or {column: bool}) chooses the fast path's parameterization;
     `sampler_kwargs` go to `nutpie.sample` (fast, pymc) or `bambi.Model.fit` (bambi samplers).
     """
-    formula, family, draws, tune = request.formula, request.family, request.draws, request.tune
-    chains, seed, sampler, cores = request.chains, request.seed, request.sampler, request.cores
-    priors, centered = request.priors, request.centered
-    if sampler not in SAMPLERS:
-        raise ValueError(f"unknown sampler {sampler!r}; choose from {', '.join(SAMPLERS)}")
-    if (draws is not None and draws < 1) or (tune is not None and tune < 0) or chains < 1:
-        raise ValueError("draws and chains must be positive, tune non-negative")
+    _check_request(request)
     started = time.perf_counter()
-    standard = parse_standard_formula(formula)
-    frame = _prepare(data, formula, standard, family)
-    cells = None  # what the accuracies in percentage points average over (`_summary.accuracy_draws`)
-    if standard is not None and family == "bernoulli":
-        columns = [standard.fixed, *standard.groups]
-        cells = frame.groupby(columns, sort=False, observed=True).size().rename("n").reset_index()
-    cores = min(chains, cores or os.cpu_count() or 1)
-
-    model = None
-    fast = None
-    chosen = sampler
-    if sampler in ("auto", "fast", "pymc"):
-        try:
-            if standard is None:
-                raise _NotFast("the formula is not of the form y ~ 0 + F + (1|G1) + ...")
-            if priors is None and family == "bernoulli":  # bambi's default priors, without bambi
-                fast = standard_fast_model(frame, standard, centered=centered)
-            else:
-                model = _bambi_model(formula, frame, family, priors)
-                fast = build_fast_model(model, frame, standard, centered=centered)
-        except _NotFast as reason:
-            if sampler != "auto":
-                raise ValueError(f"sampler {sampler!r} cannot fit this model: {reason}") from None
-            log.info("fast path not applicable (%s); sampling with bambi + nutpie", reason)
-            chosen = "bambi-nutpie"
-        else:
-            chosen = "fast" if sampler == "auto" else sampler
-
+    standard = parse_standard_formula(request.formula)
+    frame = _prepare(data, request.formula, standard, request.family)
+    chosen, fast, model = _choose_sampler(request, frame, standard)
     sampler_kwargs = dict(sampler_kwargs or {})
     sampler_kwargs.setdefault("target_accept", default_target_accept(chosen, fast))
-    rounds = 1
+    cores = min(request.chains, request.cores or os.cpu_count() or 1)
+    cells = _trial_cells(frame, standard, request.family)
     if chosen in ("fast", "pymc"):
-        sample = sample_fast_model if chosen == "fast" else _sample_pymc
         if chosen == "fast":
-            cores = chain_threads(chains, len(frame), cores)
-        tune = AUTO_TUNE if tune is None else tune
-        fixed_term, fixed_levels = fast.fixed_term, list(fast.fixed_levels)
-        group_terms = [factor.term for factor in fast.factors]
+            cores = chain_threads(request.chains, len(frame), cores)
+        tune = AUTO_TUNE if request.tune is None else request.tune
+        terms = (fast.fixed_term, list(fast.fixed_levels), [factor.term for factor in fast.factors])
+        sampling = _Sampling(request, chosen, frame, fast, cells, tune, cores, terms, sampler_kwargs)
+        result = _sample_fast_path(sampling)
     else:
-        model = model if model is not None else _bambi_model(formula, frame, family, priors)
-        fixed_term, fixed_levels, group_terms = _bambi_terms(model, standard)
-        method = "pymc" if chosen == "bambi" else "nutpie"
-        kwargs = {"progressbar": False, **(sampler_kwargs or {})}
-        draws = BAMBI_DRAWS if draws is None else draws
-        tune = BAMBI_TUNE if tune is None else tune
-        idata = model.fit(
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=cores,
-            random_seed=seed,
-            inference_method=method,
-            **kwargs,
+        model = (
+            model
+            if model is not None
+            else _bambi_model(request.formula, frame, request.family, request.priors)
         )
+        tune = BAMBI_TUNE if request.tune is None else request.tune
+        terms = _bambi_terms(model, standard)
+        sampling = _Sampling(request, chosen, frame, fast, cells, tune, cores, terms, sampler_kwargs)
+        result = _sample_bambi(sampling, model)
+    if result.divergences:
+        log.warning("%d divergent transitions in %d draws", result.divergences, result.draws * request.chains)
+    result.wall_s = time.perf_counter() - started
+    log.info("GLMM %s fitted with sampler %s in %.1f s", request.formula, chosen, result.wall_s)
+    return result
 
-    def make_result(trace, n_draws) -> GLMMResult:
+
+def _check_request(request: _FitRequest) -> None:
+    """Refuse an unknown sampler and non-positive draws or chains (negative tuning)."""
+    if request.sampler not in SAMPLERS:
+        raise ValueError(f"unknown sampler {request.sampler!r}; choose from {', '.join(SAMPLERS)}")
+    draws, tune = request.draws, request.tune
+    if (draws is not None and draws < 1) or (tune is not None and tune < 0) or request.chains < 1:
+        raise ValueError("draws and chains must be positive, tune non-negative")
+
+
+def _trial_cells(frame: pd.DataFrame, standard: StandardFormula | None, family: str) -> pd.DataFrame | None:
+    """Trials per (fixed, groups...) cell of a standard bernoulli model: what the accuracies in
+    percentage points average over (`_summary.accuracy_draws`); None for any other model."""
+    if standard is None or family != "bernoulli":
+        return None
+    columns = [standard.fixed, *standard.groups]
+    return frame.groupby(columns, sort=False, observed=True).size().rename("n").reset_index()
+
+
+def _choose_sampler(request: _FitRequest, frame: pd.DataFrame, standard: StandardFormula | None):
+    """(the sampler that fits, its fast model or None, the bambi model built on the way or None).
+
+    "auto" takes the fast path where the model allows it and falls back to "bambi-nutpie";
+    "fast" and "pymc" refuse a model the fast path cannot sample."""
+    sampler, family, priors = request.sampler, request.family, request.priors
+    if sampler not in ("auto", "fast", "pymc"):
+        return sampler, None, None
+    model = None
+    try:
+        if standard is None:
+            raise _NotFast("the formula is not of the form y ~ 0 + F + (1|G1) + ...")
+        if priors is None and family == "bernoulli":  # bambi's default priors, without bambi
+            fast = standard_fast_model(frame, standard, centered=request.centered)
+        else:
+            model = _bambi_model(request.formula, frame, family, priors)
+            fast = build_fast_model(model, frame, standard, centered=request.centered)
+    except _NotFast as reason:
+        if sampler != "auto":
+            raise ValueError(f"sampler {sampler!r} cannot fit this model: {reason}") from None
+        log.info("fast path not applicable (%s); sampling with bambi + nutpie", reason)
+        return "bambi-nutpie", None, model
+    return ("fast" if sampler == "auto" else sampler), fast, model
+
+
+@dataclass(frozen=True)
+class _Sampling:
+    """One fit's chosen path and what every result drawn on it records (`_fit_once`)."""
+
+    request: _FitRequest
+    chosen: str  # the sampler that samples: "fast", "pymc", "bambi" or "bambi-nutpie"
+    frame: pd.DataFrame
+    fast: FastModel | None
+    cells: pd.DataFrame | None
+    tune: int
+    cores: int
+    terms: tuple  # (fixed term, its levels, group terms)
+    sampler_kwargs: dict
+
+    def result(self, trace, n_draws: int) -> GLMMResult:
+        """The GLMMResult of `trace`, `n_draws` draws per chain (its divergences counted)."""
         divergences = 0
         if hasattr(trace, "sample_stats") and "diverging" in trace.sample_stats:
             divergences = int(trace.sample_stats["diverging"].sum())
+        fixed_term, fixed_levels, group_terms = self.terms
         return GLMMResult(
-            formula=formula,
-            family=family,
-            sampler=chosen,
+            formula=self.request.formula,
+            family=self.request.family,
+            sampler=self.chosen,
             trace=trace,
             fixed_term=fixed_term,
             fixed_levels=fixed_levels,
             group_terms=group_terms,
-            n_obs=len(frame),
+            n_obs=len(self.frame),
             draws=n_draws,
-            tune=tune,
-            chains=chains,
-            seed=seed,
+            tune=self.tune,
+            chains=self.request.chains,
+            seed=self.request.seed,
             wall_s=0.0,
             divergences=divergences,
-            target_accept=float(sampler_kwargs["target_accept"]),
-            fast_model=fast,
-            cells=cells,
+            target_accept=float(self.sampler_kwargs["target_accept"]),
+            fast_model=self.fast,
+            cells=self.cells,
         )
 
-    if chosen in ("fast", "pymc"):
-        sized = draws is None
-        n_reported = 2 * len(fast.fixed_levels) + sum(1 + len(f.levels) for f in fast.factors)
-        draws = auto_draws(chains, n_reported) if sized else draws
 
-        def more_draws(result: GLMMResult) -> int | None:
-            min_ess, max_rhat = worst_diagnostics(result)
-            if chains == 1 and max_rhat != max_rhat:  # one chain: no R-hat to aim at
-                max_rhat = 1.0
-            more = next_draws(result.draws, min_ess, max_rhat, ESS_MIN, RHAT_MAX)
-            if more is not None:
-                log.info(
-                    "%d draws per chain: min ESS %.0f, max R-hat %.3f; sampling on to %d",
-                    result.draws,
-                    min_ess,
-                    max_rhat,
-                    more,
-                )
-            return more
+def _sample_bambi(sampling: _Sampling, model) -> GLMMResult:
+    """`bambi.Model.fit` with PyMC's NUTS ("bambi") or nutpie ("bambi-nutpie"); BAMBI_DRAWS per
+    chain when `draws` is None."""
+    request = sampling.request
+    draws = BAMBI_DRAWS if request.draws is None else request.draws
+    idata = model.fit(
+        draws=draws,
+        tune=sampling.tune,
+        chains=request.chains,
+        cores=sampling.cores,
+        random_seed=request.seed,
+        inference_method="pymc" if sampling.chosen == "bambi" else "nutpie",
+        **{"progressbar": False, **sampling.sampler_kwargs},
+    )
+    return sampling.result(idata, draws)
 
-        if sized and chosen == "fast":  # the same chains go on (`_sample.sample_fast_until`)
-            checked = []  # the results looked at, whose diagnostics are cached
 
-            def check(idata, n_draws):
-                checked.append(make_result(idata, n_draws))
-                return more_draws(checked[-1])
+def _sample_fast_path(sampling: _Sampling) -> GLMMResult:
+    """The fast model sampled by nutpie ("fast") or compiled from PyMC ("pymc"). `draws` None
+    sizes them (`_sample.auto_draws`) and draws more while a reported quantity misses the
+    convergence targets, at most MAX_ROUNDS rounds: "fast" lets the same chains run on, "pymc"
+    samples again."""
+    request, fast = sampling.request, sampling.fast
+    chains, seed, kwargs = request.chains, request.seed, sampling.sampler_kwargs
+    sized = request.draws is None
+    n_reported = 2 * len(fast.fixed_levels) + sum(1 + len(f.levels) for f in fast.factors)
+    draws = auto_draws(chains, n_reported) if sized else request.draws
+    rounds = 1
+    if sized and sampling.chosen == "fast":  # the same chains go on (`_sample.sample_fast_until`)
+        checked = []  # the results looked at, whose diagnostics are cached
 
-            idata, draws, rounds = sample_fast_until(
-                fast, draws, tune, chains, cores, seed, sampler_kwargs, check
-            )
-            result = checked[-1] if checked and checked[-1].trace is idata else make_result(idata, draws)
-        else:
-            while True:
-                result = make_result(sample(fast, draws, tune, chains, cores, seed, sampler_kwargs), draws)
-                if not sized or rounds >= MAX_ROUNDS:
-                    break
-                more = more_draws(result)
-                if more is None:
-                    break
-                draws, rounds = more, rounds + 1
-        result.rounds = rounds
+        def check(idata, n_draws):
+            checked.append(sampling.result(idata, n_draws))
+            return _more_draws(checked[-1], chains)
+
+        idata, draws, rounds = sample_fast_until(
+            fast, draws, sampling.tune, chains, sampling.cores, seed, kwargs, check
+        )
+        result = checked[-1] if checked and checked[-1].trace is idata else sampling.result(idata, draws)
     else:
-        result = make_result(idata, draws)
-    if result.divergences:
-        log.warning(
-            "%d divergent transitions in %d draws",
-            result.divergences,
-            draws * chains,
-        )
-    result.wall_s = time.perf_counter() - started
-    log.info("GLMM %s fitted with sampler %s in %.1f s", formula, chosen, result.wall_s)
+        sample = sample_fast_model if sampling.chosen == "fast" else _sample_pymc
+        while True:
+            trace = sample(fast, draws, sampling.tune, chains, sampling.cores, seed, kwargs)
+            result = sampling.result(trace, draws)
+            if not sized or rounds >= MAX_ROUNDS:
+                break
+            more = _more_draws(result, chains)
+            if more is None:
+                break
+            draws, rounds = more, rounds + 1
+    result.rounds = rounds
     return result
+
+
+def _more_draws(result: GLMMResult, chains: int) -> int | None:
+    """Draws per chain to sample on to while `result` misses the R-hat/ESS targets; None when
+    it meets them (`_sample.next_draws`)."""
+    min_ess, max_rhat = worst_diagnostics(result)
+    if chains == 1 and max_rhat != max_rhat:  # one chain: no R-hat to aim at
+        max_rhat = 1.0
+    more = next_draws(result.draws, min_ess, max_rhat, ESS_MIN, RHAT_MAX)
+    if more is not None:
+        log.info(
+            "%d draws per chain: min ESS %.0f, max R-hat %.3f; sampling on to %d",
+            result.draws,
+            min_ess,
+            max_rhat,
+            more,
+        )
+    return more
 
 
 def compile_kernel() -> bool:
     """Compile the fast path's numba kernel into its disk cache now; True if it was cached.
 
     `make setup` calls it, so the first fit in a new setup loads the kernel instead of compiling
-    it (about 6 s on 2 cores). A tiny model has the argument types of every fast-path model.
+    it (docs/performance.md#setup). A tiny model has the argument types of every fast-path model.
     """
     from omnisocial.stats.glmm import _kernel
 
@@ -430,7 +477,7 @@ def preload_fast_path() -> None:
     """Import the fast path's sampler and diagnostics and load its kernel, once, in this process.
 
     A pool of workers forked afterwards (`familiarity.analysis.rasch_tables`) inherits them
-    instead of each paying about 5 s of CPU for the imports and the kernel's load.
+    instead of each paying again for the imports and the kernel's load (docs/performance.md#code).
     """
     import arviz_stats.base  # noqa: F401
     import nutpie.compiled_pyfunc  # noqa: F401  (imports nutpie, and with it arviz)

@@ -245,63 +245,22 @@ def make_fast_model(
     for spec in groups:
         index = {level: i for i, level in enumerate(spec.levels)}
         codes = cells[spec.column].map(index).to_numpy(dtype=np.int64)
-        nested = bool(cells.groupby(spec.column, sort=False)[fixed].nunique().max() == 1)
-        if nested:
-            owner = cells.drop_duplicates(spec.column).set_index(spec.column)[fixed].map(fixed_index)
-            owner = owner.reindex(spec.levels).to_numpy(dtype=np.int64)
-            blocks = [np.flatnonzero(owner == m) for m in range(n_fixed)]
-            block_of_fixed = np.arange(n_fixed)
-        else:
-            blocks = [np.arange(len(spec.levels))]
-            block_of_fixed = np.zeros(n_fixed, dtype=np.int64)
-        if centered == "auto":
-            ratio = _information_ratio(cells, codes, mod, len(spec.levels))
-            is_centered = bool(ratio > CENTERED_MIN_RATIO)
-        elif isinstance(centered, dict):
-            is_centered = bool(centered.get(spec.column, False))
-        else:
-            is_centered = bool(centered)
+        nested, blocks, block_of_fixed = _group_blocks(cells, spec, fixed, fixed_index)
         factor = _Factor(
             term=spec.term,
             column=spec.column,
             dim=f"{spec.column}__factor_dim",
             levels=list(spec.levels),
             prior_sd=spec.prior_sd,
-            centered=is_centered,
+            centered=_is_centered(centered, spec, cells, codes, mod),
             nested=nested,
             blocks=blocks,
             block_of_fixed=block_of_fixed,
         )
-        factor.pos_ls = position
-        position += 1
-        for _ in blocks:
-            factor.eta_pos.append(position)
-            position += 1
-        for block in blocks:
-            factor.w_pos.append(position)
-            position += max(len(block) - 1, 0)
+        position = _place_parameters(factor, position)
         factors.append(factor)
         level_codes.append(codes)
-
-    # Internal level numbering: all factors' levels in one space, each block contiguous.
-    blk_factor, blk_first, blk_size, blk_eta, blk_w = [], [], [], [], []
-    mod_block = np.zeros((len(factors), n_fixed), dtype=np.int64)
-    internal_of, lev = [], []
-    offset = 0
-    for g, (factor, codes) in enumerate(zip(factors, level_codes, strict=True)):
-        internal = np.empty(len(factor.levels), dtype=np.int64)
-        first_block = len(blk_size)
-        for b, block in enumerate(factor.blocks):
-            internal[block] = offset + np.arange(len(block))
-            blk_factor.append(g)
-            blk_first.append(offset)
-            blk_size.append(len(block))
-            blk_eta.append(factor.eta_pos[b])
-            blk_w.append(factor.w_pos[b])
-            offset += len(block)
-        mod_block[g] = first_block + factor.block_of_fixed
-        internal_of.append(internal)
-        lev.append(internal[codes])
+    layout = _BlockLayout.of(factors, level_codes, n_fixed)
 
     k = cells["sum"].to_numpy(dtype=np.float64)
     n = cells["count"].to_numpy(dtype=np.float64)
@@ -315,13 +274,13 @@ def make_fast_model(
         prior_sd=prior_sd,
         factors=factors,
         mod=mod,
-        lev=np.ascontiguousarray(np.vstack(lev)),
+        lev=np.ascontiguousarray(np.vstack(layout.lev)),
         k=k,
         n=n,
         const=const,
         ndim=position,
         n_trials=int(n.sum()),
-        internal_of=internal_of,
+        internal_of=layout.internal_of,
     )
     model.kernel_args = (
         model.mod,
@@ -334,15 +293,87 @@ def make_fast_model(
         np.array([f.prior_sd for f in factors]),
         np.array([f.centered for f in factors]),
         np.array([f.pos_ls for f in factors], dtype=np.int64),
-        np.array(blk_factor, dtype=np.int64),
-        np.array(blk_first, dtype=np.int64),
-        np.array(blk_size, dtype=np.int64),
-        np.array(blk_eta, dtype=np.int64),
-        np.array(blk_w, dtype=np.int64),
-        mod_block,
-        offset,
+        np.array(layout.blk_factor, dtype=np.int64),
+        np.array(layout.blk_first, dtype=np.int64),
+        np.array(layout.blk_size, dtype=np.int64),
+        np.array(layout.blk_eta, dtype=np.int64),
+        np.array(layout.blk_w, dtype=np.int64),
+        layout.mod_block,
+        layout.n_levels,
     )
     return model
+
+
+def _group_blocks(cells: pd.DataFrame, spec: GroupSpec, fixed: str, fixed_index: dict):
+    """(nested, blocks, block_of_fixed) of a group factor: nested in the fixed effect (each
+    level under one fixed level, as raters in modality), one block of its levels per fixed
+    level; otherwise one block of all its levels."""
+    n_fixed = len(fixed_index)
+    nested = bool(cells.groupby(spec.column, sort=False)[fixed].nunique().max() == 1)
+    if nested:
+        owner = cells.drop_duplicates(spec.column).set_index(spec.column)[fixed].map(fixed_index)
+        owner = owner.reindex(spec.levels).to_numpy(dtype=np.int64)
+        return True, [np.flatnonzero(owner == m) for m in range(n_fixed)], np.arange(n_fixed)
+    return False, [np.arange(len(spec.levels))], np.zeros(n_fixed, dtype=np.int64)
+
+
+def _is_centered(centered, spec: GroupSpec, cells: pd.DataFrame, codes: np.ndarray, mod: np.ndarray) -> bool:
+    """Whether the factor is sampled centred: `centered` "auto" (the information ratio above
+    CENTERED_MIN_RATIO), a bool, or {column: bool}."""
+    if centered == "auto":
+        return bool(_information_ratio(cells, codes, mod, len(spec.levels)) > CENTERED_MIN_RATIO)
+    if isinstance(centered, dict):
+        return bool(centered.get(spec.column, False))
+    return bool(centered)
+
+
+def _place_parameters(factor: _Factor, position: int) -> int:
+    """Give the factor its places in the parameter vector from `position` on (log SD, one eta
+    per block, then each block's zero-sum part); returns the next free place."""
+    factor.pos_ls = position
+    position += 1
+    for _ in factor.blocks:
+        factor.eta_pos.append(position)
+        position += 1
+    for block in factor.blocks:
+        factor.w_pos.append(position)
+        position += max(len(block) - 1, 0)
+    return position
+
+
+@dataclass
+class _BlockLayout:
+    """Internal level numbering: all factors' levels in one space, each block contiguous, with
+    the per-block arrays the kernel reads."""
+
+    blk_factor: list
+    blk_first: list
+    blk_size: list
+    blk_eta: list
+    blk_w: list
+    mod_block: np.ndarray
+    internal_of: list
+    lev: list
+    n_levels: int
+
+    @classmethod
+    def of(cls, factors: list[_Factor], level_codes: list[np.ndarray], n_fixed: int) -> _BlockLayout:
+        layout = cls([], [], [], [], [], np.zeros((len(factors), n_fixed), dtype=np.int64), [], [], 0)
+        for g, (factor, codes) in enumerate(zip(factors, level_codes, strict=True)):
+            internal = np.empty(len(factor.levels), dtype=np.int64)
+            first_block = len(layout.blk_size)
+            for b, block in enumerate(factor.blocks):
+                internal[block] = layout.n_levels + np.arange(len(block))
+                layout.blk_factor.append(g)
+                layout.blk_first.append(layout.n_levels)
+                layout.blk_size.append(len(block))
+                layout.blk_eta.append(factor.eta_pos[b])
+                layout.blk_w.append(factor.w_pos[b])
+                layout.n_levels += len(block)
+            layout.mod_block[g] = first_block + factor.block_of_fixed
+            layout.internal_of.append(internal)
+            layout.lev.append(internal[codes])
+        return layout
 
 
 def standard_fast_model(frame: pd.DataFrame, standard: StandardFormula, centered="auto") -> FastModel:

@@ -22,9 +22,9 @@ vector) and the density equals bambi's model up to the linear, volume-preserving
 (b, u) -> (a, eta, w). All constants are kept, so the value equals PyMC's `model.logp()` of the same
 model written in PyMC (`glmm.build_pymc_model`).
 
-Compile cache: the three jitted functions are compiled on the first call in a setup (about 6 s
-on 2 cores) and cached on disk (numba's `cache=True`), so later processes load them (well under
-a second). numba keeps the cache in the first writable of: `$NUMBA_CACHE_DIR`, the
+Compile cache: the three jitted functions are compiled on the first call in a setup (seconds:
+docs/performance.md#setup) and cached on disk (numba's `cache=True`), so later processes load
+them. numba keeps the cache in the first writable of: `$NUMBA_CACHE_DIR`, the
 `__pycache__` folder beside this file (for the editable install:
 `src/omnisocial/stats/glmm/__pycache__/_kernel.*.nbi|nbc`, ignored by git), and
 `$XDG_CACHE_HOME/numba` (`~/.cache/numba`). It is keyed on this file's modification time, so a

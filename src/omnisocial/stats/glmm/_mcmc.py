@@ -5,14 +5,14 @@ effects of a GLMM; these functions compute arviz-stats' diagnostics and its "nea
 numpy (and scipy.special, scipy.fft) on arrays of shape (chain, draw, quantity), vectorized over
 the quantities, and return the same numbers (`tests/test_glmm_rasch.py` checks them against
 arviz and against an independent formula). Neither arviz-stats nor scipy.stats is imported:
-their imports cost about 1 s of CPU in every `omnisocial glmm` call.
+their imports would cost every `omnisocial glmm` call (docs/performance.md#code).
 
 The one thing kept here: a quantity with a non-finite draw (inf as well as NaN) gets NaN
 R-hat and ESS, as before; arviz-stats only screens NaN and would score an inf quantity.
 
 Speed: arviz-stats rank-normalizes each quantity in a Python loop (three `rankdata` and
-`norm.ppf` calls per quantity: about 0.8 s CPU for the ~400 reported quantities of a
-FriendBench-sized GLMM, at every round of the draw sizing). `diagnostics` ranks all quantities
+`norm.ppf` calls per quantity, for the ~400 reported quantities of a FriendBench-sized GLMM,
+at every round of the draw sizing: docs/performance.md#code). `diagnostics` ranks all quantities
 at once and computes the split R-hat in numpy, with arviz-stats' own formulas (split as
 `_split_chains`, Blom's offsets as `_backtransform_ranks`, fold around the split draws'
 median), and the bulk ESS from one batched FFT with Geyer's initial positive and monotone
@@ -29,8 +29,8 @@ def _average_ranks(flat: np.ndarray) -> np.ndarray:
     """`scipy.stats.rankdata(flat, method="average", axis=0)` of finite values, in numpy.
 
     Ranks 1..n down each column, ties sharing the mean of their ranks. Importing scipy.stats
-    for `rankdata` costs about 0.5 s of CPU in every `omnisocial glmm` call (a fifth of lme4's
-    whole run); a sort and two running extrema give the same ranks.
+    for `rankdata` would cost every `omnisocial glmm` call (docs/performance.md#code); a sort
+    and two running extrema give the same ranks.
     """
     n = flat.shape[0]
     order = np.argsort(flat, axis=0)

@@ -6,8 +6,8 @@ misses the target lets the same chains run on to the draws scaled by ESS_TARGET 
 (`next_draws`), at most MAX_ROUNDS checks (`sample_fast_until`). A chain's first n draws are the
 same whatever number it was asked for, and each check looks at the first n draws only, so the
 whole procedure, and the result, is deterministic for a seed and equals a single run of the
-reported draws. (Before, each round sampled again from the start, tuning included: a table whose
-first check missed by a little cost 2.3 times the draws it reported.)
+reported draws. (Before, each round sampled again from the start, tuning included, so a table
+whose first check missed by a little paid for its draws twice and more.)
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ def chain_threads(chains: int, n_rows: int, cores: int | None = None) -> int:
 def auto_draws(chains: int, n_quantities: int = 400) -> int:
     """Draws per chain of the first round of `draws=None`, for `n_quantities` reported rows.
 
-    The largest of n R-hats grows with log n (1.011 over the 1,100 rows of the 3x set at 1,200
-    draws per chain): the draws grow by a quarter per doubling of the rows beyond 400.
+    The largest of n R-hats grows with log n (docs/performance.md#code): the draws grow by a
+    quarter per doubling of the rows beyond 400.
     """
     scale = 1.0 + 0.25 * max(0.0, math.log2(max(n_quantities, 1) / 400.0))
     return max(100, math.ceil(AUTO_TOTAL_DRAWS * scale / chains / 100.0) * 100)
@@ -109,10 +109,9 @@ def _hold_thread_state() -> None:
     GIL with PyGILState_Ensure and gives it back with PyGILState_Release. On a thread that holds
     no thread state of its own, that pair creates a Python thread state and destroys it again:
     on every one of the ~100,000 gradient calls of a fit, an allocation, the 16 KiB mmap of its
-    frame stack, a munmap and a wait on the interpreter's thread list lock. A fit on 8,832 trials
-    spent 3 s of system time (1.06 million futex, 105,000 mmap calls under strace) and 7.8 s wall
-    in it. One more Ensure per worker thread, never released, makes every later pair a counter
-    step: 0.5 s of system time, 4.4 s wall, the same draws. The cost is one thread state (a few
+    frame stack, a munmap and a wait on the interpreter's thread list lock (what it cost a fit:
+    docs/performance.md#code). One more Ensure per worker thread, never released, makes every
+    later pair a counter step, with the same draws. The cost is one thread state (a few
     KiB) left behind per worker thread when the sampler's threads end.
     """
     if not getattr(_WORKER, "holds", False):
@@ -169,8 +168,8 @@ def _nutpie_core():
 
     Why: `nutpie/__init__` imports `nutpie.sample`, which imports arviz at its top, and arviz
     imports matplotlib, its plots (one of which compiles a numba ufunc at import), arviz-stats
-    and scipy.stats: about 1.5-2 s of CPU in every `omnisocial glmm` call, more than half of
-    lme4's whole run, for nothing the fast path uses (it takes nutpie's raw arrow trace). The
+    and scipy.stats, in every `omnisocial glmm` call (docs/performance.md#code), for nothing the
+    fast path uses (it takes nutpie's raw arrow trace). The
     package's spec is found without executing it, stands in `sys.modules` while the extension
     module loads as `nutpie._lib`, and is removed again: a later `import nutpie` runs
     `nutpie/__init__` as usual and finds this same `nutpie._lib` in `sys.modules`.
