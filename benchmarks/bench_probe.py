@@ -1,6 +1,6 @@
 """CPU of the signal measurements with each MP4 probed by ffprobe against in process (PyAV).
 
-    .venv/bin/python benchmarks/bench_probe.py RUN [--rounds 2] [--workers 2]
+    .venv/bin/python benchmarks/bench_probe.py RUN [--rounds 2] [--workers 2] [--segments DIR]
 
 RUN is a finished demo run folder (`benchmarks/bench_pipeline.py --keep` prints it): its corpus
 tables (`results/familiarity/corpus/`) and media. Each round runs `measure_all` twice in fresh
@@ -8,11 +8,15 @@ processes, first with every MP4 sent to ffprobe (the former route) and then with
 probe, and prints their CPU seconds (user + sys of the process and its workers); the two
 routes must write the same signals and speech tables (exit 1 otherwise). Then every MP4 under
 RUN is probed both ways: the in-process answer must equal ffprobe's wherever it is given.
+With --segments, every MP4 under DIR (streamed segments, e.g. a test run's `segments*`
+folders) has its frames counted both ways (`streaming.media.count_frames`): CPU per segment
+and equal answers.
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import subprocess
 import sys
 import tempfile
@@ -76,11 +80,36 @@ def probe_parity(run: Path) -> tuple[int, int, list[str]]:
     return answered, passed_on, differ
 
 
+def _cpu_s() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def segment_counts(folder: Path) -> bool:
+    """Print the CPU per segment of counting frames by ffprobe and in process; whether they agree."""
+    from omnisocial.streaming.media import frames_by_ffprobe, frames_in_process
+
+    paths = sorted(folder.rglob("*.mp4"))
+    answers, cpu = {}, {}
+    for name, count in (("ffprobe", frames_by_ffprobe), ("in_process", frames_in_process)):
+        began = _cpu_s()
+        answers[name] = [count(path) for path in paths]
+        cpu[name] = (_cpu_s() - began) / max(1, len(paths)) * 1000
+    passed_on = sum(answer is None for answer in answers["in_process"])
+    equal = all(b is None or a == b for a, b in zip(answers["ffprobe"], answers["in_process"], strict=True))
+    print(
+        f"segment frame counts: {len(paths)} segments, {cpu['ffprobe']:.1f} ms CPU each by ffprobe, "
+        f"{cpu['in_process']:.1f} in process ({passed_on} passed on to ffprobe); equal: {equal}"
+    )
+    return equal
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("run", type=Path)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--segments", type=Path, help="a folder of streamed segments to count")
     args = parser.parse_args()
     run = args.run.resolve()
     same = True
@@ -106,6 +135,8 @@ def main() -> int:
     for path in differ:
         print(f"  differs: {path}")
     ok = same and not differ
+    if args.segments is not None:
+        ok &= segment_counts(args.segments.resolve())
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 
