@@ -15,6 +15,7 @@ from omnisocial.media.audio import (
     complete_pcm_wav,
     envelope,
     load_audio,
+    mp4_probe,
     probe,
     probe_with_ffprobe,
 )
@@ -133,6 +134,48 @@ def test_a_wav_probe_from_its_header_equals_ffprobe(wav_variants):
     for name, path in wav_variants.items():
         assert (complete_pcm_wav(path) is not None) == (name in from_header), name
         assert probe(path) == probe_with_ffprobe(path), name
+
+
+MP4_VARIANTS = {  # name: ffmpeg arguments after the inputs (testsrc and a 16 kHz sine, below)
+    # the demos' kind (H.264 + AAC), as a real corpus's, at 29.97 fps, one stream only, PCM in a MOV
+    "h264_aac.mp4": ["-t", "3.3371", "-c:v", "libx264", "-c:a", "aac"],
+    "aac_at_48k.mp4": ["-t", "2.7", "-c:v", "libx264", "-c:a", "aac", "-ar", "48000", "-b:a", "32k"],
+    "ntsc.mp4": ["-r", "30000/1001", "-t", "2.2", "-c:v", "libx264", "-c:a", "aac"],
+    "video_only.mp4": ["-t", "1.9", "-an", "-c:v", "libx264"],
+    "audio_only.m4a": ["-t", "2.3", "-vn", "-c:a", "aac", "-ac", "2", "-ar", "44100"],
+    "pcm.mov": ["-t", "1.25", "-c:v", "libx264", "-c:a", "pcm_s16le"],
+}
+
+
+@pytest.fixture(scope="module")
+def mp4_variants(media_dir) -> dict[str, Path]:
+    folder = media_dir / "mp4_variants"
+    folder.mkdir()
+    for name, options in MP4_VARIANTS.items():
+        _ffmpeg(
+            "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10",
+            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=16000",
+            *options, "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-threads", "1", str(folder / name),
+        )  # fmt: skip
+    return {name: folder / name for name in MP4_VARIANTS}
+
+
+def test_an_mp4_probe_in_process_equals_ffprobe(mp4_variants, small_mp4):
+    """probe answers an MP4 / M4A / MOV in this process (PyAV), field for field as ffprobe does,
+    except where FFmpeg releases disagree on the container's duration (the 29.97 fps file's
+    movie header rounds its 2.2022 s up): that one goes to ffprobe."""
+    for name, path in {**mp4_variants, "small.mp4": small_mp4}.items():
+        in_process = mp4_probe(path)
+        assert (in_process is None) == (name == "ntsc.mp4"), name
+        assert probe(path) == (in_process or probe_with_ffprobe(path)) == probe_with_ffprobe(path), name
+
+
+def test_an_mp4_the_libraries_cannot_open_goes_to_ffprobe(small_mp4, media_dir):
+    cut = media_dir / "cut_for_ffprobe.mp4"
+    cut.write_bytes(small_mp4.read_bytes()[:2048])
+    assert mp4_probe(cut) is None  # so that the error below is ffprobe's own
+    with pytest.raises(MediaError, match=r"cannot probe .*cut_for_ffprobe\.mp4: \S"):
+        probe(cut)
 
 
 def test_truncated_mp4_raises_with_a_reason(small_mp4, media_dir):

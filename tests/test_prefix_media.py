@@ -31,6 +31,8 @@ from omnisocial.streaming.media import (
     StepMedia,
     cut_prefix,
     describe_step,
+    frames_by_ffprobe,
+    frames_in_process,
     segment_paths,
     step_frames,
     step_segments,
@@ -320,6 +322,15 @@ def test_a_window_off_the_sampling_grid_is_sampled_from_its_media(window_segment
     known = known_step(item, segments, WINDOW_S, 29.4 - WINDOW_S, 29.4, tmp_path)
     assert step_frames(segments, known.first, known.last, 1.0, 32, 160, 4) is None
     assert known.sample_frames(1.0, 32, 160, 4) == media_io.sample_frames(known.path, 1.0, 32, 160, 4)
+
+
+def test_segment_frames_counted_in_process_are_ffprobes(prefix_segments, window_segments):
+    """Each segment's frames and rate (frames.json) counted in this process equal ffprobe's
+    `-count_packets` answer, at 29.97 fps, for the prefix's and the window's segments."""
+    segments = [*prefix_segments[1], *window_segments[1]]
+    for path in segments:
+        assert frames_in_process(path) == frames_by_ffprobe(path), path.name
+    assert {frames_in_process(path)["rate"] for path in segments} == {"30000/1001"}
 
 
 def test_what_a_step_is_known_to_hold_is_what_probing_it_says(prefix_segments, tmp_path):

@@ -188,12 +188,13 @@ def test_missing_media_names_the_dyad(corpus, tmp_path):
         render_stimuli(design, corrupt, segments, tmp_path, PARAMS, media_root=folder)
 
 
-def test_wav_durations_are_ffprobes(rendered):
-    """The audio rows' duration (from the WAV header) is ffprobe's container duration."""
+def test_wav_and_mp4_durations_are_ffprobes(rendered):
+    """The audio rows' duration (from the WAV header) and the video's (from the MP4, probed in
+    process) are ffprobe's container duration."""
     out, manifest = rendered
-    audio = manifest[manifest["modality"] == "audio"]
-    assert len(audio) == 2
-    for row in audio.itertuples():
+    media = manifest[manifest["modality"].isin(["audio", "video"])]
+    assert len(media) == 3
+    for row in media.itertuples():
         probed = round(float(ffmpeg.probe(str(out / row.path))["format"]["duration"]), 6)
         assert row.duration_s == probed
 

@@ -28,7 +28,7 @@ import soundfile as sf
 
 from omnisocial.familiarity.contracts import STIMULI_MANIFEST
 from omnisocial.io import atomic_path, sha256_file, write_text
-from omnisocial.media.audio import WAV_SUFFIXES
+from omnisocial.media.audio import WAV_SUFFIXES, mp4_probe
 from omnisocial.media.ffmpeg_run import compile_args, ffprobe_args, run_tool
 
 SPEAKER_LABELS = {"a": "A", "b": "B"}
@@ -218,6 +218,9 @@ def _probe_duration(dyad_id: str, path: Path) -> float:
     if path.suffix == ".wav":  # our own PCM WAV: its header's length is ffprobe's duration
         info = sf.info(str(path))
         return round(info.frames / info.samplerate, 6)
+    in_process = mp4_probe(path)  # ffprobe's answer without its start, where releases agree
+    if in_process is not None:
+        return round(in_process["format_duration"], 6)
     result = run_tool(ffprobe_args(path), doing=f"probing {path.name} for dyad {dyad_id}", timeout_s=None)
     if result.returncode != 0:
         raise StimulusError(f"dyad {dyad_id}: ffprobe failed on {path.name}: {_stderr_tail(result.stderr)}")

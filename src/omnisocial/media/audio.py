@@ -1,10 +1,10 @@
 """Probing, decoding and envelopes.
 
-`probe` asks ffprobe for per-stream durations (a complete PCM WAV's come from its header, as
-ffprobe computes them); `load_audio` decodes to mono float32 at a
-chosen rate (soundfile for WAV, ffmpeg through ffmpeg-python for everything else); `envelope` turns
-samples into an RMS value per hop. Every failure to read a file, whatever the cause,
-surfaces as `MediaError` with a one-line reason that names the file.
+`probe` asks ffprobe for per-stream durations (a complete PCM WAV's come from its header, an
+MP4's from the FFmpeg libraries in this process, each as ffprobe computes them); `load_audio`
+decodes to mono float32 at a chosen rate (soundfile for WAV, ffmpeg through ffmpeg-python for
+everything else); `envelope` turns samples into an RMS value per hop. Every failure to read a
+file, whatever the cause, surfaces as `MediaError` with a one-line reason that names the file.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from omnisocial.media.ffmpeg_run import last_line as _last_line
 __all__ = ["MediaError", "decibels", "envelope", "load_audio", "probe", "resample"]
 
 WAV_SUFFIXES = (".wav", ".wave")
+MP4_SUFFIXES = (".mp4", ".m4a", ".mov")  # ISO BMFF: every track holds its own duration
 _TIMEOUT_S = TIMEOUT_S
 
 
@@ -82,6 +83,10 @@ def probe(path: str | os.PathLike) -> dict:
         header = complete_pcm_wav(file)
         if header is not None:
             return _wav_probe(file, *header)
+    if file.suffix.lower() in MP4_SUFFIXES:
+        answer = mp4_probe(file)
+        if answer is not None:
+            return answer
     return probe_with_ffprobe(file)
 
 
@@ -184,6 +189,116 @@ def _wav_probe(file: Path, rate: int, channels: int, frames: int) -> dict:
         "width": None,
         "height": None,
         "fps": None,
+    }
+
+
+def _ffprobe_double(value: float) -> float:
+    """A duration as ffprobe prints it (`%f`: 6 decimals) and `probe` reads it back."""
+    return float(f"{value:f}")
+
+
+def mp4_probe(file: Path) -> dict | None:
+    """`probe`'s answer for an MP4 / M4A / MOV, from the FFmpeg libraries in this process (PyAV).
+
+    ffprobe starts for each file (about 0.07 CPU-s, most of a signal job's probing; the demo
+    probes about 200 files: docs/performance.md#demo). The same demuxer fills the same fields:
+    each stream's duration x its time base and the container's in microseconds, printed as
+    ffprobe prints them. None, to ask ffprobe itself, for a file the libraries cannot open (so
+    that its error names ffprobe's reason), one where a stream or the container has no
+    duration of its own (ffprobe's fallbacks, e.g. a tag, stay ffprobe's), and one whose
+    container duration is not one number: FFmpeg releases differ in whether they report the
+    movie header's duration (`mvhd`, rounded to its time scale) or the streams' longest end
+    (ffprobe 5.1 and PyAV's 8.1 gave 2.203 and 2.2022 s for a 29.97 fps file), so the answer is
+    given here only where the header, the libraries and the streams' end all agree.
+    """
+    import av  # imported here: only the jobs that probe an MP4 load it
+
+    header = _movie_header_duration(file)
+    if header is None:
+        return None
+    try:
+        with av.open(str(file)) as container:
+            return _container_probe(file, container, header)
+    except (av.FFmpegError, OSError, ValueError):
+        return None
+
+
+def _movie_header_duration(file: Path) -> float | None:
+    """The `mvhd` duration in seconds of an ISO BMFF file (top-level `moov`), else None."""
+    size = file.stat().st_size
+    with open(file, "rb") as handle:
+        position, end, in_moov = 0, size, False
+        while position + 8 <= end:
+            handle.seek(position)
+            length, kind = struct.unpack(">I4s", handle.read(8))
+            header = 8
+            if length == 1:
+                length, header = struct.unpack(">Q", handle.read(8))[0], 16
+            elif length == 0:
+                length = end - position
+            if length < header or position + length > end:
+                return None
+            if kind == b"moov" and not in_moov:
+                position, end, in_moov = position + header, position + length, True
+                continue
+            if kind == b"mvhd" and in_moov:
+                body = handle.read(min(length - header, 32))
+                if len(body) < 20:
+                    return None
+                if body[0] == 1:
+                    if len(body) < 32:
+                        return None
+                    scale, duration = struct.unpack(">IQ", body[20:32])
+                else:
+                    scale, duration = struct.unpack(">II", body[12:20])
+                return duration / scale if scale and duration else None
+            position += length
+    return None
+
+
+def _container_probe(file: Path, container, header_s: float) -> dict | None:
+    import av
+
+    if container.duration is None or container.start_time is None:
+        return None
+    streams = list(container.streams)
+    if any(s.duration is None or s.start_time is None for s in streams):
+        return None
+    format_duration = _ffprobe_double(container.duration * (1 / av.time_base))
+    ends = [(s.start_time + s.duration) * (s.time_base.numerator / s.time_base.denominator) for s in streams]
+    streams_end = _ffprobe_double(max(ends) - container.start_time * (1 / av.time_base)) if ends else None
+    if not format_duration == streams_end == _ffprobe_double(header_s):
+        return None  # the durations a release may report disagree: ffprobe's is the answer
+    audio = [s for s in streams if s.type == "audio"]
+    video = [
+        s for s in streams if s.type == "video" and not (s.disposition & av.stream.Disposition.attached_pic)
+    ]  # cover art is a one-frame "video" stream, not a camera (as in probe_with_ffprobe)
+    if not audio and not video:
+        return None
+
+    def duration(stream_list: list) -> float | None:
+        if not stream_list:
+            return None
+        base = stream_list[0].time_base
+        return _ffprobe_double(stream_list[0].duration * (base.numerator / base.denominator))
+
+    first_audio = audio[0].codec_context if audio else None
+    first_video = video[0] if video else None
+    rate = None
+    if first_video is not None:
+        rate = first_video.average_rate or first_video.base_rate
+    return {
+        "path": str(file),
+        "format_duration": format_duration,
+        "audio_duration": duration(audio),
+        "video_duration": duration(video),
+        "n_audio_streams": len(audio),
+        "n_video_streams": len(video),
+        "sample_rate": (first_audio.sample_rate or None) if first_audio is not None else None,
+        "channels": (first_audio.channels or None) if first_audio is not None else None,
+        "width": (first_video.codec_context.width or None) if first_video is not None else None,
+        "height": (first_video.codec_context.height or None) if first_video is not None else None,
+        "fps": float(rate) if rate else None,
     }
 
 
