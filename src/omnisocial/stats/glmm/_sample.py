@@ -358,7 +358,11 @@ def sample_fast_until(fast: FastModel, draws, tune, chains, cores, seed, extra, 
     first n draws do not depend on how many it was asked for (tuning depends on `tune` only), so
     the result equals a run of exactly the reported draws: deterministic for a seed, and no
     round repeats the tuning and the draws of the one before. Returns (idata, draws, rounds)."""
-    sampler = _start_sampler(fast, MAX_DRAWS, tune, chains, cores, seed, extra)
+    # a thread per chain: the run is asked for MAX_DRAWS, so with fewer threads than chains the
+    # first chains would draw on towards it while the others wait for a thread, and a round
+    # (every chain at `draws`) would come only after them; a chain's draws depend on its seed
+    # alone, not on the threads (tests/test_glmm_rasch.py)
+    sampler = _start_sampler(fast, MAX_DRAWS, tune, chains, max(cores, chains), seed, extra)
     rounds = 1
     try:
         while True:
