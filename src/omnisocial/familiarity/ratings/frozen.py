@@ -48,10 +48,13 @@ import hmac
 import json
 import os
 import secrets
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pandas as pd
+
+from omnisocial.familiarity.contracts import MODALITIES
 
 # Configuration that decides what a survey list shows: the corpus and everything that picks,
 # cuts and renders its clips, and the rating design's deal of the dyads into lists.
@@ -88,7 +91,8 @@ class DesignChangedError(ValueError):
 
 
 def shown_key(interaction_id, clip_start, clip_end, sha256: str) -> str:
-    """The identity of a shown stimulus: interaction, clip window (ms) and the file's SHA-256."""
+    """The identity of a shown stimulus: interaction, clip window (seconds, to the millisecond)
+    and the file's SHA-256."""
     return f"{interaction_id}@{float(clip_start):.3f}-{float(clip_end):.3f}#{sha256}"
 
 
@@ -180,7 +184,7 @@ def _sessions(collected: Path, modality: str) -> list[Path]:
 def collections(config: Mapping) -> list[tuple[str, Path]]:
     """[(what, its design record)] of every configured collection that holds answers."""
     ratings = config["ratings"]
-    modalities = [m for m in ("text", "audio", "video") if m in ratings["raters_per_modality"]]
+    modalities = [m for m in MODALITIES if m in ratings["raters_per_modality"]]
     found = []
     if ratings["source"] == "experiment":
         experiment = ratings["experiment"]
@@ -240,7 +244,7 @@ def pseudonym_folder(ratings: Mapping) -> Path | None:
     source = ratings.get("source")
     experiment = ratings.get("experiment") or {}
     jatos = experiment.get("jatos_results") or {}
-    planned = [m for m in ("text", "audio", "video") if m in (ratings.get("raters_per_modality") or {})]
+    planned = [m for m in MODALITIES if m in (ratings.get("raters_per_modality") or {})]
     if source == "experiment":
         if experiment.get("collected") and any(not jatos.get(m) for m in planned):
             return Path(experiment["collected"])
@@ -257,13 +261,18 @@ def pseudonym_key(folder) -> bytes:
     """The study's key in `folder`/PSEUDONYM_KEY, created (random, owner-only) when absent."""
     path = Path(folder) / PSEUDONYM_KEY
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        pass
-    else:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(secrets.token_hex(32) + "\n")
+    if not path.exists():
+        # written whole beside it, then linked in: a reader (the server and the import may start
+        # together) never sees a half-written key, and a key already there is never replaced
+        fd, draft = tempfile.mkstemp(prefix=".pseudonym-", dir=path.parent)  # mode 0600
+        try:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_hex(32) + "\n")
+            os.link(draft, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(draft)
     text = path.read_text(encoding="utf-8").strip()
     if len(text) < 32:
         raise ValueError(f"{path}: not a pseudonym key (delete it only before any import)")
