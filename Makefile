@@ -90,8 +90,10 @@ notebook-strip: setup
 # Two workers (pytest-xdist; TEST_WORKERS=auto takes one per core): tests/conftest.py groups the
 # tests (a module's fast ones together, each slow one alone or with the tests sharing its
 # workflow run) and queues the slow ones first; --no-loadscope-reorder keeps that order.
-# The tests marked heavy (above 15 CPU-s of their own) are a CI step of their own, test-heavy:
-# make test stays under 8 minutes on 2 cores. Each prints its CPU per test at the end.
+# Two tiers: make test runs the unit, contract and command tests, each under 3 CPU-s (the line in
+# tests/conftest.py), in a few minutes on 2 cores; the tests marked heavy (workflow runs, the shared
+# study and social runs, real browsers, samplers at full size) are make test-heavy, a CI step of its
+# own. Each prints its CPU per test at the end. Timings: docs/performance.md#tests.
 TEST_WORKERS ?= 2
 PYTEST_XDIST = $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 test: setup notebook-deps

@@ -63,11 +63,23 @@ def _rank(item: pytest.Item) -> int:
 _BUILT: dict[str, Path] = {}  # this process's shared folders, by name
 
 
+# The shared runs above the heavy line: only a test marked heavy may ask for one, so that make
+# test never builds them (their CPU is counted apart from the tests, so the line alone would not
+# see them). Their builds: the `study` run about 80 CPU-s, `social-judged` (with `social`) 60.
+HEAVY_SHARED_RUNS = {"study", "social-judged", "social"}
+_CURRENT_TEST: list[pytest.Item] = []  # the test now running in this process
+
+
 def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
     """A folder `build` fills once per session; under xdist the first worker to ask builds it and
     the others wait for it. A test that must change it copies it first. A build that failed is
     not tried again (it would fail the same way, after as long): the tests that ask for it
-    later fail at once, with its error."""
+    later fail at once, with its error. A run in HEAVY_SHARED_RUNS is for heavy tests only."""
+    if name in HEAVY_SHARED_RUNS and _CURRENT_TEST and _CURRENT_TEST[-1].get_closest_marker("heavy") is None:
+        pytest.fail(
+            f"{_CURRENT_TEST[-1].nodeid} reads the shared run {name!r}, a heavy build: mark it "
+            "@pytest.mark.heavy (make test-heavy runs it) or test without the run"
+        )
     if name in _BUILT:
         return _BUILT[name]
     root = tmp_path_factory.getbasetemp() / "shared"
@@ -100,11 +112,12 @@ CPU_PROPERTY = "cpu_s"
 SUMMARY_PROPERTY = "summary"
 _SUMMARIES: dict[str, str] = {}
 TOP_CPU_TESTS = 10
+CPU_REPORT_ENV = "TEST_CPU_REPORT"  # a path: every test's CPU is written there (tab-separated)
 _CPU_START = pytest.StashKey[float]()
 _CPU_BY_TEST: dict[str, float] = {}  # the controller's (or a plain run's) record, by test id
 HEAVY_PROPERTY = "heavy"
 SHARED_CPU_PROPERTY = "shared_build_cpu_s:"  # + the shared folder's name
-HEAVY_CPU_S = 15.0  # a test above this (its own CPU) is marked heavy: make test-heavy runs it
+HEAVY_CPU_S = 3.0  # a test above this (its own CPU) is marked heavy: make test-heavy runs it
 FAIL_CPU_S = 2 * HEAVY_CPU_S
 _CPU_BY_BUILD: dict[str, float] = {}  # the shared folders' builds, by name
 _UNMARKED: set[str] = set()  # the tests not marked heavy
@@ -119,6 +132,7 @@ def _cpu_s() -> float:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     item.stash[_CPU_START] = _cpu_s()
+    _CURRENT_TEST[:] = [item]
 
 
 @pytest.hookimpl(wrapper=True)
@@ -168,6 +182,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+def _write_cpu_report(path: Path) -> None:
+    """Every test's own CPU and every shared run's build, costliest first (tab-separated)."""
+    rows = [(s, "shared run", n) for n, s in _CPU_BY_BUILD.items()]
+    rows += [(s, "heavy" if t not in _UNMARKED else "test", t) for t, s in _CPU_BY_TEST.items()]
+    lines = [f"{s:.2f}\t{kind}\t{name}" for s, kind, name in sorted(rows, key=lambda r: -r[0])]
+    path.write_text("cpu_s\tkind\tname\n" + "\n".join(lines) + "\n")
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     if _SUMMARIES and not hasattr(terminalreporter.config, "workerinput"):
         terminalreporter.section("summaries")
@@ -190,6 +212,9 @@ def pytest_terminal_summary(terminalreporter) -> None:
     write(f"the {TOP_CPU_TESTS} costliest tests (their own CPU, shared runs apart):")
     for nodeid, seconds in sorted(_CPU_BY_TEST.items(), key=lambda kv: -kv[1])[:TOP_CPU_TESTS]:
         write(f"{seconds:8.1f}  {nodeid}")
+    if os.environ.get(CPU_REPORT_ENV):
+        _write_cpu_report(Path(os.environ[CPU_REPORT_ENV]))
+        write(f"every test's CPU: {os.environ[CPU_REPORT_ENV]}")
     for limit, verdict in ((FAIL_CPU_S, "FAILS the run"), (HEAVY_CPU_S, "mark them")):
         over = _too_heavy(limit)
         if over:

@@ -189,6 +189,7 @@ def params(model: Path | str, engine: str = "faster-whisper") -> dict:
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed")
+@pytest.mark.heavy  # 7 CPU-s
 def test_faster_whisper_end_to_end(tiny_model: Path, tmp_path: Path):
     wav_a = espeak_wav(tmp_path / "a.wav", "Would you rather fly or be invisible?")
     wav_b = espeak_wav(tmp_path / "b.wav", "I would rather fly, obviously.")
@@ -370,6 +371,7 @@ def test_whisperx_aligns_words_offline(tiny_model: Path, tmp_path: Path):
 @pytest.mark.local_models
 @pytest.mark.skipif(HAS_WHISPERX, reason="whisperx is installed here: nothing to hand over")
 @pytest.mark.skipif(asr.asr_venv_python() is None, reason=".venv-asr is not built (make venv-asr)")
+@pytest.mark.heavy  # 15 CPU-s
 def test_without_whisperx_the_work_goes_to_the_asr_venv(tiny_model: Path, tmp_path: Path, caplog):
     wav_a, wav_b, _ = recorded_tracks(tmp_path)
     frame = interactions_frame([interaction("V00_S0001_I00000001", str(wav_a), str(wav_b))])

@@ -143,6 +143,7 @@ def assert_placed(workdir: Path, said: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # 4 CPU-s
 def test_the_whole_demo_plans_under_the_profile(tmp_path):
     config = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
     config["social"]["models"] = [
@@ -181,6 +182,7 @@ def test_the_whole_demo_plans_under_the_profile(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # 4 CPU-s
 def test_the_seamless_study_plans_under_the_profile(tmp_path):
     config = seamless_example(tmp_path)
     config["models"].append(GPU_ENTRY)

@@ -79,12 +79,12 @@ def test_a_shared_runs_build_is_counted_apart_from_the_test_that_asked_first(pyt
 
 
 def test_an_unmarked_test_far_above_the_heavy_line_fails_the_run(pytester, monkeypatch):
-    """At a line of 0.2 CPU-s (make test's is 15): 0.5 CPU-s unmarked fails the run (above twice
+    """At a line of 0.2 CPU-s (make test's is 3): 0.5 CPU-s unmarked fails the run (above twice
     the line) and is named; marked heavy it passes; 0.3 CPU-s unmarked is named, not failed."""
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     source = CONFTEST.read_text()
-    assert "HEAVY_CPU_S = 15.0" in source
-    pytester.makeconftest(source.replace("HEAVY_CPU_S = 15.0", "HEAVY_CPU_S = 0.2"))
+    assert "HEAVY_CPU_S = 3.0" in source
+    pytester.makeconftest(source.replace("HEAVY_CPU_S = 3.0", "HEAVY_CPU_S = 0.2"))
     pytester.makeini("[pytest]\nmarkers =\n    heavy: above the line")
     pytester.makepyfile(busy=BUSY, test_cost="from busy import burn\n\ndef test_costly():\n    burn(0.5)\n")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")

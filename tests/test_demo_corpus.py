@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import shared_dir
 
 from omnisocial.familiarity.corpus.demo import FAILURES, gender_mix, generate_demo_corpus, speech_targets
 
@@ -64,9 +65,10 @@ TURN_GAP = float("inf")  # filters.turn_gap_s null: one speaker's consecutive se
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("demo") / "seamless"
-    generate_demo_corpus(root, PARAMS)
-    return root
+    """Generated once (conftest.shared_dir: its 7 CPU-s shown as a shared run, not as the first
+    test's); the tests read it and never change it."""
+    build = lambda folder: generate_demo_corpus(folder / "seamless", PARAMS)  # noqa: E731
+    return shared_dir(tmp_path_factory, "demo-corpus", build) / "seamless"
 
 
 def _read(root: Path, name: str) -> pd.DataFrame:
@@ -192,6 +194,7 @@ def _sha(path: Path) -> str:
 # --------------------------------------------------------------------------- layout and tables
 
 
+@pytest.mark.heavy  # 10 CPU-s
 def test_headers_are_exactly_the_seamless_ones(corpus):
     for name, header in HEADERS.items():
         assert (corpus / name).read_text().splitlines()[0] == header, name
@@ -469,6 +472,7 @@ def test_unreadable_json_does_not_parse(corpus):
 # --------------------------------------------------------------------------- determinism
 
 
+@pytest.mark.heavy  # 6 CPU-s
 def test_same_seed_same_bytes_and_root_replaced(tmp_path):
     params = {**PARAMS, "candidates_per_cell": 0, "failures": ["silent_speaker", "too_little_speech"]}
     root = tmp_path / "seamless"

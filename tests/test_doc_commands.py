@@ -180,6 +180,7 @@ def _predictions(path: Path) -> None:
     pd.DataFrame(rows).to_csv(path, index=False)
 
 
+@pytest.mark.heavy  # 3 CPU-s
 def test_score_runs_as_documented(tmp_path):
     _venv_folder(tmp_path)
     _predictions(tmp_path / "PREDICTIONS.csv")
@@ -206,6 +207,7 @@ def test_score_runs_as_documented(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # 9 CPU-s
 def test_the_statistics_commands_run_as_documented(tmp_path):
     """omnisocial glmm and rasch as command-line.md and glmm-sampling.md show them, on trials of
     24 raters x 12 dyads in two modalities (the samplers at their defaults)."""
@@ -269,6 +271,7 @@ def _json_blocks(page: str) -> list:
     return [json.loads(block) for block in re.findall(r"```json\n(.*?)```", text, re.S)]
 
 
+@pytest.mark.heavy  # 6 CPU-s
 def test_the_rating_server_runs_as_documented(tmp_path):
     """Issue 60: `omnisocial rating-server` as README and docs/rating-experiment.md write it (the
     full form) serves a built study from a clean shell, and takes the request bodies the page

@@ -142,6 +142,7 @@ def _entry(url):
             "modalities": ["text", "video"], "media": {"video_audio": "none", "max_frames": 2}}  # fmt: skip
 
 
+@pytest.mark.heavy  # 7 CPU-s
 def test_a_scripted_model_streams_into_released_files_scored_as_by_hand(released, tmp_path, capsys):
     items = load_stream_items(released / "items.json", media_dir=tmp_path / "media")
     folder = tmp_path / "streamer"
@@ -229,6 +230,7 @@ def test_a_scripted_model_streams_into_released_files_scored_as_by_hand(released
     capsys.readouterr()
 
 
+@pytest.mark.heavy  # 7 CPU-s
 def test_a_failed_step_leaves_no_file_and_a_rerun_resumes_there(released, tmp_path):
     """A call that fails (HTTP 500, no retries) ends that item's stream: it gets no response file
     (a partial response would read as silence); the rerun asks only the steps not answered."""
@@ -261,6 +263,7 @@ def test_a_failed_step_leaves_no_file_and_a_rerun_resumes_there(released, tmp_pa
     assert [s["start"] for s in data["sentences"]] == [3.0, 7.0] and data["n_unparsed"] == 1
 
 
+@pytest.mark.heavy  # 6 CPU-s
 def test_max_calls_one_below_the_jobs_plan_makes_no_call(released, tmp_path):
     """The budget is the whole job's (RTD 10 + PR 10 = 20), checked before the first call and
     naming both parts: max_calls 19 makes no call at all (each part alone would fit)."""
@@ -283,6 +286,7 @@ def test_max_calls_one_below_the_jobs_plan_makes_no_call(released, tmp_path):
 
 
 @pytest.mark.parametrize("reply,kind", [("SILENT", SILENCE), ("I see a clip.", UNPARSED)])
+@pytest.mark.heavy  # 7 CPU-s
 def test_a_model_that_never_says_a_sentence_has_its_rows(released, tmp_path, reply, kind):
     """A streamed model whose every reply is silent (or unparsed) writes no sentence, yet gets
     its rtd_scores, pr_scores and streaming_metrics rows: scored as an empty response (as the

@@ -149,6 +149,7 @@ def tables_of_the_explorer(study: Path, folder: str) -> list[Path]:
     return [p for p in sorted((study / folder).glob("*.csv")) if p.stat().st_mtime_ns <= built]
 
 
+@pytest.mark.heavy  # reads the shared study run
 def test_familiarity_items_where_the_best_model_and_the_crowd_disagree(browser, study):
     predictions = pd.concat([PREDICTIONS.read(p) for p in tables_of_the_explorer(study, "predictions")])
     votes = MAJORITY_VOTES.read(study / "analysis" / "majority_votes.csv")
@@ -226,6 +227,7 @@ def test_familiarity_items_where_the_best_model_and_the_crowd_disagree(browser, 
     assert len(browser.find_elements(By.CSS_SELECTOR, "#detail .track .span")) > 0
 
 
+@pytest.mark.heavy  # reads the shared study run
 def test_the_explorer_is_linked_and_served(browser, study):
     summary = (study / "summary" / "summary.html").read_text()
     assert "href='../explorer/index.html'" in summary
@@ -302,6 +304,7 @@ def social(tmp_path_factory) -> tuple[Path, Path]:
     return r, folder
 
 
+@pytest.mark.heavy  # reads the shared study run
 def test_a_who_item_and_a_when_item(browser, social):
     r, folder = social
     who_scores, when_scores = (
@@ -361,6 +364,7 @@ def test_a_who_item_and_a_when_item(browser, social):
         assert wrong == list(steps["kind"].isin(["unparsed", "failed"]))
 
 
+@pytest.mark.heavy  # reads the shared study run
 def test_a_streamed_item(browser, social):
     r, folder = social
     said = STREAM_RESPONSES.read(r / "baselines" / "stream_baseline_responses.csv")

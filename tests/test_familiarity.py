@@ -501,6 +501,7 @@ def test_score_familiarity_tables(tiny_study):
     assert tables["majority_votes"]["n_raters"].eq(4).all()
 
 
+@pytest.mark.heavy  # 7 CPU-s
 def test_rater_tests_tables(tiny_study):
     frames, trials, design, covariates = tiny_study
     tables = analysis.rater_tests(frames, trials, design, covariates, PARAMS)
@@ -673,6 +674,7 @@ def test_glmm_pp_contrasts_of_the_demo_panel_equal_bambi(tiny_study):
 # --- figures and notebook -----------------------------------------------------------------
 
 
+@pytest.mark.heavy  # 8 CPU-s
 def test_every_figure_family_draws_from_its_tables(tiny_study, tmp_path):
     frames, trials, design, covariates = tiny_study
     tables = {

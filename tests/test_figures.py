@@ -636,6 +636,7 @@ def every_family(inputs, tmp_path_factory):
     return pdfs, handler.messages
 
 
+@pytest.mark.heavy  # 12 CPU-s
 def test_every_figure_fits_a_journal_page(every_family):
     """Every figure family, as saved: at most 7.2 in wide and no text under 7 pt at that size."""
     from printsize import pdf_print_size
@@ -851,6 +852,7 @@ def test_hidden_legend_entries_finds_markers_under_others():
     assert style.hidden_legend_entries(fig) == []
 
 
+@pytest.mark.heavy  # every figure family drawn (about 9 CPU-s, built by the first test)
 def test_no_figure_hides_a_legend_entry(every_family):
     """Every figure family (models with tied results included) keeps each legend entry visible."""
     pdfs, warnings = every_family

@@ -336,6 +336,7 @@ def test_fast_path_does_not_import_bambi_or_pymc(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # 5 CPU-s
 def test_compile_kernel_caches_it_for_the_next_process(tmp_path):
     """`glmm.compile_kernel()` (run by `make setup`) fills numba's cache; a later process's fit
     loads the kernel from it and compiles nothing."""
@@ -362,6 +363,7 @@ def test_compile_kernel_caches_it_for_the_next_process(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # 3 CPU-s
 def test_kernel_without_a_writable_cache_compiles_in_process():
     """No writable numba cache folder (every locator refused): the kernel still imports and gives
     the same log density and gradient, compiled in the process, with one warning."""
@@ -554,6 +556,7 @@ def test_fast_path_matches_out_of_the_box_bambi():
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # 4 CPU-s
 def test_parameter_recovery_friendbench_size():
     """3 modalities x 92 raters x 32 of 96 dyads (8,832 trials), default settings."""
     truth = {"text": 0.3, "audio": 0.6, "video": 0.9}
@@ -647,6 +650,7 @@ def _rasch_responses(n_persons: int = 300, n_items: int = 30, seed: int = 0):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # 4 CPU-s
 def test_rasch_recovers_item_difficulties():
     frame, truth, ability = _rasch_responses()
     items, persons, info = rasch.fit_rasch(frame, "rater", "dyad", "correct", seed=3)
@@ -1033,6 +1037,7 @@ def assert_pp_contrasts_match_bambi(result: glmm.GLMMResult, frame: pd.DataFrame
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # 11 CPU-s
 def test_pp_contrasts_equal_bambi_friendbench_size():
     """Point 1 on a FriendBench-sized simulated study (92 raters per modality, 96 dyads, 32 dyads
     per rater: 8,832 trials) whose modality effects give the paper's marginal accuracies (text

@@ -165,6 +165,7 @@ def loaded() -> dict:
     return json.loads(result.stdout)
 
 
+@pytest.mark.heavy  # 5 CPU-s
 def test_what_every_job_imports_loads_no_heavy_module(loaded):
     assert loaded["base"] == []
 

@@ -158,6 +158,7 @@ def test_embedding_judge_prefers_a_paraphrase(embedding_judge):
     assert several == pytest.approx(paraphrase, abs=1e-5)
 
 
+@pytest.mark.heavy  # 7 CPU-s
 def test_embedding_encoder_matches_sentence_transformers_bit_for_bit(embedding_judge):
     # The judge runs MiniLM on transformers alone; sentence-transformers (the released
     # scorers' encoder) is the reference: the same vectors to the last bit, across batches

@@ -51,6 +51,7 @@ def test_module_plans_every_job_of_the_workflow(tmp_path):
 @pytest.mark.skipif(
     shutil.which("ffmpeg") is None or shutil.which("espeak-ng") is None, reason="needs ffmpeg and espeak-ng"
 )
+@pytest.mark.heavy  # 7 CPU-s
 def test_module_runs_a_real_target(tmp_path):
     command = outer_workflow(tmp_path)
     target = "results/social/items/who_items.csv"

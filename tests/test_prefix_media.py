@@ -119,6 +119,7 @@ def lag_and_correlation(ours: np.ndarray, reference: np.ndarray, at_s: float, sp
 
 
 @pytest.mark.parametrize("t", [16.4, 29.4], ids=["mid_clip", "last_step"])
+@pytest.mark.heavy  # 10 CPU-s
 def test_a_prefix_has_the_audio_and_video_of_a_direct_cut(prefix_segments, t, tmp_path):
     item, segments = prefix_segments
     assert item.schedule.times()[-1] == 29.4 and len(segments) == 29
@@ -139,6 +140,7 @@ def test_a_prefix_has_the_audio_and_video_of_a_direct_cut(prefix_segments, t, tm
 
 
 @pytest.mark.parametrize("t", [23.4, 29.4], ids=["mid_clip", "last_step"])
+@pytest.mark.heavy  # 10 CPU-s
 def test_a_window_has_the_audio_and_video_of_a_direct_cut(window_segments, t, tmp_path):
     item, segments = window_segments
     start = t - WINDOW_S
@@ -178,6 +180,7 @@ def assert_every_step_ends_at_t(item, segments, window_s, fps: float, rate: int,
     return differences
 
 
+@pytest.mark.heavy  # the module's cut segments (about 12 CPU-s, built by the first test)
 def test_every_step_of_a_clip_has_audio_and_video_to_t(prefix_segments, window_segments, tmp_path):
     """Each of the 29 prefixes (1.4 ... 29.4 s) and each 2.5 s window (20.4 ... 29.4 s), not one
     step only: at 30000/1001 fps a frame (33 ms) is longer than an AAC frame (23 ms), so a
@@ -209,6 +212,7 @@ def test_every_step_of_a_demo_shaped_clip_has_audio_and_video_to_t(tmp_path):
         assert len(steps) == n_steps and max(abs(d) for _, d in steps) <= 1e-3
 
 
+@pytest.mark.heavy  # the module's cut segments (about 12 CPU-s, built by the first test)
 def test_steps_are_bitexact_across_joins_and_recuts(clip, prefix_segments, tmp_path):
     item, segments = prefix_segments
     parts = segments[step_segments(item, None, 0.0, 16.4)]
@@ -261,6 +265,7 @@ def test_a_step_without_frame_counts_names_the_missing_file(tmp_path):
 # --- in-process joins and frames sampled once per item (issue 38 item 5) -------------------
 
 
+@pytest.mark.heavy  # the module's cut segments (about 12 CPU-s, built by the first test)
 def test_a_step_is_the_same_bytes_in_another_process(prefix_segments, tmp_path):
     """The result cache keys on the media's sha256, across runs: a resumed job (a new process,
     its packet indexes read afresh) must join the same bytes."""
@@ -284,6 +289,7 @@ def known_step(item, segments, window_s, start, t, folder: Path) -> StepMedia:
 
 
 @pytest.mark.parametrize("fps", [1.0, 2.0])
+@pytest.mark.heavy  # 4 CPU-s
 def test_a_prefixs_frames_from_the_item_cache_are_those_sampled_from_the_prefix(
     prefix_segments, tmp_path, fps
 ):
@@ -317,6 +323,7 @@ def test_a_windows_frames_come_from_the_cache_where_its_start_is_on_the_sampling
         assert known.sample_frames(1.0, 32, 160, 4) == media_io.sample_frames(known.path, 1.0, 32, 160, 4)
 
 
+@pytest.mark.heavy  # the module's cut segments (about 12 CPU-s, built by the first test)
 def test_a_window_off_the_sampling_grid_is_sampled_from_its_media(window_segments, tmp_path):
     item, segments = window_segments
     known = known_step(item, segments, WINDOW_S, 29.4 - WINDOW_S, 29.4, tmp_path)
@@ -324,6 +331,7 @@ def test_a_window_off_the_sampling_grid_is_sampled_from_its_media(window_segment
     assert known.sample_frames(1.0, 32, 160, 4) == media_io.sample_frames(known.path, 1.0, 32, 160, 4)
 
 
+@pytest.mark.heavy  # 8 CPU-s
 def test_segment_frames_counted_in_process_are_ffprobes(prefix_segments, window_segments):
     """Each segment's frames and rate (frames.json) counted in this process equal ffprobe's
     `-count_packets` answer, at 29.97 fps, for the prefix's and the window's segments."""
@@ -333,6 +341,7 @@ def test_segment_frames_counted_in_process_are_ffprobes(prefix_segments, window_
     assert {frames_in_process(path)["rate"] for path in segments} == {"30000/1001"}
 
 
+@pytest.mark.heavy  # the module's cut segments (about 12 CPU-s, built by the first test)
 def test_what_a_step_is_known_to_hold_is_what_probing_it_says(prefix_segments, tmp_path):
     item, segments = prefix_segments
     for t in (1.4, 29.4):
@@ -385,6 +394,7 @@ def demo_stream_items(tmp_path_factory):
 
 
 @pytest.mark.parametrize("window_s", [None, 2.5], ids=["prefix", "window"])
+@pytest.mark.heavy  # 5 CPU-s
 def test_every_steps_decoded_audio_is_as_long_as_its_video_on_two_demo_clips(
     demo_stream_items, window_s, tmp_path
 ):

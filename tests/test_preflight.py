@@ -131,6 +131,7 @@ def test_a_release_root_without_the_layout_says_what_it_holds_and_what_each_layo
     assert "not a folder" in release_problem(tmp_path / "nowhere", tmp_path / "nowhere" / table)
 
 
+@pytest.mark.heavy  # 5 CPU-s
 def test_the_generated_release_holds_both_layouts_and_says_it_is_generated(tmp_path):
     root = write_release(tmp_path / "friendbench", {"n_dyads": 4, "raters_per_modality": 2})
     for preset, name in (

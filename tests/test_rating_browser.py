@@ -44,6 +44,8 @@ SCREENSHOTS = os.environ.get("RATING_SCREENSHOTS", "")
 
 pytestmark = [
     pytest.mark.browser,
+    # a real Chromium for every test: its start and the study's pages cost 4-14 CPU-s a test
+    pytest.mark.heavy,
     pytest.mark.skipif(
         not (Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file()),
         reason="chromium and chromedriver not installed (make system-deps installs them; .ci/run runs that)",
@@ -206,6 +208,7 @@ SCRIPT = {
 
 
 @pytest.mark.parametrize("modality", MODALITIES)
+@pytest.mark.heavy  # 10 CPU-s
 def test_scripted_participant(modality, study, server, browser):
     base, store = server
     pid = f"PID{modality.upper()}01"
@@ -712,6 +715,7 @@ def test_eight_participants_at_once_on_jatos_get_no_list_twice(study, browser, t
 
 
 @pytest.mark.parametrize(("status", "sent"), [(413, 1), (403, 6)])
+@pytest.mark.heavy  # 14 CPU-s
 def test_a_refusal_on_jatos_is_shown_and_recorded_not_retried(study, browser, tmp_path, status, sent):
     """JATOS refuses the result data for good (413: over its 5 MB result-data limit; 403: a study
     run it takes no more data for): the page stops saving, tells the participant what to do, and

@@ -97,6 +97,7 @@ def served(study, tmp_path):
     store.close()
 
 
+@pytest.mark.heavy  # 5 CPU-s
 def test_refusals_name_their_reason(served):
     client, store = served
     assert client.start("audio", "P1", token="wrong")[0] == 403

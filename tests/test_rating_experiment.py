@@ -24,6 +24,7 @@ def study(tmp_path_factory):
     return build_study(folder) | {"folder": folder}
 
 
+@pytest.mark.heavy  # 4 CPU-s
 def test_the_folder_holds_everything_the_page_loads(study):
     root = study["experiments"] / "video"
     page = (root / "index.html").read_text()

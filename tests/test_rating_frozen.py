@@ -127,6 +127,7 @@ def _relabelled(study, folder: Path, swap=("D001", "D002"), touch: str = "") -> 
     return experiments, design
 
 
+@pytest.mark.heavy  # 5 CPU-s
 def test_answers_follow_the_clip_they_were_given_on(study, tmp_path):
     data = tmp_path / "collected"
     truth = dict(zip(study["design"]["dyad_id"], study["design"]["relationship"], strict=True))
@@ -301,6 +302,7 @@ def _analysis_reruns_as_before(run: Path, config: dict) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # 11 CPU-s
 def test_a_collected_study_stops_on_a_design_change_and_shares_no_prolific_id(tmp_path_factory, tmp_path):
     from test_workflow import snakemake
 
@@ -320,6 +322,7 @@ def test_a_collected_study_stops_on_a_design_change_and_shares_no_prolific_id(tm
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # 6 CPU-s
 def test_survey_exports_stop_on_a_design_change_and_name_raters_by_pseudonym(tmp_path_factory, tmp_path):
     from social_workflow import copy_run
     from test_workflow import shared_study, snakemake, write_config

@@ -35,6 +35,7 @@ def experiment(experiments):
     return experiments / "text"
 
 
+@pytest.mark.heavy  # 6 CPU-s
 def test_every_archive_passes_jatos_import_checks(experiments, tmp_path):
     """Each modality's archive, as the package builds it for rule rating_jatos, passes the port of
     JATOS 3.10.5's import checks; so does JATOS's own example archive (the control). The batch

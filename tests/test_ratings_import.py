@@ -457,6 +457,7 @@ def test_the_excepthook_sends_the_errors_first_lines_to_the_console(monkeypatch)
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # 4 CPU-s
 def test_workflow_imports_a_coded_release_and_a_lossy_import_fails_on_the_console(tmp_path):
     from test_release import make_release, release_config, snakemake
 

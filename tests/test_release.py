@@ -502,6 +502,7 @@ def seamless_example(tmp_path: Path) -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # 4 CPU-s
 def test_seamless_example_plans_no_demo_job(tmp_path):
     config = seamless_example(tmp_path)
     planned = planned_jobs(tmp_path)

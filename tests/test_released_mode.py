@@ -514,6 +514,7 @@ def test_the_workflow_scores_when_answers_as_written_as_released(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # 3 CPU-s
 def test_a_workflow_run_scores_a_duplicated_who_id_as_the_command(tmp_path):
     """The rules wired: a released-shaped SocialOmni root whose id 4 is written twice, through
     social_import, the who baselines and socialomni_score_who. The import writes the earlier

@@ -290,6 +290,7 @@ def test_a_rooms_bleed_is_cancelled_over_its_path_not_over_one_frame(call, call_
     assert overlap_seconds_by(kept.segments["a"], kept.segments["b"])[0] == pytest.approx(truth, rel=0.15)
 
 
+@pytest.mark.heavy  # 4 CPU-s
 def test_a_rooms_reverberant_bleed_is_not_taken_for_backchannels(call, call_truth):
     """The other line through a modelled room (RT60 0.5 s, -20 dB), not cancelled
     (signals.cancel_bleed false, or bleed no path explains): the microphones show a tail, so the

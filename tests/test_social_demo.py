@@ -151,6 +151,7 @@ def test_visual_events_match_reminders_frames_and_pixels(demo):
             assert np.abs(frames[i - 1] - frames[i - 2]).mean() < 0.05
 
 
+@pytest.mark.heavy  # 6 CPU-s
 def test_generation_is_deterministic_and_seeded(demo, tmp_path):
     root, manifest = demo
     again = generate_social_demo(tmp_path / "again", SMALL)

@@ -40,6 +40,7 @@ def _free_port() -> int:
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("social-judged")  # one shared run (social_workflow.judged_run)
+@pytest.mark.heavy  # 12 CPU-s
 def test_llm_judge_runs_through_the_social_workflow(tmp_path_factory, tmp_path):
     # the judge on every judged task through social_all, beside three registry models (which
     # test_social_pipeline checks): social_workflow's shared run, whose build fails with

@@ -495,6 +495,7 @@ def test_modality_ablation_requests(demo, tmp_path, caplog):
 # --- figures --------------------------------------------------------------------------------
 
 
+@pytest.mark.heavy  # 4 CPU-s
 def test_figures_are_written_and_reproducible(tmp_path):
     from omnisocial.duplexeval.figures import streaming_figure
     from omnisocial.socialomni.figures import profile_figure, rank_scatter, timing_figure
@@ -546,6 +547,7 @@ def test_figures_are_written_and_reproducible(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("social-judged")  # one shared run (social_workflow.judged_run)
+@pytest.mark.heavy  # 7 CPU-s
 def test_social_rules_run_alone_in_a_temporary_folder(tmp_path_factory, tmp_path):
     # Registry models side by side (--cores 2), each again on audio only and on the transcript
     # only, through social_all: social_workflow's shared run (with an LLM judge beside them, which

@@ -115,6 +115,7 @@ RASCH_TOLERANCE = 0.1
 
 @pytest.mark.slow
 @pytest.mark.parametrize("n_raters", [8, 30])
+@pytest.mark.heavy  # 5 CPU-s
 def test_rasch_difficulty_correlation_corrected_for_attenuation(n_raters):
     """Two simulated Rasch fits (each modality its own raters, every rater answering each of
     300 dyads) whose latent difficulties correlate 0.87: the corrected r of the posterior means

@@ -80,6 +80,7 @@ def test_tiny_qwen2_audio_streamed_unparsed_steps_counted(clips, tmp_path):
     assert again.summary["n_calls"] == 0 and again.steps["reply"].tolist() == steps["reply"].tolist()
 
 
+@pytest.mark.heavy  # 6 CPU-s
 def test_tiny_image_text_streamed_with_and_without_prefix_reuse(clips, tmp_path):
     from omnisocial.models.tiny import build_tiny_image_text
     from omnisocial.models.transformers_backend import TransformersBackend

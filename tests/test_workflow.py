@@ -120,6 +120,7 @@ def results(workdir: Path) -> Path:
     return workdir / "results" / "familiarity"
 
 
+@pytest.mark.heavy  # reads the shared study run
 def test_outputs_follow_their_contracts(study):
     report = FILTER_REPORT.read(results(study) / "filters" / "filter_report.csv")
     design = DESIGN.read(results(study) / "design" / "design.csv")
@@ -136,6 +137,7 @@ def test_outputs_follow_their_contracts(study):
             assert abs(row.duration_s - (row.clip_end - row.clip_start)) < 0.15
 
 
+@pytest.mark.heavy  # reads the shared study run
 def test_every_built_in_failure_is_excluded_with_a_reason(study):
     truth = pd.read_csv(study / "data" / "demo" / "seamless" / "_demo_truth.csv", dtype=str)
     report = FILTER_REPORT.read(results(study) / "filters" / "filter_report.csv").set_index("interaction_id")
@@ -168,11 +170,13 @@ def test_every_built_in_failure_is_excluded_with_a_reason(study):
 
 
 @in_the_study
+@pytest.mark.heavy  # reads the shared study run
 def test_rerun_has_nothing_to_do(study):
     assert planned_jobs(study) == set()
 
 
 @in_the_study
+@pytest.mark.heavy  # reads the shared study run
 def test_a_config_with_its_keys_reordered_has_nothing_to_do(study):
     """Snakemake compares dict params in key order; the validated config's mappings are sorted."""
     write_config(study, reversed_keys(small_config()))
@@ -185,6 +189,7 @@ def test_a_config_with_its_keys_reordered_has_nothing_to_do(study):
 
 
 @in_the_study
+@pytest.mark.heavy  # reads the shared study run
 def test_seed_change_reruns_sampling_onward_only(study):
     config = small_config()
     config["sampling"]["seed"] = 7
@@ -198,6 +203,7 @@ def test_seed_change_reruns_sampling_onward_only(study):
 
 
 @in_the_study
+@pytest.mark.heavy  # 4 CPU-s
 def test_the_paper_numbers_rerun_for_a_number_setting_not_a_figure_setting(study):
     """Issue 63: a figure-only setting plans no paper rule (its numbers stay byte for byte); more
     GLMM draws plan the GLMM and the familiarity numbers, nothing upstream."""
@@ -220,6 +226,7 @@ def test_the_paper_numbers_rerun_for_a_number_setting_not_a_figure_setting(study
         write_config(study, small_config())
 
 
+@pytest.mark.heavy  # reads the shared study run
 def test_every_good_demo_conversation_keeps_the_docs_example_min_turns(study):
     """The demo has the slack its docs' example edit needs (issue 49): every good conversation's
     clips hold one merged turn more than the default filters.min_turns of 4, so
@@ -231,6 +238,7 @@ def test_every_good_demo_conversation_keeps_the_docs_example_min_turns(study):
     assert len(turns) == 2 * len(good) and turns.min() >= 5, turns.describe()
 
 
+@pytest.mark.heavy  # reads the shared study run
 def test_threshold_change_reruns_filters_onward_only(study):
     config = small_config()
     config["filters"]["min_total_speech_s"] = 35.0  # demo.min_total_speech_s stays 40: no corpus rerun
@@ -275,6 +283,7 @@ def test_a_demo_length_its_speech_threshold_cannot_fill_fails_before_any_job(tmp
     assert not (tmp_path / "data").exists() and not (tmp_path / "results").exists()
 
 
+@pytest.mark.heavy  # 8 CPU-s
 def test_missing_transcripts_route_to_the_asr_rule(study, tmp_path):
     """With `missing_transcript: asr` the transcribe_missing rule runs (on a tiny model)."""
     from test_asr import build_tiny_whisper
@@ -299,6 +308,7 @@ def test_missing_transcripts_route_to_the_asr_rule(study, tmp_path):
 
 
 @in_the_study
+@pytest.mark.heavy  # 6 CPU-s
 def test_a_dead_model_host_fails_its_job_fast_and_a_plain_rerun_resumes(study):
     """A registry entry whose host is down fails in seconds, not after hours of retries."""
     import socket
@@ -329,6 +339,7 @@ def test_a_dead_model_host_fails_its_job_fast_and_a_plain_rerun_resumes(study):
         write_config(study, small_config())
 
 
+@pytest.mark.heavy  # reads the shared study run
 def test_summary_page_and_table_renderings(study):
     summary = results(study) / "summary"
     text = (summary / "summary.md").read_text()
@@ -366,6 +377,7 @@ def _browser() -> str | None:
 
 
 @in_the_study
+@pytest.mark.heavy  # 4 CPU-s
 def test_report_opens_in_a_headless_browser(study):
     """`snakemake --report` of the small run, opened by headless chromium: the summary comes first
     and the tables are entries of the report (HTML, so they show inline)."""
@@ -400,6 +412,7 @@ def test_report_opens_in_a_headless_browser(study):
     assert "Accuracy on answered trials with its 95% Wilson interval" in page
 
 
+@pytest.mark.heavy  # 6 CPU-s
 def test_notebook_executes_against_the_run(study, tmp_path):
     nbclient = pytest.importorskip("nbclient", reason="make notebook-deps installs nbclient and ipykernel")
     import nbformat
@@ -436,6 +449,7 @@ def planned_threads(said: str, rule: str) -> int:
     return int(match.group(1)) if match else 1  # Snakemake prints threads above 1 only
 
 
+@pytest.mark.heavy  # 4 CPU-s
 def test_the_demo_runs_its_parallel_stages_on_one_core_and_a_study_takes_the_rules_defaults(tmp_path):
     from test_release import seamless_example, snakemake
 
