@@ -8,7 +8,8 @@
 - CPU per test: each test's CPU seconds (user + sys of its process and of the children it
   waited for, setup to teardown) go with its report; the summary prints their sum, the floor
   it puts on the run's wall time (the sum over the machine's cores) and the costliest tests.
-  A shared folder's build is counted apart from the test that happened to ask for it first.
+  A shared folder's build, and a module, class or session fixture's, is counted apart from the
+  test that happened to ask for it first (it serves them all).
 - `heavy`: a test above HEAVY_CPU_S of its own CPU (shared builds apart) goes to `make
   test-heavy`, a CI step of its own; `make test` deselects it and fails naming any unmarked test
   above FAIL_CPU_S (twice the line, so that a loaded machine's slower CPU seconds do not trip it).
@@ -117,6 +118,8 @@ _CPU_START = pytest.StashKey[float]()
 _CPU_BY_TEST: dict[str, float] = {}  # the controller's (or a plain run's) record, by test id
 HEAVY_PROPERTY = "heavy"
 SHARED_CPU_PROPERTY = "shared_build_cpu_s:"  # + the shared folder's name
+FIXTURE_BUILD = "fixture "  # + a module, class or session fixture's name, and where it was built
+SMALL_BUILD_CPU_S = 1.0  # the summary lists each build above this, and the others' count and sum
 HEAVY_CPU_S = 3.0  # a test above this (its own CPU) is marked heavy: make test-heavy runs it
 FAIL_CPU_S = 2 * HEAVY_CPU_S
 _CPU_BY_BUILD: dict[str, float] = {}  # the shared folders' builds, by name
@@ -133,6 +136,23 @@ def _cpu_s() -> float:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     item.stash[_CPU_START] = _cpu_s()
     _CURRENT_TEST[:] = [item]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest):
+    """A module, class or session fixture's build is counted apart, as a shared run's: it serves
+    every test of its scope, not only the first test that happened to ask for it."""
+    if fixturedef.scope == "function":
+        return (yield)
+    start, nested = _cpu_s(), sum(_SHARED_CPU.values())
+    try:
+        return (yield)
+    finally:
+        where = request.node.nodeid.split("::")[0] if fixturedef.scope != "session" else "session"
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+        name = f"{FIXTURE_BUILD}{fixturedef.argname} ({where}{', ' + worker if worker else ''})"
+        own = _cpu_s() - start - (sum(_SHARED_CPU.values()) - nested)
+        _SHARED_CPU[name] = _SHARED_CPU.get(name, 0.0) + own
 
 
 @pytest.hookimpl(wrapper=True)
@@ -184,7 +204,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def _write_cpu_report(path: Path) -> None:
     """Every test's own CPU and every shared run's build, costliest first (tab-separated)."""
-    rows = [(s, "shared run", n) for n, s in _CPU_BY_BUILD.items()]
+    rows = [(s, "build", n) for n, s in _CPU_BY_BUILD.items()]
     rows += [(s, "heavy" if t not in _UNMARKED else "test", t) for t, s in _CPU_BY_TEST.items()]
     lines = [f"{s:.2f}\t{kind}\t{name}" for s, kind, name in sorted(rows, key=lambda r: -r[0])]
     path.write_text("cpu_s\tkind\tname\n" + "\n".join(lines) + "\n")
@@ -204,12 +224,20 @@ def pytest_terminal_summary(terminalreporter) -> None:
     terminalreporter.section("CPU per test")
     write(
         f"{len(_CPU_BY_TEST)} tests: {total:.0f} CPU-s (user + sys, with their children; "
-        f"{builds:.0f} of them building {len(_CPU_BY_BUILD)} shared runs); "
+        f"{builds:.0f} of them building {len(_CPU_BY_BUILD)} shared runs and fixtures); "
         f"on this machine's {cores} cores the tests take at least {total / cores:.0f} s"
     )
+
+    def small(name: str, seconds: float) -> bool:
+        return name.startswith(FIXTURE_BUILD) and seconds <= SMALL_BUILD_CPU_S
+
     for name, seconds in sorted(_CPU_BY_BUILD.items(), key=lambda kv: -kv[1]):
-        write(f"{seconds:8.1f}  shared run {name!r} (conftest.shared_dir), built once")
-    write(f"the {TOP_CPU_TESTS} costliest tests (their own CPU, shared runs apart):")
+        if not small(name, seconds):
+            what = name if name.startswith(FIXTURE_BUILD) else f"shared run {name!r} (conftest.shared_dir)"
+            write(f"{seconds:8.1f}  {what}, built once")
+    rest = [s for n, s in _CPU_BY_BUILD.items() if small(n, s)]
+    write(f"{sum(rest):8.1f}  {len(rest)} smaller fixture builds (each up to {SMALL_BUILD_CPU_S:g} CPU-s)")
+    write(f"the {TOP_CPU_TESTS} costliest tests (their own CPU, shared runs and fixture builds apart):")
     for nodeid, seconds in sorted(_CPU_BY_TEST.items(), key=lambda kv: -kv[1])[:TOP_CPU_TESTS]:
         write(f"{seconds:8.1f}  {nodeid}")
     if os.environ.get(CPU_REPORT_ENV):

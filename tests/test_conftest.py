@@ -71,11 +71,42 @@ def test_a_shared_runs_build_is_counted_apart_from_the_test_that_asked_first(pyt
     result.assert_outcomes(passed=2)
     lines = result.outlines
     total = next(line for line in lines if line.startswith("2 tests: "))
-    assert "building 1 shared runs" in total, total
+    assert "shared runs and fixtures" in total, total  # the run and the session's tmp_path_factory
     built = next(line for line in lines if "shared run 'run'" in line)
     assert float(built.split()[0]) >= 0.4  # the build, once
     costs = _costs(lines, "2 tests: ")
     assert costs["test_shared.py::test_first"] < 0.4 and costs["test_shared.py::test_second"] < 0.4
+
+
+def test_a_module_fixtures_build_is_counted_apart_from_the_first_test(pytester, monkeypatch):
+    """A module fixture serves every test of its module: its CPU is a build of its own in the
+    summary, not the first test's (which would cross the heavy line for the module's sake)."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makeconftest(CONFTEST.read_text())
+    pytester.makepyfile(
+        busy=BUSY,
+        test_fixture="""
+        import pytest
+        from busy import burn
+
+        @pytest.fixture(scope="module")
+        def media():
+            burn(1.1)  # above the summary's 1 CPU-s for naming a fixture build
+            return "built"
+
+        def test_first(media):
+            assert media == "built"
+
+        def test_second(media):
+            assert media == "built"
+        """,
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    built = next(line for line in result.outlines if "fixture media (test_fixture.py" in line)
+    assert float(built.split()[0]) >= 1.1 and built.endswith("built once"), built
+    costs = _costs(result.outlines, "2 tests: ")
+    assert costs["test_fixture.py::test_first"] < 0.3 and costs["test_fixture.py::test_second"] < 0.3
 
 
 def test_an_unmarked_test_far_above_the_heavy_line_fails_the_run(pytester, monkeypatch):

@@ -132,6 +132,7 @@ def _prompt_survives(backend: TransformersBackend, request: Request, kind: str) 
     return {"inputs": inputs, "generate_kwargs": generate_kwargs}
 
 
+@pytest.mark.heavy  # a tiny Qwen2-Audio built and run (about 5 CPU-s)
 def test_qwen2_audio_end_to_end(tmp_path_factory, stimuli, tmp_path):
     from omnisocial.models.tiny import MEL_BINS, build_tiny_qwen2_audio
 

@@ -144,6 +144,7 @@ def test_overlap_is_credited_to_the_one_who_joined():
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg is not installed")
+@pytest.mark.heavy  # the signals job on generated calls (about 3 CPU-s)
 def test_the_signals_table_reports_overlap_and_backchannels_on_separate_mics(tmp_path):
     """The whole stage (files, silero, attribution, SIGNALS), as benchmarks/bench_separate_mics.py runs it."""
     config = recorded.study_config(load_config(ROOT / "config" / "demo.yaml"))
@@ -270,6 +271,7 @@ def _bleed_left_db(cancelled, tracks, clean, own_speech, sr, pad_s=0.6):
     return 10 * np.log10(np.sum((cancelled - clean).astype(float)[away] ** 2) / added)
 
 
+@pytest.mark.heavy  # a reverberant room simulated and cancelled (about 3.5 CPU-s)
 def test_a_rooms_bleed_is_cancelled_over_its_path_not_over_one_frame(call, call_truth):
     """The other line through a modelled room (RT60 0.5 s, -20 dB): its reflections and tail
     arrive over hundreds of milliseconds, so a path of one 32 ms frame explains none of the frames
