@@ -25,40 +25,46 @@ from __future__ import annotations
 import numpy as np
 
 
-def _average_ranks(flat: np.ndarray) -> np.ndarray:
+def _average_ranks(flat: np.ndarray, scores=None) -> np.ndarray:
     """`scipy.stats.rankdata(flat, method="average", axis=0)` of finite values, in numpy.
 
     Ranks 1..n down each column, ties sharing the mean of their ranks. Importing scipy.stats
     for `rankdata` would cost every `omnisocial glmm` call (docs/performance.md#code); a sort
-    and two running extrema give the same ranks.
+    and two running extrema give the same ranks. Each column is sorted as a contiguous row of
+    the transpose (half the time of sorting down the strided columns: docs/performance.md#code).
+    `scores` (a function of the ranks, elementwise): its values instead of the ranks, computed
+    once for the n positions where a column has no ties.
     """
+    scores = scores or (lambda ranks: ranks)
     n = flat.shape[0]
-    order = np.argsort(flat, axis=0)
-    ordered = np.take_along_axis(flat, order, axis=0)
-    position = np.broadcast_to(np.arange(1.0, n + 1.0)[:, None], flat.shape)
-    starts = np.ones(flat.shape, dtype=bool)  # a tie group starts at this sorted position
-    starts[1:] = ordered[1:] != ordered[:-1]
+    rows = np.ascontiguousarray(flat.T)  # (quantity, draw)
+    order = np.argsort(rows, axis=1)
+    ordered = np.take_along_axis(rows, order, axis=1)
+    position = np.broadcast_to(np.arange(1.0, n + 1.0), rows.shape)
+    starts = np.ones(rows.shape, dtype=bool)  # a tie group starts at this sorted position
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    ranks = np.empty(rows.shape)
     if starts.all():  # no ties (the usual case for continuous draws): rank = sorted position
-        ranks = np.empty(flat.shape)
-        np.put_along_axis(ranks, order, position, axis=0)
-        return ranks
-    ends = np.ones(flat.shape, dtype=bool)  # and ends at this one
-    ends[:-1] = starts[1:]
-    first = np.maximum.accumulate(np.where(starts, position, 1.0), axis=0)
-    last = np.minimum.accumulate(np.where(ends, position, float(n))[::-1], axis=0)[::-1]
-    ranks = np.empty(flat.shape)
-    np.put_along_axis(ranks, order, (first + last) / 2.0, axis=0)
-    return ranks
+        np.put_along_axis(ranks, order, np.broadcast_to(scores(position[0]), rows.shape), axis=1)
+        return np.ascontiguousarray(ranks.T)  # the caller's layout: its sums add in the same order
+    ends = np.ones(rows.shape, dtype=bool)  # and ends at this one
+    ends[:, :-1] = starts[:, 1:]
+    first = np.maximum.accumulate(np.where(starts, position, 1.0), axis=1)
+    last = np.minimum.accumulate(np.where(ends, position, float(n))[:, ::-1], axis=1)[:, ::-1]
+    np.put_along_axis(ranks, order, scores((first + last) / 2.0), axis=1)
+    return np.ascontiguousarray(ranks.T)
 
 
 def _z_scale(values: np.ndarray) -> np.ndarray:
     """arviz-stats' `_z_scale` of each quantity (last axis) over all its draws at once (the
-    normal quantile by `ndtri`, as `norm.ppf` computes it, without its argument checks)."""
+    normal quantile by `ndtri`, as `norm.ppf` computes it, without its argument checks; once
+    for the n rank positions, not once a draw, where a quantity has no ties)."""
     from scipy import special
 
     flat = values.reshape(-1, values.shape[-1])
-    ranks = _average_ranks(flat)
-    return special.ndtri((ranks - 0.375) / (flat.shape[0] + 0.25)).reshape(values.shape)
+    n = flat.shape[0]
+    z = _average_ranks(flat, lambda ranks: special.ndtri((ranks - 0.375) / (n + 0.25)))
+    return z.reshape(values.shape)
 
 
 def _split_rhat(z: np.ndarray) -> np.ndarray:
@@ -116,8 +122,8 @@ def _ess(z: np.ndarray) -> np.ndarray:
 def _ess_tail(split: np.ndarray) -> np.ndarray:
     """arviz-stats' tail ESS of each quantity of split chains: the smaller ESS of the indicators
     draw <= 5% quantile and draw <= 95% quantile (`_ess_tail`, `_ess_quantile`, prob 0.05)."""
-    flat = split.reshape(-1, split.shape[-1])
-    low, high = np.quantile(flat, [0.05, 0.95], axis=0)
+    rows = np.ascontiguousarray(split.reshape(-1, split.shape[-1]).T)  # a quantity's draws contiguous
+    low, high = np.quantile(rows, [0.05, 0.95], axis=1)
     return np.minimum(_ess((split <= low).astype(float)), _ess((split <= high).astype(float)))
 
 
@@ -144,7 +150,8 @@ def diagnostics(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     z = _z_scale(split)
     with np.errstate(divide="ignore", invalid="ignore"):  # constant quantity: NaN R-hat, as arviz
         if chains >= 2:
-            folded = np.abs(split - np.median(split.reshape(-1, split.shape[-1]), axis=0))
+            rows = np.ascontiguousarray(split.reshape(-1, split.shape[-1]).T)
+            folded = np.abs(split - np.median(rows, axis=1))
             rhat[valid] = np.maximum(_split_rhat(z), _split_rhat(_z_scale(folded)))
         ess[valid] = _ess(z)
         tail[valid] = _ess_tail(split)
