@@ -660,6 +660,7 @@ def test_glmm_and_rasch_tables_with_tiny_samplers(tiny_study):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # bambi sampled beside the fast path (about 3 CPU-s)
 def test_glmm_pp_contrasts_of_the_demo_panel_equal_bambi(tiny_study):
     """Issue 52, point 1 on the demo's simulated rater panel (12 raters per modality, 24 dyads):
     the contrasts in percentage points equal bambi's own computation on the same draws."""

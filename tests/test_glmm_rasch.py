@@ -413,6 +413,7 @@ def test_next_draws_sizes_to_the_ess_target():
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # a sampler run twice to its sized draws (about 3.5 CPU-s)
 def test_sized_draws_meet_the_target_and_are_deterministic(monkeypatch):
     """draws=None: a too-short first round is followed by a longer one that meets the target;
     the same seed gives the same rounds and numbers."""

@@ -129,7 +129,9 @@ def test_rubric_judge_scores_parses_and_keeps_failures_apart():
 
 @pytest.fixture(scope="module")
 def embedding_judge():
-    return EmbeddingJudge()
+    judge = EmbeddingJudge()
+    judge.embed(["the model is loaded once, as the module's fixture build"])  # not in the first test
+    return judge
 
 
 def test_embedding_judge_prefers_a_paraphrase(embedding_judge):
