@@ -13,6 +13,7 @@
 - `heavy`: a test above HEAVY_CPU_S of its own CPU (shared builds apart) goes to `make
   test-heavy`, a CI step of its own; `make test` deselects it and fails naming any unmarked test
   above FAIL_CPU_S (twice the line, so that a loaded machine's slower CPU seconds do not trip it).
+  The line holds in make test's run and in a plain one, not in a run that selects another marker.
 """
 
 from __future__ import annotations
@@ -188,6 +189,14 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             _SUMMARIES[report.nodeid] = str(value)
 
 
+def _keeps_the_line(config: pytest.Config) -> bool:
+    """Whether the heavy line holds in this run: make test's (`-m 'not heavy'`) and a plain run's.
+    A run that selects tests by another marker (make test-local-models' `-m local_models` in its
+    model venvs, make test-browser's `-m browser`) is a step of its own, sized by its target."""
+    selection = (config.getoption("markexpr", "") or "").strip()
+    return not selection or "not heavy" in selection
+
+
 def _too_heavy(limit: float) -> list[tuple[str, float]]:
     """The tests not marked heavy whose own CPU is above the limit, costliest first."""
     over = [(t, s) for t, s in _CPU_BY_TEST.items() if t in _UNMARKED and s > limit]
@@ -198,7 +207,7 @@ def _too_heavy(limit: float) -> list[tuple[str, float]]:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if hasattr(session.config, "workerinput") or session.exitstatus != pytest.ExitCode.OK:
         return
-    if _too_heavy(FAIL_CPU_S):  # named in the summary
+    if _keeps_the_line(session.config) and _too_heavy(FAIL_CPU_S):  # named in the summary
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
@@ -243,7 +252,8 @@ def pytest_terminal_summary(terminalreporter) -> None:
     if os.environ.get(CPU_REPORT_ENV):
         _write_cpu_report(Path(os.environ[CPU_REPORT_ENV]))
         write(f"every test's CPU: {os.environ[CPU_REPORT_ENV]}")
-    for limit, verdict in ((FAIL_CPU_S, "FAILS the run"), (HEAVY_CPU_S, "mark them")):
+    lines = ((FAIL_CPU_S, "FAILS the run"), (HEAVY_CPU_S, "mark them"))
+    for limit, verdict in lines if _keeps_the_line(terminalreporter.config) else ():
         over = _too_heavy(limit)
         if over:
             write(

@@ -130,6 +130,13 @@ def test_an_unmarked_test_far_above_the_heavy_line_fails_the_run(pytester, monke
     )
     assert pytester.runpytest_subprocess("-p", "no:cacheprovider").ret == 0
 
+    # a run that selects another marker (make test-local-models' venvs) is sized by its own target
+    pytester.makeini("[pytest]\nmarkers =\n    heavy: above the line\n    local_models: a venv's")
+    marked = "@pytest.mark.local_models\ndef test_costly():\n    burn(0.5)\n"
+    pytester.makepyfile(test_cost="import pytest\nfrom busy import burn\n\n" + marked)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-m", "local_models")
+    assert result.ret == 0 and "not marked heavy" not in result.stdout.str()
+
     pytester.makepyfile(test_cost="from busy import burn\n\ndef test_costly():\n    burn(0.3)\n")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     assert result.ret == 0
