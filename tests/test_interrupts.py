@@ -225,7 +225,9 @@ def test_no_job_outlives_its_killed_snakemake_run(tmp_path, doing):
     processes: list[int] = []
     try:
         pids = tmp_path / "pids"
-        assert wait_for(pids.exists, 60)
+        # the job writes the file in one call, but a reader may open it between its creation and
+        # that write: wait until all three ids are there
+        assert wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 3, 60)
         processes = [int(pid) for pid in pids.read_text().split()]  # the job, its pool worker, ffmpeg
         assert all(alive(pid) for pid in processes)
         assert workflow_processes(processes[0])[-1][0] == run.pid  # the job watches its run
@@ -280,8 +282,9 @@ def test_a_group_job_stops_when_the_outer_snakemake_is_killed(tmp_path):
     watched: list[int] = []
     pid = outer.pid
     try:
-        assert wait_for(lambda: (tmp_path / "job.pid").exists(), 30)
-        pid = int((tmp_path / "job.pid").read_text())
+        job_pid = tmp_path / "job.pid"  # written after it is created: wait for the id itself
+        assert wait_for(lambda: job_pid.exists() and job_pid.read_text().strip().isdigit(), 30)
+        pid = int(job_pid.read_text())
         watched = [p for p, _ in workflow_processes(pid)]
         assert watched[-1] == outer.pid  # up to the outermost Snakemake
         inner_pid = next(p for p in watched if b"inner/snakemake" in Path(f"/proc/{p}/cmdline").read_bytes())

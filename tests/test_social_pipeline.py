@@ -348,6 +348,7 @@ def test_caption_stream_with_delay_has_known_timing(demo, delay, label):
         assert (scores["temporal_100"] == 100).all()
 
 
+@pytest.mark.heavy  # the embedding model loaded for one stream (3-4 CPU-s)
 def test_caption_stream_with_the_embedding_judge(demo):
     from omnisocial.judges.embedding import EmbeddingJudge
 
