@@ -130,14 +130,19 @@ def test_an_unmarked_test_far_above_the_heavy_line_fails_the_run(pytester, monke
     )
     assert pytester.runpytest_subprocess("-p", "no:cacheprovider").ret == 0
 
-    # a run that selects another marker (make test-local-models' venvs) is sized by its own target
-    pytester.makeini("[pytest]\nmarkers =\n    heavy: above the line\n    local_models: a venv's")
-    marked = "@pytest.mark.local_models\ndef test_costly():\n    burn(0.5)\n"
-    pytester.makepyfile(test_cost="import pytest\nfrom busy import burn\n\n" + marked)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-m", "local_models")
-    assert result.ret == 0 and "not marked heavy" not in result.stdout.str()
-
     pytester.makepyfile(test_cost="from busy import burn\n\ndef test_costly():\n    burn(0.3)\n")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["not marked heavy, above 0.2 CPU-s (mark them*test_cost.py::test_costly*"])
+
+
+def test_a_run_selecting_another_marker_is_not_held_to_the_line(pytester, monkeypatch):
+    """make test-local-models runs `-m local_models` in the model venvs: sized by its own target,
+    an unmarked test above twice the line neither fails it nor is named."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makeconftest(CONFTEST.read_text().replace("HEAVY_CPU_S = 3.0", "HEAVY_CPU_S = 0.2"))
+    pytester.makeini("[pytest]\nmarkers =\n    heavy: above the line\n    local_models: a venv's")
+    marked = "@pytest.mark.local_models\ndef test_costly():\n    burn(0.5)\n"
+    pytester.makepyfile(busy=BUSY, test_cost="import pytest\nfrom busy import burn\n\n" + marked)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-m", "local_models")
+    assert result.ret == 0 and "not marked heavy" not in result.stdout.str()
