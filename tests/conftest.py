@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import resource
 from collections.abc import Callable
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -69,7 +70,7 @@ _BUILT: dict[str, Path] = {}  # this process's shared folders, by name
 # test never builds them (their CPU is counted apart from the tests, so the line alone would not
 # see them). Their builds: the `study` run about 80 CPU-s, `social-judged` (with `social`) 60.
 HEAVY_SHARED_RUNS = {"study", "social-judged", "social"}
-_CURRENT_TEST: list[pytest.Item] = []  # the test now running in this process
+_current_test: pytest.Item | None = None  # the test now running in this process
 
 
 def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
@@ -77,9 +78,10 @@ def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
     the others wait for it. A test that must change it copies it first. A build that failed is
     not tried again (it would fail the same way, after as long): the tests that ask for it
     later fail at once, with its error. A run in HEAVY_SHARED_RUNS is for heavy tests only."""
-    if name in HEAVY_SHARED_RUNS and _CURRENT_TEST and _CURRENT_TEST[-1].get_closest_marker("heavy") is None:
+    test = _current_test
+    if name in HEAVY_SHARED_RUNS and test is not None and test.get_closest_marker("heavy") is None:
         pytest.fail(
-            f"{_CURRENT_TEST[-1].nodeid} reads the shared run {name!r}, a heavy build: mark it "
+            f"{test.nodeid} reads the shared run {name!r}, a heavy build: mark it "
             "@pytest.mark.heavy (make test-heavy runs it) or test without the run"
         )
     if name in _BUILT:
@@ -95,14 +97,12 @@ def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
             pytest.fail(f"the shared {name!r} failed to build earlier:\n{failed.read_text()}")
         if not done.exists():
             folder.mkdir()
-            start, nested = _cpu_s(), sum(_SHARED_CPU.values())
             try:
-                build(folder)
+                with counted_apart(name):  # charged to the build, not to the test
+                    build(folder)
             except BaseException as error:
                 failed.write_text(f"{type(error).__name__}: {error}"[-20000:])
                 raise
-            finally:  # charged to the build, not to the test; a shared run it built counts apart
-                _SHARED_CPU[name] = _cpu_s() - start - (sum(_SHARED_CPU.values()) - nested)
             done.touch()
     _BUILT[name] = folder
     return folder
@@ -135,8 +135,9 @@ def _cpu_s() -> float:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    global _current_test
     item.stash[_CPU_START] = _cpu_s()
-    _CURRENT_TEST[:] = [item]
+    _current_test = item
 
 
 @pytest.hookimpl(wrapper=True)
@@ -145,13 +146,20 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureR
     every test of its scope, not only the first test that happened to ask for it."""
     if fixturedef.scope == "function":
         return (yield)
+    where = request.node.nodeid.split("::")[0] if fixturedef.scope != "session" else "session"
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    with counted_apart(f"{FIXTURE_BUILD}{fixturedef.argname} ({where}{', ' + worker if worker else ''})"):
+        return (yield)
+
+
+@contextmanager
+def counted_apart(name: str):
+    """The CPU of the block goes to the build `name` (reported apart from the test that ran it),
+    less the builds nested in it, which count under their own names."""
     start, nested = _cpu_s(), sum(_SHARED_CPU.values())
     try:
-        return (yield)
+        yield
     finally:
-        where = request.node.nodeid.split("::")[0] if fixturedef.scope != "session" else "session"
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-        name = f"{FIXTURE_BUILD}{fixturedef.argname} ({where}{', ' + worker if worker else ''})"
         own = _cpu_s() - start - (sum(_SHARED_CPU.values()) - nested)
         _SHARED_CPU[name] = _SHARED_CPU.get(name, 0.0) + own
 

@@ -146,3 +146,30 @@ def test_a_run_selecting_another_marker_is_not_held_to_the_line(pytester, monkey
     pytester.makepyfile(busy=BUSY, test_cost="import pytest\nfrom busy import burn\n\n" + marked)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-m", "local_models")
     assert result.ret == 0 and "not marked heavy" not in result.stdout.str()
+
+
+def test_a_heavy_shared_run_is_refused_to_an_unmarked_test(pytester, monkeypatch):
+    """The `study` run is built for heavy tests only: an unmarked test that asks for it fails at
+    once, naming the run, before anything is built; marked heavy, it gets the run."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makeconftest(CONFTEST.read_text())
+    pytester.makeini("[pytest]\nmarkers =\n    heavy: above the line")
+    pytester.makepyfile(
+        test_study="""
+        import pytest
+        from conftest import shared_dir
+
+        def build(folder):
+            (folder / "built").touch()
+
+        def test_unmarked(tmp_path_factory):
+            shared_dir(tmp_path_factory, "study", build)
+
+        @pytest.mark.heavy
+        def test_marked(tmp_path_factory):
+            assert (shared_dir(tmp_path_factory, "study", build) / "built").exists()
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*test_unmarked reads the shared run 'study', a heavy build: mark it*"])

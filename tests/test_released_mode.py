@@ -117,6 +117,25 @@ def test_who_released_matches_the_released_analysis(who_files, capsys):
     assert reasons.loc[written, "n_items"] == 2
 
 
+def assert_duplicated_who_id_figures(table: pd.DataFrame) -> None:
+    """The released figures of the duplicated-id who case in a who breakdown (by breakdown,
+    level): `overall` the released evaluation's 3 of 5 (60.0, every copy counted), `analysis`
+    the released analysis script's 2 of 4 (50.0, the last copy of id 4), and its consistency
+    split on that last copy."""
+    pipeline, analysis = EXPECTED["who_duplicate"]["pipeline"], EXPECTED["who_duplicate"]["analysis"]
+    overall = table.loc[("overall", "all")]
+    assert (overall["n"], overall["n_correct"]) == (pipeline["total"], pipeline["correct"]) == (5, 3)
+    assert 100 * overall["accuracy"] == pytest.approx(pipeline["accuracy"]) == 60.0
+    by_id = table.loc[("analysis", "all")]
+    assert (
+        (by_id["n"], by_id["n_correct"]) == (analysis["all"]["total"], analysis["all"]["correct"]) == (4, 2)
+    )
+    assert 100 * by_id["accuracy"] == pytest.approx(analysis["all"]["accuracy"]) == 50.0
+    for group in ("consistent", "inconsistent"):
+        row = table.loc[("consistency", group)]
+        assert (row["n"], row["n_correct"]) == (analysis[group]["total"], analysis[group]["correct"]), group
+
+
 @pytest.mark.parametrize("parser", ["released", "strict"])
 def test_who_duplicated_id_gives_each_released_script_its_own_figure(tmp_path, parser, capsys):
     """Issue 62: a plain dataset.json whose id 4 is written twice (the first copy's answer D,
@@ -124,7 +143,7 @@ def test_who_duplicated_id_gives_each_released_script_its_own_figure(tmp_path, p
     counts both copies: 3 of 5, 60.0. The released analysis script (analyze_level1_ablation)
     reads the results keyed by id, so it holds the last copy only: 2 of 4, 50.0. Released mode
     reports both, each under its own name; strict keeps the first copy and counts the other."""
-    case, expected = CASES["who_duplicate"], EXPECTED["who_duplicate"]
+    case = CASES["who_duplicate"]
     items = _json(tmp_path / "data" / "level_1" / "dataset.json", case["dataset"])
     replies = _jsonl(tmp_path / "replies.jsonl", [{"id": k, "reply": v} for k, v in case["replies"].items()])
     out = tmp_path / "who.csv"
@@ -137,17 +156,7 @@ def test_who_duplicated_id_gives_each_released_script_its_own_figure(tmp_path, p
         assert "analysis" not in table.index.get_level_values("breakdown")
         assert "socialomni who: excluded: field id: 1 item (e.g. item 4)" in capsys.readouterr().err
         return
-    pipeline, analysis = expected["pipeline"], expected["analysis"]
-    assert (overall["n"], overall["n_correct"]) == (pipeline["total"], pipeline["correct"]) == (5, 3)
-    assert 100 * overall["accuracy"] == pytest.approx(pipeline["accuracy"]) == 60.0
-    by_id = table.loc[("analysis", "all")]
-    assert (
-        (by_id["n"], by_id["n_correct"]) == (analysis["all"]["total"], analysis["all"]["correct"]) == (4, 2)
-    )
-    assert 100 * by_id["accuracy"] == pytest.approx(analysis["all"]["accuracy"]) == 50.0
-    for group in ("consistent", "inconsistent"):  # the analysis's split: the last copy of 4
-        row = table.loc[("consistency", group)]
-        assert (row["n"], row["n_correct"]) == (analysis[group]["total"], analysis[group]["correct"]), group
+    assert_duplicated_who_id_figures(table)
     assert "every copy counted" in capsys.readouterr().err
 
 
@@ -468,17 +477,7 @@ def test_the_workflow_scores_a_duplicated_who_id_as_the_released_scripts(tmp_pat
         assert errors[["item_id", "field"]].values.tolist() == [["4", "id"]]
         return
     assert errors.empty
-    pipeline, analysis = EXPECTED["who_duplicate"]["pipeline"], EXPECTED["who_duplicate"]["analysis"]
-    assert (overall["n"], overall["n_correct"]) == (pipeline["total"], pipeline["correct"]) == (5, 3)
-    assert 100 * overall["accuracy"] == pytest.approx(pipeline["accuracy"]) == 60.0
-    by_id = table.loc[("analysis", "all")]
-    assert (
-        (by_id["n"], by_id["n_correct"]) == (analysis["all"]["total"], analysis["all"]["correct"]) == (4, 2)
-    )
-    assert 100 * by_id["accuracy"] == pytest.approx(analysis["all"]["accuracy"]) == 50.0
-    for group in ("consistent", "inconsistent"):
-        row = table.loc[("consistency", group)]
-        assert (row["n"], row["n_correct"]) == (analysis[group]["total"], analysis[group]["correct"]), group
+    assert_duplicated_who_id_figures(table)
 
 
 def test_the_workflow_scores_who_answers_as_written_as_released(tmp_path):

@@ -114,18 +114,46 @@ def probe_with_ffprobe(file: Path) -> dict:
 
     first_audio = audio[0] if audio else {}
     first_video = video[0] if video else {}
+    return _answer(
+        file,
+        format_duration,
+        (duration(audio), duration(video)),
+        (len(audio), len(video)),
+        sample_rate=int(first_audio["sample_rate"]) if first_audio.get("sample_rate") else None,
+        channels=int(first_audio["channels"]) if first_audio.get("channels") else None,
+        width=int(first_video["width"]) if first_video.get("width") else None,
+        height=int(first_video["height"]) if first_video.get("height") else None,
+        fps=_rate(first_video.get("avg_frame_rate")) or _rate(first_video.get("r_frame_rate")),
+    )
+
+
+def _answer(
+    file: Path,
+    format_duration: float | None,
+    durations: tuple[float | None, float | None],
+    streams: tuple[int, int],
+    *,
+    sample_rate: int | None = None,
+    channels: int | None = None,
+    width: int | None = None,
+    height: int | None = None,
+    fps: float | None = None,
+) -> dict:
+    """`probe`'s answer, whichever reader gave it (ffprobe, a WAV header, PyAV): the container's
+    duration, the (audio, video) durations and stream counts, and the first audio and video
+    streams' properties (None where absent)."""
     return {
         "path": str(file),
         "format_duration": format_duration,
-        "audio_duration": duration(audio),
-        "video_duration": duration(video),
-        "n_audio_streams": len(audio),
-        "n_video_streams": len(video),
-        "sample_rate": int(first_audio["sample_rate"]) if first_audio.get("sample_rate") else None,
-        "channels": int(first_audio["channels"]) if first_audio.get("channels") else None,
-        "width": int(first_video["width"]) if first_video.get("width") else None,
-        "height": int(first_video["height"]) if first_video.get("height") else None,
-        "fps": _rate(first_video.get("avg_frame_rate")) or _rate(first_video.get("r_frame_rate")),
+        "audio_duration": durations[0],
+        "video_duration": durations[1],
+        "n_audio_streams": streams[0],
+        "n_video_streams": streams[1],
+        "sample_rate": sample_rate,
+        "channels": channels,
+        "width": width,
+        "height": height,
+        "fps": fps,
     }
 
 
@@ -177,19 +205,7 @@ def _wav_format(body: bytes) -> tuple[int, int, int] | None:
 def _wav_probe(file: Path, rate: int, channels: int, frames: int) -> dict:
     """`probe`'s answer for a complete PCM WAV: ffprobe's frames x (1 / rate), printed to 6 decimals."""
     duration = float(f"{frames * (1.0 / rate):f}")
-    return {
-        "path": str(file),
-        "format_duration": duration,
-        "audio_duration": duration,
-        "video_duration": None,
-        "n_audio_streams": 1,
-        "n_video_streams": 0,
-        "sample_rate": rate,
-        "channels": channels,
-        "width": None,
-        "height": None,
-        "fps": None,
-    }
+    return _answer(file, duration, (duration, None), (1, 0), sample_rate=rate, channels=channels)
 
 
 def _ffprobe_double(value: float) -> float:
@@ -287,19 +303,17 @@ def _container_probe(file: Path, container, header_s: float) -> dict | None:
     rate = None
     if first_video is not None:
         rate = first_video.average_rate or first_video.base_rate
-    return {
-        "path": str(file),
-        "format_duration": format_duration,
-        "audio_duration": duration(audio),
-        "video_duration": duration(video),
-        "n_audio_streams": len(audio),
-        "n_video_streams": len(video),
-        "sample_rate": (first_audio.sample_rate or None) if first_audio is not None else None,
-        "channels": (first_audio.channels or None) if first_audio is not None else None,
-        "width": (first_video.codec_context.width or None) if first_video is not None else None,
-        "height": (first_video.codec_context.height or None) if first_video is not None else None,
-        "fps": float(rate) if rate else None,
-    }
+    return _answer(
+        file,
+        format_duration,
+        (duration(audio), duration(video)),
+        (len(audio), len(video)),
+        sample_rate=(first_audio.sample_rate or None) if first_audio is not None else None,
+        channels=(first_audio.channels or None) if first_audio is not None else None,
+        width=(first_video.codec_context.width or None) if first_video is not None else None,
+        height=(first_video.codec_context.height or None) if first_video is not None else None,
+        fps=float(rate) if rate else None,
+    )
 
 
 def resample(audio: np.ndarray, sr_in: int, sr_out: int) -> np.ndarray:

@@ -22,10 +22,12 @@ equal arviz's to rounding (tests/test_glmm_rasch.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 
-def _average_ranks(flat: np.ndarray, scores=None) -> np.ndarray:
+def _average_ranks(flat: np.ndarray, scores: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
     """`scipy.stats.rankdata(flat, method="average", axis=0)` of finite values, in numpy.
 
     Ranks 1..n down each column, ties sharing the mean of their ranks. Importing scipy.stats
