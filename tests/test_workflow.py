@@ -68,6 +68,8 @@ def small_config() -> dict:
     config["sampling"]["n_per_cell"] = 1
     config["corpus"]["missing_transcript"] = "exclude"
     config["social"]["enabled"] = False  # the social benchmarks have their own workflow test
+    # the schema's formats, not the demo's PNG only: the study checks the PDFs a paper takes
+    config["figures"] = {"formats": ["png", "pdf"]}
     return config
 
 
