@@ -85,8 +85,7 @@ LOGIN_NODE = {
     "rating_experiment", "rating_jatos", "figures",
     "socialomni_how_baselines", "socialomni_score_who", "socialomni_score_when", "socialomni_profile",
     "socialomni_figures", "duplexeval_figures", "social_judge_calibration", "score_familiarity",
-    *(f"fam_figure_{name}" for name in
-      ["accuracy", "sdt", "crowds", "difficulty", "glmm", "calibration", "power", "overview", "diagnostics"]),
+    "fam_figures", "fam_figure_overview", "fam_figure_diagnostics",
 }  # fmt: skip
 CLUSTER = {
     "make_demo_corpus", "ingest_corpus", "transcribe_missing", "measure_signals", "render_stimuli",

@@ -202,7 +202,7 @@ def test_the_release_examples_run_to_their_figures(tmp_path):
         if name == "friendbench_val.example.yaml":
             assert "val/ (JSON lines)" in said
             assert models == [] and "import_release_predictions" not in ran_rules(said)
-            log = (results / "logs" / "fam_figure_accuracy.log").read_text()
+            log = (results / "logs" / "fam_figures.log").read_text()
             assert "Traceback" not in log
         else:
             assert "validation/ (CSV)" in said

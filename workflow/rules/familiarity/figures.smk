@@ -1,83 +1,42 @@
-# Familiarity study, figures: one rule per family, PNG + PDF under figures/, in the report.
-# Each family's tables are listed in omnisocial.familiarity.figures.INPUTS.
+# Familiarity study, figures: PNG + PDF (figures.formats) under figures/, in the report. The
+# tables each result-figure family reads are listed in omnisocial.familiarity.figures.INPUTS.
 
 
-rule fam_figure_accuracy:
-    """Accuracy by modality: raters, crowd, models (95% Wilson intervals)."""
+rule fam_figures:
+    """The result figures, one per family of omnisocial.familiarity.figures.FAMILIES.
+
+    Accuracy by modality (95% Wilson intervals); d' against c; majority-vote accuracy against
+    crowd size; Rasch dyad difficulty with convergence flags; GLMM modality contrasts with 95%
+    HDIs and P(> 0); reliability diagrams with ECE and AUROC; dyads needed for McNemar and TOST.
+    One job draws the seven: Python and the plotting libraries start once (docs/performance.md).
+    """
     input:
         per_rater_sdt=out("analysis", "per_rater_sdt.csv"),
         metrics=out("analysis", "metrics.csv"),
-    output:
-        png=fam_figure_png("accuracy"),
-        others=figure_others(out, "accuracy"),
-    log:
-        out("logs", "fam_figure_accuracy.log"),
-    conda:
-        "../../../envs/figures.yaml"
-    resources:
-        runtime=minutes(10),
-    params:
-        figure_settings=config["figures"],
-        family="accuracy",
-        options=FIGURE_OPTIONS,
-    script:
-        "../../scripts/familiarity/figure.py"
-
-
-rule fam_figure_sdt:
-    """d' against c per modality: raters, crowd, models."""
-    input:
-        per_rater_sdt=out("analysis", "per_rater_sdt.csv"),
-        metrics=out("analysis", "metrics.csv"),
-    output:
-        png=fam_figure_png("sdt"),
-        others=figure_others(out, "sdt"),
-    log:
-        out("logs", "fam_figure_sdt.log"),
-    conda:
-        "../../../envs/figures.yaml"
-    resources:
-        runtime=minutes(10),
-    params:
-        figure_settings=config["figures"],
-        family="sdt",
-        options=FIGURE_OPTIONS,
-    script:
-        "../../scripts/familiarity/figure.py"
-
-
-rule fam_figure_crowds:
-    """Majority-vote accuracy against crowd size, best model per modality."""
-    input:
         crowd_curves=out("analysis", "crowd_curves.csv"),
-        metrics=out("analysis", "metrics.csv"),
-    output:
-        png=fam_figure_png("crowds"),
-        others=figure_others(out, "crowds"),
-    log:
-        out("logs", "fam_figure_crowds.log"),
-    conda:
-        "../../../envs/figures.yaml"
-    resources:
-        runtime=minutes(10),
-    params:
-        figure_settings=config["figures"],
-        family="crowds",
-        options=FIGURE_OPTIONS,
-    script:
-        "../../scripts/familiarity/figure.py"
-
-
-rule fam_figure_difficulty:
-    """Rasch dyad difficulty across modalities and between humans and models, with convergence flags."""
-    input:
         rasch_difficulty=out("analysis", "rasch_difficulty.csv"),
         rasch_fits=out("analysis", "rasch_fits.csv"),
+        glmm_summary=out("analysis", "glmm_summary.csv"),
+        glmm_contrasts=out("analysis", "glmm_contrasts.csv"),
+        calibration=out("analysis", "calibration.csv"),
+        power=out("analysis", "power.csv"),
     output:
-        png=fam_figure_png("difficulty"),
-        others=figure_others(out, "difficulty"),
+        accuracy=fam_figure_png("accuracy"),
+        accuracy_others=figure_others(out, "accuracy"),
+        sdt=fam_figure_png("sdt"),
+        sdt_others=figure_others(out, "sdt"),
+        crowds=fam_figure_png("crowds"),
+        crowds_others=figure_others(out, "crowds"),
+        difficulty=fam_figure_png("difficulty"),
+        difficulty_others=figure_others(out, "difficulty"),
+        glmm=fam_figure_png("glmm"),
+        glmm_others=figure_others(out, "glmm"),
+        calibration=fam_figure_png("calibration"),
+        calibration_others=figure_others(out, "calibration"),
+        power=fam_figure_png("power"),
+        power_others=figure_others(out, "power"),
     log:
-        out("logs", "fam_figure_difficulty.log"),
+        out("logs", "fam_figures.log"),
     priority: CHAIN_PRIORITY
     conda:
         "../../../envs/figures.yaml"
@@ -85,71 +44,6 @@ rule fam_figure_difficulty:
         runtime=minutes(10),
     params:
         figure_settings=config["figures"],
-        family="difficulty",
-        options=FIGURE_OPTIONS,
-    script:
-        "../../scripts/familiarity/figure.py"
-
-
-rule fam_figure_glmm:
-    """GLMM modality contrasts with 95% HDIs, P(> 0) and convergence flags (R-hat, ESS in the table)."""
-    input:
-        glmm_summary=out("analysis", "glmm_summary.csv"),
-        glmm_contrasts=out("analysis", "glmm_contrasts.csv"),
-    output:
-        png=fam_figure_png("glmm"),
-        others=figure_others(out, "glmm"),
-    log:
-        out("logs", "fam_figure_glmm.log"),
-    conda:
-        "../../../envs/figures.yaml"
-    resources:
-        runtime=minutes(10),
-    params:
-        figure_settings=config["figures"],
-        family="glmm",
-        options=FIGURE_OPTIONS,
-    script:
-        "../../scripts/familiarity/figure.py"
-
-
-rule fam_figure_calibration:
-    """Reliability diagrams of model confidence with ECE and AUROC."""
-    input:
-        calibration=out("analysis", "calibration.csv"),
-    output:
-        png=fam_figure_png("calibration"),
-        others=figure_others(out, "calibration"),
-    log:
-        out("logs", "fam_figure_calibration.log"),
-    conda:
-        "../../../envs/figures.yaml"
-    resources:
-        runtime=minutes(10),
-    params:
-        figure_settings=config["figures"],
-        family="calibration",
-        options=FIGURE_OPTIONS,
-    script:
-        "../../scripts/familiarity/figure.py"
-
-
-rule fam_figure_power:
-    """Dyads needed to detect a difference (McNemar) or show equivalence (TOST)."""
-    input:
-        power=out("analysis", "power.csv"),
-    output:
-        png=fam_figure_png("power"),
-        others=figure_others(out, "power"),
-    log:
-        out("logs", "fam_figure_power.log"),
-    conda:
-        "../../../envs/figures.yaml"
-    resources:
-        runtime=minutes(10),
-    params:
-        figure_settings=config["figures"],
-        family="power",
         options=FIGURE_OPTIONS,
     script:
         "../../scripts/familiarity/figure.py"
@@ -220,12 +114,6 @@ rule fam_figure_diagnostics:
 
 # Seconds of work: on a cluster these run on the login node (see workflow/profiles/slurm).
 localrules:
-    fam_figure_accuracy,
-    fam_figure_sdt,
-    fam_figure_crowds,
-    fam_figure_difficulty,
-    fam_figure_glmm,
-    fam_figure_calibration,
-    fam_figure_power,
+    fam_figures,
     fam_figure_overview,
     fam_figure_diagnostics,
