@@ -22,7 +22,16 @@ import pandas as pd
 import pytest
 from conftest import shared_dir
 
+from omnisocial.familiarity.clips import clip_candidates
 from omnisocial.familiarity.corpus.demo import FAILURES, gender_mix, generate_demo_corpus, speech_targets
+from omnisocial.familiarity.corpus.demo.design import (
+    CLIP_TURN_SLACK,
+    DEFAULT_CLIPS,
+    MIN_SPEAKER_S,
+    MIN_TURNS,
+    TURN_GAP_S,
+)
+from omnisocial.familiarity.corpus.demo.timeline import Piece, clips_pass
 
 pytestmark = pytest.mark.skipif(
     shutil.which("espeak-ng") is None or shutil.which("ffmpeg") is None or shutil.which("ffprobe") is None,
@@ -285,6 +294,55 @@ def test_relationships_prompts_and_design(corpus):
         cells.append((iid[:3], relation[iid.rsplit("_I", 1)[0]], gender_mix(gender[a], gender[b])))
     expected = [("V00", r, m) for r in ("familiar", "stranger") for m in ("female-female", "male-male")]
     assert sorted(cells) == sorted(expected)
+
+
+def _clips_pass_on_frames(pieces: list[Piece], duration: float) -> bool:
+    """`clips_pass` as first written: `clip_candidates` on frames built from the pieces."""
+    segments = pd.DataFrame(
+        {
+            "interaction_id": "x",
+            "speaker": ["a" if p.speaker == 0 else "b" for p in pieces],
+            "start": [p.start for p in pieces],
+            "end": [p.end for p in pieces],
+        }
+    )
+    signals = pd.DataFrame(
+        {"interaction_id": ["x"], "duration_audio_a": [duration], "duration_audio_b": [duration]}
+    )
+    clips = clip_candidates(
+        pd.DataFrame({"interaction_id": ["x"]}), segments, None, signals, DEFAULT_CLIPS, TURN_GAP_S
+    )
+    return (
+        len(clips) == 2
+        and bool((clips["n_turns"] >= MIN_TURNS + CLIP_TURN_SLACK).all())
+        and bool((clips[["speech_s_a", "speech_s_b"]].min(axis=1) >= MIN_SPEAKER_S).all())
+    )
+
+
+def _draft(rng: np.random.Generator) -> tuple[list[Piece], float]:
+    """A random layout: mostly alternating, with same-speaker runs, overlaps, tied starts,
+    empty pieces (end == start) and backchannels; sometimes too short for a late clip."""
+    duration = float(rng.choice([24.0, 30.0, 50.0, 60.0]))
+    pieces: list[Piece] = []
+    t = float(rng.uniform(0.0, 1.0))
+    while t < duration - 0.5:
+        same = pieces and rng.random() < 0.25
+        who = pieces[-1].speaker if same else (1 - pieces[-1].speaker if pieces else 0)
+        samples = 0 if rng.random() < 0.05 else int(rng.integers(30, 500))  # at 100 Hz
+        start = round(t, 1) if rng.random() < 0.5 else round(t, 3)
+        pieces.append(Piece(who, start, "", np.zeros(samples, np.float32), 100, rng.random() < 0.1))
+        t = start if rng.random() < 0.05 else start + samples / 100 + float(rng.uniform(-0.8, 1.5))
+    return pieces, duration
+
+
+def test_clips_pass_answers_as_clip_candidates_on_frames():
+    """The demo's draft check runs the clip selection on arrays; same answer as on frames."""
+    answers = []
+    for seed in range(150):
+        pieces, duration = _draft(np.random.default_rng(seed))
+        answers.append(clips_pass(pieces, duration))
+        assert answers[-1] == _clips_pass_on_frames(pieces, duration), seed
+    assert 10 <= sum(answers) <= 140  # both answers were exercised
 
 
 def test_gender_mix_sorts_the_pair():

@@ -8,14 +8,16 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omnisocial.familiarity import sampling
-from omnisocial.familiarity.clips import clip_candidates, snap_end
+from omnisocial.familiarity.clips import clip_candidates, snap_end, snap_start_backward, snap_start_forward
 from omnisocial.familiarity.contracts import CLIP_CANDIDATES, FILTER_REPORT
+from omnisocial.familiarity.intervals import union_seconds
 from omnisocial.familiarity.sampling import DesignError, sample_design
 from omnisocial.familiarity.turns import merge_turns, timeline
 from omnisocial.tables import DESIGN, RELATIONSHIPS
@@ -166,6 +168,76 @@ def test_clip_candidates_speech_seconds_use_vad_and_short_interactions_get_no_ro
     for clip in out.itertuples():
         assert clip.speech_s_a == pytest.approx(clip.clip_end - clip.clip_start)  # union, not sum
         assert clip.speech_s_b == 0.0
+
+
+def reference_clips(segments, speech, total_end, params, gap_s):
+    """The clip selection written out on frames, step by step as documented (`clip_candidates`)."""
+    line = timeline("I1", segments, speech)
+    if line.empty:
+        return []
+    turns = merge_turns(line, gap_s)
+    onsets = np.sort(turns["start"].to_numpy())
+    voiced = timeline("I1", None, speech)
+    voiced = voiced if not voiced.empty else line
+    total_end = float(line["end"].max()) if total_end is None else total_end
+    duration, tolerance = params["duration_s"], params["snap_tolerance_s"]
+    rows = []
+    for position in ("early", "late"):
+        if position == "early":
+            start = snap_start_forward(params["early_start_s"], onsets, tolerance)
+            if start + duration > total_end + 1e-9:
+                start = params["early_start_s"]
+            if start + duration > total_end + 1e-9:
+                continue
+        else:
+            target = total_end - params["late_end_margin_s"] - duration
+            if target < -1e-9:
+                continue
+            start = snap_start_backward(max(target, 0.0), onsets, tolerance)
+        start, end = round(start, 6), round(snap_end(start + duration, line, tolerance), 6)
+        inside = np.minimum(turns["end"], end) - np.maximum(turns["start"], start)
+        speech_s = [
+            round(union_seconds(zip(own["start"], own["end"], strict=True), start, end), 6)
+            for own in (voiced[voiced["speaker"] == who] for who in ("a", "b"))
+        ]
+        rows.append(("I1", position, start, end, int((inside > 1e-9).sum()), *speech_s))
+    return rows
+
+
+@st.composite
+def clip_inputs(draw):
+    """Random timelines: overlaps, same-speaker runs, tied starts, rows with end <= start, and
+    interaction ends short enough that the early or the late window (or both) is missing."""
+    onset = st.one_of(
+        st.sampled_from([0.0, 1.0, 4.5, 5.0, 9.0, 20.0]), st.floats(0.0, 60.0).map(lambda t: round(t, 2))
+    )
+    length = st.one_of(
+        st.sampled_from([-1.0, 0.0, 0.5, 3.0]), st.floats(-0.5, 15.0).map(lambda t: round(t, 2))
+    )
+    row = st.tuples(st.sampled_from("ab"), onset, length).map(lambda r: (r[0], r[1], r[1] + r[2]))
+    segments = draw(st.lists(row, max_size=30))
+    speech = draw(st.one_of(st.just([]), st.lists(row, max_size=15)))
+    total_end = draw(st.sampled_from([None, 20.0, 25.0, 29.9, 30.0, 45.0, 60.0]))
+    params = {**CLIPS, "snap_tolerance_s": draw(st.sampled_from([0.0, 1.0, 4.0]))}
+    return segments, speech, total_end, params, draw(st.sampled_from([None, 0.3]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(clip_inputs())
+def test_clip_candidates_match_the_frame_by_frame_reference(inputs):
+    rows, speech_rows, total_end, params, gap_s = inputs
+    segments = segs(rows) if rows else None
+    speech = segs(speech_rows) if speech_rows else None
+    signals = None
+    if total_end is not None:
+        signals = pd.DataFrame(
+            {"interaction_id": ["I1"], "duration_audio_a": [total_end], "duration_audio_b": [99.0]}
+        )
+    out = clip_candidates(pd.DataFrame({"interaction_id": ["I1"]}), segments, speech, signals, params, gap_s)
+    assert list(out.itertuples(index=False, name=None)) == reference_clips(
+        segments, speech, total_end, params, gap_s
+    )
+    assert out.dtypes.equals(CLIP_CANDIDATES.empty().dtypes)
 
 
 # ---------------------------------------------------------------------------- design

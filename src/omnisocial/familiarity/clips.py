@@ -16,10 +16,13 @@ import pandas as pd
 
 from omnisocial.familiarity.contracts import CLIP_CANDIDATES
 from omnisocial.familiarity.intervals import union_seconds
-from omnisocial.familiarity.turns import merge_turns, timeline
+from omnisocial.familiarity.turns import merge_spans, ordered_spans, timeline
 from omnisocial.tables import POSITIONS
 
 _EPS = 1e-9
+
+# One interaction's speech as plain arrays: (speaker, start, end).
+Spans = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def _by_interaction(frame: pd.DataFrame | None) -> dict[str, pd.DataFrame]:
@@ -58,8 +61,11 @@ def snap_end(end: float, line: pd.DataFrame, tolerance_s: float) -> float:
     end of the last whole word/utterance before `end`). When there is none, `end` stays:
     a cut is unavoidable within the tolerance.
     """
-    starts = line["start"].to_numpy(dtype=float)
-    ends = line["end"].to_numpy(dtype=float)
+    return _snap_end(end, line["start"].to_numpy(dtype=float), line["end"].to_numpy(dtype=float), tolerance_s)
+
+
+def _snap_end(end: float, starts: np.ndarray, ends: np.ndarray, tolerance_s: float) -> float:
+    """`snap_end` for the units given as arrays of their starts and ends."""
     if not _is_cut(end, starts, ends):
         return end
     options = sorted({e for e in ends.tolist() if end - tolerance_s - _EPS <= e <= end + _EPS}, reverse=True)
@@ -81,22 +87,23 @@ def snap_start_backward(target: float, onsets: np.ndarray, tolerance_s: float) -
     return float(inside.max()) if inside.size else float(target)
 
 
-def _union_seconds(rows: pd.DataFrame, lo: float, hi: float) -> float:
-    """Seconds of [lo, hi] covered by the union of the intervals in `rows`."""
-    return union_seconds(zip(rows["start"].tolist(), rows["end"].tolist(), strict=True), lo, hi)
+def _speech_seconds(voiced: Spans, speaker: str, lo: float, hi: float) -> float:
+    """Seconds of [lo, hi] covered by the union of `speaker`'s intervals, rounded as stored."""
+    who, starts, ends = voiced
+    mine = who == speaker
+    return round(union_seconds(zip(starts[mine].tolist(), ends[mine].tolist(), strict=True), lo, hi), 6)
 
 
-def count_turns(turns: pd.DataFrame, clip_start: float, clip_end: float) -> int:
+def count_turns(turn_starts: np.ndarray, turn_ends: np.ndarray, clip_start: float, clip_end: float) -> int:
     """Turns with a positive stretch inside [clip_start, clip_end] (turns clipped to the window)."""
-    overlap = np.minimum(turns["end"].to_numpy(float), clip_end) - np.maximum(
-        turns["start"].to_numpy(float), clip_start
-    )
+    overlap = np.minimum(turn_ends, clip_end) - np.maximum(turn_starts, clip_start)
     return int(np.sum(overlap > _EPS))
 
 
 def _window(
     position: str,
-    line: pd.DataFrame,
+    starts: np.ndarray,
+    ends: np.ndarray,
     onsets: np.ndarray,
     total_end: float,
     params: Mapping,
@@ -116,8 +123,49 @@ def _window(
             return None
         target = max(target, 0.0)
         start = snap_start_backward(target, onsets, tolerance)
-    end = snap_end(start + duration, line, tolerance)
+    end = _snap_end(start + duration, starts, ends, tolerance)
     return round(start, 6), round(end, 6)
+
+
+def interaction_clips(
+    line: Spans, voiced: Spans, total_end: float, clip_params: Mapping, turn_gap_s: float | None
+) -> list[dict]:
+    """The early and late clip of one interaction, as `clip_candidates` rows without the id.
+
+    `line` is the interaction's timeline, `voiced` the speech that speech_s_a/b measure and
+    `total_end` its end T (see `clip_candidates`); `line` need not be ordered. Plain arrays
+    rather than frames, so that the demo generator can check hundreds of drafts cheaply
+    with the very selection the workflow runs.
+    """
+    speaker, starts, ends = ordered_spans(*line)
+    if not starts.size:
+        return []
+    turns = merge_spans(speaker, starts, ends, turn_gap_s)
+    turn_starts = np.array([turn[1] for turn in turns], dtype=float)
+    turn_ends = np.array([turn[2] for turn in turns], dtype=float)
+    onsets = np.sort(turn_starts)
+    rows = []
+    for position in POSITIONS:
+        window = _window(position, starts, ends, onsets, total_end, clip_params)
+        if window is None:
+            continue
+        start, end = window
+        rows.append(
+            {
+                "position": position,
+                "clip_start": start,
+                "clip_end": end,
+                "n_turns": count_turns(turn_starts, turn_ends, start, end),
+                "speech_s_a": _speech_seconds(voiced, "a", start, end),
+                "speech_s_b": _speech_seconds(voiced, "b", start, end),
+            }
+        )
+    return rows
+
+
+def _spans(frame: pd.DataFrame) -> Spans:
+    """The `speaker, start, end` columns of a timeline frame as `interaction_clips` takes them."""
+    return frame["speaker"].to_numpy(), frame["start"].to_numpy(float), frame["end"].to_numpy(float)
 
 
 def clip_candidates(
@@ -162,27 +210,11 @@ def clip_candidates(
         line = timeline(interaction_id, by_segments.get(interaction_id), own_speech)
         if line.empty:
             continue
-        turns = merge_turns(line, turn_gap_s)
-        onsets = np.sort(turns["start"].to_numpy(float))
         voiced = timeline(interaction_id, None, own_speech)
         voiced = voiced if not voiced.empty else line
         total_end = _interaction_end(interaction_id, line, by_signals.get(interaction_id))
-        for position in POSITIONS:
-            window = _window(position, line, onsets, total_end, clip_params)
-            if window is None:
-                continue
-            start, end = window
-            rows.append(
-                {
-                    "interaction_id": interaction_id,
-                    "position": position,
-                    "clip_start": start,
-                    "clip_end": end,
-                    "n_turns": count_turns(turns, start, end),
-                    "speech_s_a": round(_union_seconds(voiced[voiced["speaker"] == "a"], start, end), 6),
-                    "speech_s_b": round(_union_seconds(voiced[voiced["speaker"] == "b"], start, end), 6),
-                }
-            )
+        clips = interaction_clips(_spans(line), _spans(voiced), total_end, clip_params, turn_gap_s)
+        rows.extend({"interaction_id": interaction_id, **clip} for clip in clips)
     if not rows:
         return CLIP_CANDIDATES.empty()
     return CLIP_CANDIDATES.validate(pd.DataFrame(rows))

@@ -27,18 +27,42 @@ def _empty() -> pd.DataFrame:
     )
 
 
+def ordered_spans(speaker, start, end) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows with end > start as (speaker, start, end) arrays, in the order they are heard.
+
+    That order is start, then end, then speaker. Plain arrays, so that callers that check
+    many drafts (the demo generator) need not build a frame for each.
+    """
+    speaker = np.asarray(speaker).astype(str)
+    start = np.asarray(start, dtype="float64")
+    end = np.asarray(end, dtype="float64")
+    keep = np.flatnonzero(end > start)
+    order = keep[np.lexsort((speaker[keep], end[keep], start[keep]))]
+    return speaker[order], start[order], end[order]
+
+
 def _ordered(rows: pd.DataFrame) -> pd.DataFrame:
     """`speaker, start, end` rows with end > start, sorted by (start, end, speaker), fresh index."""
     if rows is None or rows.empty:
         return _empty()
-    speaker = rows["speaker"].astype(str).to_numpy(dtype="U")
-    start = rows["start"].to_numpy(dtype="float64")
-    end = rows["end"].to_numpy(dtype="float64")
-    keep = np.flatnonzero(end > start)
-    order = keep[np.lexsort((speaker[keep], end[keep], start[keep]))]
-    return pd.DataFrame(
-        {"speaker": pd.Series(speaker[order], dtype=object), "start": start[order], "end": end[order]}
+    speaker, start, end = ordered_spans(
+        rows["speaker"].astype(str).to_numpy(dtype="U"),
+        rows["start"].to_numpy(dtype="float64"),
+        rows["end"].to_numpy(dtype="float64"),
     )
+    return pd.DataFrame({"speaker": pd.Series(speaker, dtype=object), "start": start, "end": end})
+
+
+def merge_spans(speaker: np.ndarray, start: np.ndarray, end: np.ndarray, gap_s: float | None) -> list[list]:
+    """`merge_turns` on arrays already in `ordered_spans` order: `[speaker, start, end]` per turn."""
+    gap_s = float("inf") if gap_s is None else float(gap_s)
+    turns: list[list] = []
+    for who, onset, offset in zip(speaker.tolist(), start.tolist(), end.tolist(), strict=True):
+        if turns and turns[-1][0] == who and onset - turns[-1][2] <= gap_s + _EPS:
+            turns[-1][2] = max(turns[-1][2], offset)
+        else:
+            turns.append([who, onset, offset])
+    return turns
 
 
 def merge_turns(segments: pd.DataFrame, gap_s: float | None = None) -> pd.DataFrame:
@@ -62,15 +86,8 @@ def merge_turns(segments: pd.DataFrame, gap_s: float | None = None) -> pd.DataFr
     ordered = _ordered(segments)
     if ordered.empty:
         return _empty()
-    gap_s = float("inf") if gap_s is None else float(gap_s)
-    turns: list[list] = []
-    columns = (ordered["speaker"].tolist(), ordered["start"].tolist(), ordered["end"].tolist())
-    for speaker, start, end in zip(*columns, strict=True):
-        if turns and turns[-1][0] == speaker and start - turns[-1][2] <= gap_s + _EPS:
-            turns[-1][2] = max(turns[-1][2], end)
-        else:
-            turns.append([speaker, start, end])
-    out = pd.DataFrame(turns, columns=TURN_COLUMNS)
+    columns = (ordered["speaker"].to_numpy(), ordered["start"].to_numpy(), ordered["end"].to_numpy())
+    out = pd.DataFrame(merge_spans(*columns, gap_s), columns=TURN_COLUMNS)
     out["start"] = out["start"].astype("float64")
     out["end"] = out["end"].astype("float64")
     return out

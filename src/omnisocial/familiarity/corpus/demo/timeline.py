@@ -15,9 +15,8 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
-from omnisocial.familiarity.clips import clip_candidates
+from omnisocial.familiarity.clips import interaction_clips
 from omnisocial.familiarity.corpus.demo.conversations import (
     GENERIC,
     OPEN_PROMPT,
@@ -141,27 +140,20 @@ def clips_pass(pieces: list[Piece], duration: float) -> bool:
     """Whether the workflow's own clip selection finds F2/F3-passing early and late clips.
 
     The sliding-window statistics above cannot see how a clip's start and end snap to turn
-    edges, so a good conversation is also checked with `clips.clip_candidates` at the
-    default clip settings, exactly as the workflow will cut it.
+    edges, so a good conversation is also checked with `clips.interaction_clips` (the core of
+    `clip_candidates`) at the default clip settings, exactly as the workflow will cut it.
+    The recording is `duration` long on both tracks, which makes it the interaction's end.
     """
-    segments = pd.DataFrame(
-        {
-            "interaction_id": "x",
-            "speaker": ["a" if p.speaker == 0 else "b" for p in pieces],
-            "start": [p.start for p in pieces],
-            "end": [p.end for p in pieces],
-        }
+    spans = (
+        np.array(["a" if p.speaker == 0 else "b" for p in pieces]),
+        np.array([p.start for p in pieces], dtype=float),
+        np.array([p.end for p in pieces], dtype=float),
     )
-    signals = pd.DataFrame(
-        {"interaction_id": ["x"], "duration_audio_a": [duration], "duration_audio_b": [duration]}
-    )
-    clips = clip_candidates(
-        pd.DataFrame({"interaction_id": ["x"]}), segments, None, signals, DEFAULT_CLIPS, TURN_GAP_S
-    )
-    return (
-        len(clips) == 2
-        and bool((clips["n_turns"] >= MIN_TURNS + CLIP_TURN_SLACK).all())
-        and bool((clips[["speech_s_a", "speech_s_b"]].min(axis=1) >= MIN_SPEAKER_S).all())
+    clips = interaction_clips(spans, spans, float(duration), DEFAULT_CLIPS, TURN_GAP_S)
+    return len(clips) == 2 and all(
+        clip["n_turns"] >= MIN_TURNS + CLIP_TURN_SLACK
+        and min(clip["speech_s_a"], clip["speech_s_b"]) >= MIN_SPEAKER_S
+        for clip in clips
     )
 
 
