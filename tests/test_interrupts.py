@@ -30,7 +30,7 @@ import pytest
 
 from omnisocial.familiarity import stimuli
 from omnisocial.media.ffmpeg_run import MediaError, raise_if_interrupted, run_command
-from omnisocial.processes import Interrupted, fork_context, runs_snakemake, workflow_processes
+from omnisocial.processes import Interrupted, as_child, fork_context, runs_snakemake, workflow_processes
 from omnisocial.workflow import console_excepthook
 
 REPO = Path(__file__).resolve().parents[1]
@@ -185,7 +185,7 @@ import os, re, subprocess, sys, time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 sys.path.insert(0, {src!r})
-from omnisocial.processes import CHILD_OPTIONS, fork_context
+from omnisocial.processes import as_child, fork_context
 from omnisocial.workflow import start
 
 log = start(snakemake)
@@ -193,7 +193,8 @@ pool = ProcessPoolExecutor(max_workers=1, mp_context=fork_context())  # as a Ras
 worker = pool.submit(os.getpid).result()
 pool.submit(time.sleep, 600)
 argv = ["ffmpeg", "-nostdin", "-loglevel", "error", "-re", "-f", "lavfi", "-i", "sine=d=600"]
-encoder = subprocess.Popen([*argv, "-f", "null", "-"], **CHILD_OPTIONS)  # as the runner starts it
+command, options = as_child([*argv, "-f", "null", "-"])  # as the runner starts it
+encoder = subprocess.Popen(command, **options)
 Path("pids").write_text(f"{{os.getpid()}} {{worker}} {{encoder.pid}}")
 {work}
 """
@@ -322,6 +323,53 @@ def test_a_tool_dies_with_the_job_that_started_it(tmp_path):
         assert wait_for(lambda: not alive(encoder), GONE_WITHIN_S)
     finally:
         job.kill()
+
+
+def test_a_tool_started_as_a_child_is_the_tool_and_dies_with_its_thread(tmp_path):
+    """`as_child` on Linux with util-linux: setpriv sets the death signal and execs the tool in
+    the same process (its pid, name and exit status are the tool's), started without a
+    preexec_fn, so Python need not fork the whole job; the tool dies when its thread ends."""
+    command, options = as_child(["sleep", "600"])
+    assert options == {} and command[-2:] == ["sleep", "600"] and Path(command[0]).name == "setpriv"
+    started = tmp_path / "pid"
+    script = textwrap.dedent(
+        f"""
+        import subprocess, sys, threading, time
+        sys.path.insert(0, {str(REPO / "src")!r})
+        from omnisocial.processes import as_child
+        def start():
+            command, options = as_child(["sleep", "600"])
+            open({str(started)!r}, "w").write(str(subprocess.Popen(command, **options).pid))
+            time.sleep(600)  # the thread lives until its process is killed
+        threading.Thread(target=start).start()
+        """
+    )
+    job = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        assert wait_for(lambda: started.is_file() and started.read_text(), 30)
+        child = int(started.read_text())
+        assert wait_for(lambda: _name(child) == "sleep", 10)  # setpriv exec'd it, same pid
+        job.kill()
+        job.wait()
+        assert wait_for(lambda: not alive(child), GONE_WITHIN_S)
+    finally:
+        job.kill()
+    command, options = as_child(["sh", "-c", "kill -TERM $$"])  # a tool that a signal stops
+    assert subprocess.run(command, check=False, **options).returncode == -signal.SIGTERM
+
+
+def _name(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return None
+
+
+def test_a_tool_that_is_not_installed_still_raises_file_not_found():
+    command, options = as_child(["omnisocial-no-such-tool", "-v"])
+    assert command == ["omnisocial-no-such-tool", "-v"]
+    with pytest.raises(FileNotFoundError):
+        subprocess.run(command, **options)
 
 
 CTRL_C_JOB = """

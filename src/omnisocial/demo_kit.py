@@ -54,7 +54,7 @@ import numpy as np
 
 from omnisocial.io import atomic_path, sha256_file, write_json
 from omnisocial.media.pipe import encode_raw_mp4
-from omnisocial.processes import CHILD_OPTIONS
+from omnisocial.processes import as_child
 
 # scipy.signal is imported where used: it loads scipy.stats too (~1.6 s CPU per job start)
 
@@ -240,7 +240,8 @@ def espeak(
     command = ["espeak-ng", "-v", voice, "-p", str(pitch), "-s", str(speed), "-w", str(path)]
     if ssml:
         command.insert(1, "-m")
-    subprocess.run([*command, text], check=True, capture_output=True, timeout=120, **CHILD_OPTIONS)
+    command, options = as_child([*command, text])
+    subprocess.run(command, check=True, capture_output=True, timeout=120, **options)
     samples, rate = read_wav(path)
     x = samples.astype(np.float32) / 32768.0
     if rate != sample_rate:  # espeak-ng records at 22050 Hz

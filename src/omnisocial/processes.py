@@ -4,7 +4,7 @@
   threads (corpus, signals, Rasch fits).
 - `Interrupted` / `interrupt_signal`: a child stopped by a signal (Ctrl-C, a kill) is reported as
   an interrupted run, never as a failure of its input.
-- `CHILD_OPTIONS` / `die_with_parent`: the tools the package runs (ffmpeg, ffprobe, espeak...) get
+- `as_child` / `die_with_parent`: the tools the package runs (ffmpeg, ffprobe, espeak...) get
   SIGKILL from Linux when the thread that started them ends (prctl PR_SET_PDEATHSIG), so a job
   that is killed leaves no encoder behind.
 - `stop_with_workflow()`: a job (`omnisocial.workflow.start`) ends itself when the Snakemake run
@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import multiprocessing
 import os
+import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 # Signals that stop a run from outside: Ctrl-C, a closed terminal, `kill`, `kill -9`.
@@ -84,15 +88,46 @@ _PRCTL = _prctl()  # looked up here, so that a forked child only calls it (no im
 def die_with_parent() -> None:
     """Ask Linux to SIGKILL this process when the thread that started it ends (elsewhere: nothing).
 
-    The `preexec_fn` of the package's tools (`CHILD_OPTIONS`) and run in every child a job forks.
+    Set for the package's tools (`as_child`) and run in every child a job forks.
     SIGKILL, not SIGTERM: nobody reads the child's output once its parent is gone.
     """
     if _PRCTL is not None:
         _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL.value, 0, 0, 0)
 
 
-# The keyword arguments with which the package starts a tool (subprocess.run / Popen).
-CHILD_OPTIONS = {"preexec_fn": die_with_parent} if _PRCTL is not None else {}
+# The keyword arguments with which a tool that dies with its thread is started where util-linux's
+# setpriv is missing: the child runs die_with_parent between fork and exec.
+_PREEXEC_OPTIONS = {"preexec_fn": die_with_parent} if _PRCTL is not None else {}
+
+
+@functools.cache
+def _setpriv() -> str | None:
+    """util-linux's setpriv where it can set the parent-death signal (2.33 and later), else None."""
+    found = shutil.which("setpriv")
+    if _PRCTL is None or found is None:
+        return None
+    try:
+        usage = subprocess.run([found, "--help"], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return found if "--pdeathsig" in usage.stdout else None
+
+
+def as_child(argv: Sequence[str]) -> tuple[list[str], dict]:
+    """The argument list and subprocess keyword arguments that start `argv` as a child that Linux
+    SIGKILLs when the thread that started it ends.
+
+    Through `setpriv --pdeathsig KILL` where util-linux has it: setpriv sets the signal and execs
+    the tool in the same process, so return codes and signals are the tool's own, and Python
+    starts it with vfork. A `preexec_fn` would make Python fork the whole job instead, copying its
+    page tables (a corpus worker holds hundreds of MB), for every tool it runs. A tool that is not
+    installed is started directly, so that it still raises FileNotFoundError.
+    """
+    argv = [str(arg) for arg in argv]
+    setpriv = _setpriv()
+    if setpriv is None or not argv or shutil.which(argv[0]) is None:
+        return argv, dict(_PREEXEC_OPTIONS)
+    return [setpriv, "--pdeathsig", "KILL", "--", *argv], {}
 
 
 def _stat(pid: int) -> tuple[int, int] | None:
@@ -157,7 +192,7 @@ def stop_with_workflow(log=None, poll_s: float = PARENT_POLL_S) -> None:
     A job started by Snakemake itself asks for SIGKILL on its end (`die_with_parent`); a daemon
     thread polls the parent and the run's Snakemake processes (`workflow_processes`), which also
     covers a job under a Snakemake that the run started through a shell (a group job).
-    os._exit ends every thread at once, so the tools started with `CHILD_OPTIONS` and the pool
+    os._exit ends every thread at once, so the tools started through `as_child` and the pool
     workers forked after this call (which ask for SIGKILL on their parent's end) die with it.
     Once per process.
     """

@@ -49,7 +49,7 @@ from pathlib import Path
 import pandas as pd
 
 from omnisocial.familiarity.contracts import ASR_FAILURES, INTERACTIONS, SEGMENTS
-from omnisocial.processes import CHILD_OPTIONS, Interrupted, interrupt_signal
+from omnisocial.processes import Interrupted, as_child, interrupt_signal
 from omnisocial.tables import SPEAKERS
 
 log = logging.getLogger(__name__)
@@ -172,13 +172,8 @@ def transcribe_in_venv(
         ]
         INTERACTIONS.write(paths[0], interactions)
         paths[1].write_text(json.dumps(dict(params), default=str))
-        done = subprocess.run(
-            [str(python), "-m", "omnisocial.familiarity.asr", *map(str, paths)],
-            capture_output=True,
-            text=True,
-            check=False,
-            **CHILD_OPTIONS,
-        )
+        command, options = as_child([str(python), "-m", "omnisocial.familiarity.asr", *map(str, paths)])
+        done = subprocess.run(command, capture_output=True, text=True, check=False, **options)
         for line in done.stderr.splitlines():
             log.info("[%s] %s", ASR_VENV.name, line)
         if (signum := interrupt_signal(done.returncode)) is not None:

@@ -25,7 +25,7 @@ from omnisocial.familiarity.intervals import union_seconds
 from omnisocial.familiarity.signals import measure_all
 from omnisocial.familiarity.turns import merge_turns
 from omnisocial.media.recorded import B_GAIN_DB, Recording, reference_turns, speaker_tracks
-from omnisocial.processes import CHILD_OPTIONS
+from omnisocial.processes import as_child
 from omnisocial.settings import Filters, Signals, Vad
 
 FPS = 10
@@ -65,7 +65,8 @@ def _still_video(path: Path, seconds: float) -> None:
         f"color=c=gray:s=64x48:r={FPS}:d={seconds:.3f}", "-c:v", "libx264", "-preset", "ultrafast",
         "-threads", "1", "-pix_fmt", "yuv420p", str(path),
     ]  # fmt: skip
-    subprocess.run(command, check=True, capture_output=True, **CHILD_OPTIONS)
+    command, options = as_child(command)
+    subprocess.run(command, check=True, capture_output=True, **options)
 
 
 def _interaction_row(index: int) -> dict:

@@ -23,7 +23,7 @@ Failures raise `MediaError` naming the file: "<tool> is not installed (needed to
 <file>)", "<tool> took over <timeout_s> s to <what> <file>", "cannot <what> <file>:
 <last stderr line>". A tool stopped by a signal (Ctrl-C, a kill) raises
 `omnisocial.processes.Interrupted` instead (`raise_if_interrupted`): the file is not at fault.
-The tools die with the thread that started them (`CHILD_OPTIONS`).
+The tools die with the thread that started them (`processes.as_child`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import ffmpeg
 
-from omnisocial.processes import CHILD_OPTIONS, Interrupted, interrupt_signal
+from omnisocial.processes import Interrupted, as_child, interrupt_signal
 
 TIMEOUT_S = 600
 # ffmpeg ends a run it was told to stop (SIGINT, SIGTERM...) with exit status 255, and says
@@ -102,7 +102,8 @@ def run_tool(
     Interrupted when a signal stopped it; any other return code is the caller's to judge.
     FileNotFoundError when the tool is not installed, TimeoutExpired past `timeout_s`.
     """
-    result = subprocess.run(argv, capture_output=True, timeout=timeout_s, check=False, **CHILD_OPTIONS)
+    command, options = as_child(argv)
+    result = subprocess.run(command, capture_output=True, timeout=timeout_s, check=False, **options)
     raise_if_interrupted(argv, result.returncode, result.stderr, doing)
     return result
 
@@ -159,9 +160,10 @@ def pipe_frames(stream, data: bytes, stderr_path: Path) -> int:
     raises Interrupted.
     """
     argv = list(stream) if isinstance(stream, (list, tuple)) else compile_args(stream)
+    command, options = as_child(argv)
     with open(stderr_path, "wb") as log_file:
         process = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log_file, **CHILD_OPTIONS
+            command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log_file, **options
         )
         try:
             process.stdin.write(data)
