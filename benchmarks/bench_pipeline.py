@@ -5,8 +5,8 @@
 Runs `snakemake --cores N` on the config in a fresh temporary folder (the demo corpus is
 generated there too), then a no-op `snakemake -n`, and prints:
 
-- wall time and job count of the full run (target: 90 s for the default demo on 2 cores,
-  issue 21), and the two floors no scheduling can beat: the run's CPU seconds (Snakemake and
+- wall time and job count of the full run (target: 60 s for the default demo on 2 cores,
+  issue 62), and the two floors no scheduling can beat: the run's CPU seconds (Snakemake and
   every job, user + sys) over the cores, and its critical path (the longest chain of rules in
   `--rulegraph`, each rule at its longest job's wall time in this run's log);
 - wall time of the no-op dry run (target: under 3 s);
@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from snakemake_log import FINISHED_LINE, JOBID_LINE, LOG_TIME, LOG_TIME_FORMAT, RULE_LINE, rule_needs  # noqa: E402
 
-TARGETS = {"full_run_s": 90.0, "noop_s": 3.0, "max_rss_mb": 4096.0}
+TARGETS = {"full_run_s": 60.0, "noop_s": 3.0, "max_rss_mb": 4096.0}
 
 
 def children_cpu_s() -> float:
