@@ -525,6 +525,7 @@ def real_study_config(tmp_path: Path) -> dict:
     from omnisocial.familiarity.corpus.demo import generate_demo_corpus
 
     demo = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
+    demo.pop("figures")  # the demo's PNG only: a real study keeps the schema's PNG and PDF
     corpus = tmp_path / "corpus" / "seamless"
     generate_demo_corpus(
         corpus, {**demo.pop("demo"), "sites": ["V00"], "candidates_per_cell": 1, "failures": []}
