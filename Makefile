@@ -179,6 +179,7 @@ benchmark: setup
 	$(BIN)/python benchmarks/bench_streaming_media.py
 	$(BIN)/python benchmarks/bench_streaming_steps.py --prefix-s 16 --step-s 2 --passes 3 --scaled
 	$(BIN)/python benchmarks/bench_job_startup.py
+	$(BIN)/python benchmarks/bench_tool_start.py
 	$(BIN)/python benchmarks/bench_real_sync.py
 	$(BIN)/python benchmarks/bench_explorer.py
 	$(BIN)/python benchmarks/bench_separate_mics.py
