@@ -433,6 +433,28 @@ def test_sized_draws_meet_the_target_and_are_deterministic(monkeypatch):
     pd.testing.assert_frame_equal(glmm.summarize(again), summary)
 
 
+def test_sized_draws_look_again_at_the_pace_of_the_chains(monkeypatch):
+    """The look that finds every chain at its draws comes soon after the last one: the chains
+    have drawn at most a fifth more (a pace counted from the start, over the tuning, waited
+    25-70% more draws on this table: the sampler drawing on in vain while the command waits)."""
+    from omnisocial.stats.glmm import _sample
+
+    found = []
+    wait_for = _sample._wait_for
+
+    def recording(sampler, draws, tune):
+        batches = wait_for(sampler, draws, tune)
+        found.append((draws, _sample._drawn(batches[1])))
+        return batches
+
+    monkeypatch.setattr(_sample, "_wait_for", recording)
+    fast = glmm.standard_fast_model(_small_trials(), glmm.parse_standard_formula(FORMULA))
+    for seed in (0, 2):
+        _sample.sample_fast_until(fast, 1500, 300, 2, 2, seed, None, lambda idata, draws: None)
+    assert [draws for draws, _ in found] == [1500, 1500]
+    assert all(1500 <= drawn <= 1.2 * 1500 for _, drawn in found), found
+
+
 @pytest.mark.slow
 def test_sized_draws_continue_the_chains_as_one_run(monkeypatch):
     """The rounds of draws=None continue the same chains: the result equals one run of the

@@ -269,7 +269,10 @@ def sample_fast_model(fast: FastModel, draws, tune, chains, cores, seed, extra=N
     return _raw_idata(fast, batches, draws)
 
 
-POLL_S = 0.1  # the shortest wait between two looks at a running sampler
+POLL_S = 0.1  # the wait between two looks at a sampler before its pace is known
+MIN_WAIT_S = 0.02  # the shortest wait between two looks (each copies the trace so far)
+# the longest: the pace of early tuning (small steps, long trajectories) runs slow
+MAX_WAIT_S = 0.5
 SKIPPED_STATS = ("chain", "draw", "tuning")  # nutpie's bookkeeping columns, not sample stats
 
 
@@ -318,27 +321,30 @@ def _raw_idata(fast: FastModel, batches, draws: int):
     return _idata(fast, np.stack(thetas), {name: np.stack(values) for name, values in stats.items()})
 
 
-def _wait_for(sampler, draws: int) -> object:
+def _wait_for(sampler, draws: int, tune: int) -> object:
     """The raw trace's arrow batches (draws, stats) once every chain has `draws` draws after
     tuning (or the sampler stopped).
 
-    Looks again after the time the missing draws should take at the rate seen so far."""
+    Looks again after the time the slowest chain's missing steps (tuning included) should take
+    at its pace between the last two looks that saw steps (the sampler's start, seconds where the
+    kernel loads, is in no pace). Tuning steps count in that pace: counted from the start, the
+    draws alone gave a pace slowed by the whole tuning, and the wait overshot the last draw by
+    up to 2 s, the sampler drawing on in vain (docs/performance.md#code)."""
     import time
 
     seen, since = 0, time.perf_counter()
     while True:
         batches = sampler.inspect().get_arrow_trace()  # a copy of the trace so far
-        have = _drawn(batches[1])
-        if have >= draws or _finished(sampler):
+        if _drawn(batches[1]) >= draws or _finished(sampler):
             return batches
+        steps = min(stat.num_rows for stat in batches[1]) if batches[1] else 0
         now = time.perf_counter()
-        if have > seen:
-            rate = (have - seen) / (now - since)
-            seen, since = have, now
-            wait = (draws - have) / rate
-        else:
-            wait = 2 * POLL_S
-        time.sleep(min(max(wait, POLL_S), 2.0))
+        wait = POLL_S  # no pace yet: the sampler is starting, or its first steps were just seen
+        if steps > seen > 0:
+            wait = (tune + draws - steps) * (now - since) / (steps - seen)
+        if steps > seen:
+            seen, since = steps, now
+        time.sleep(min(max(wait, MIN_WAIT_S), MAX_WAIT_S))
 
 
 def _finished(sampler) -> bool:
@@ -366,7 +372,7 @@ def sample_fast_until(fast: FastModel, draws, tune, chains, cores, seed, extra, 
     rounds = 1
     try:
         while True:
-            batches = _wait_for(sampler, draws)
+            batches = _wait_for(sampler, draws, tune)
             sampler.pause()
             if (have := _drawn(batches[1])) < draws:  # the sampler stopped early: wait() raises
                 sampler.wait(None)
