@@ -438,6 +438,30 @@ def test_silero_finds_an_espeak_utterance_inside_its_padding(utterance):
     assert speech_segments(np.zeros(0, np.float32), SR, ONE_RUN) == []
 
 
+def test_silero_runs_its_shipped_onnx_files_without_importing_torch(tmp_path):
+    """The VAD finds silero's ONNX files without running the package's `__init__`, which
+    imports torch (about 1.5 CPU-s in every job that measures speech)."""
+    import importlib.resources
+    import sys
+
+    from omnisocial.media import vad
+
+    for backend in ("sequence", "stream"):
+        shipped = importlib.resources.files("silero_vad.data").joinpath(vad.MODEL_FILES[backend])
+        assert Path(vad.model_path(backend)).samefile(str(shipped))
+    audio = tmp_path / "noise.npy"
+    np.save(audio, np.random.default_rng(0).normal(0, 0.05, 2 * SR).astype(np.float32))
+    script = (
+        "import sys, numpy as np\n"
+        "from omnisocial.media import vad\n"
+        "from omnisocial.settings import Vad\n"
+        f"print(vad.speech_segments(np.load({str(audio)!r}), {SR}, Vad.of({{}})))\n"
+        "print(sorted(m for m in ('torch', 'silero_vad') if m in sys.modules))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert run.stdout.splitlines()[-1] == "[]", run.stdout
+
+
 def test_silero_resamples_other_rates(utterance):
     from omnisocial.media.audio import resample
 

@@ -26,7 +26,8 @@ from running interactions in separate processes.
 from __future__ import annotations
 
 import functools
-from importlib import resources
+import importlib.util
+from pathlib import Path
 
 import numpy as np
 
@@ -42,10 +43,20 @@ SPEECH_PAD_S = 0.03  # silero's padding of each segment (`get_speech_timestamps`
 
 
 def model_path(backend: str = "sequence") -> str:
-    """Path of the ONNX file shipped in the installed `silero_vad` package."""
+    """Path of the ONNX file shipped in the installed `silero_vad` package.
+
+    Found from the package's spec, without running its `__init__`: that imports torch (about
+    1.5 CPU-s a job) for the PyTorch wrappers this module does not use (onnxruntime runs the file).
+    """
     if backend not in MODEL_FILES:
         raise ValueError(f"unknown VAD backend {backend!r}; use one of {sorted(MODEL_FILES)}")
-    return str(resources.files("silero_vad.data").joinpath(MODEL_FILES[backend]))
+    spec = importlib.util.find_spec("silero_vad")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("silero_vad is not installed (its ONNX models are the VAD)")
+    path = Path(next(iter(spec.submodule_search_locations))) / "data" / MODEL_FILES[backend]
+    if not path.is_file():
+        raise FileNotFoundError(f"silero_vad ships no {MODEL_FILES[backend]} (looked at {path})")
+    return str(path)
 
 
 @functools.cache
