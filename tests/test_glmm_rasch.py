@@ -433,26 +433,69 @@ def test_sized_draws_meet_the_target_and_are_deterministic(monkeypatch):
     pd.testing.assert_frame_equal(glmm.summarize(again), summary)
 
 
+class _PacedSampler:
+    """nutpie's running sampler as `_sample._wait_for` sees it, on a simulated clock: nothing
+    for `start_s` (threads start, the kernel loads), then `tune` tuning steps at `tune_pace`
+    and draws at `draw_pace` steps a second; each chain's trace is an arrow batch with nutpie's
+    `tuning` column, and `is_finished` raises TimeoutError while it runs, as nutpie's does."""
+
+    def __init__(self, clock, tune, start_s=0.3, tune_pace=500.0, draw_pace=1500.0, chains=2):
+        self.clock, self.tune, self.start_s, self.chains = clock, tune, start_s, chains
+        self.tune_pace, self.draw_pace = tune_pace, draw_pace
+
+    def steps_at(self, t: float) -> int:
+        running = max(0.0, t - self.start_s)
+        tuning_s = self.tune / self.tune_pace
+        if running <= tuning_s:
+            return int(running * self.tune_pace)
+        return self.tune + int((running - tuning_s) * self.draw_pace)
+
+    def time_of_draw(self, draws: int) -> float:
+        return self.start_s + self.tune / self.tune_pace + draws / self.draw_pace
+
+    def inspect(self):
+        return self
+
+    def get_arrow_trace(self):
+        import pyarrow as pa
+
+        steps = self.steps_at(self.clock.now)
+        tuning = [i < self.tune for i in range(steps)]
+        stats = [pa.record_batch({"tuning": pa.array(tuning, pa.bool_())}) for _ in range(self.chains)]
+        return [None] * self.chains, stats
+
+    def is_finished(self):
+        raise TimeoutError
+
+
 def test_sized_draws_look_again_at_the_pace_of_the_chains(monkeypatch):
-    """The look that finds every chain at its draws comes soon after the last one: the chains
-    have drawn at most a fifth more (a pace counted from the start, over the tuning, waited
-    25-70% more draws on this table: the sampler drawing on in vain while the command waits)."""
+    """The look that finds every chain at its draws comes within 0.1 s of the last one. Paced on
+    the draws since the start (before), the tuning and the start counted in: the wait after the
+    first draws was 2 s (its cap) and the look came a second late, the chains drawing on."""
+    from types import SimpleNamespace
+
     from omnisocial.stats.glmm import _sample
 
-    found = []
-    wait_for = _sample._wait_for
+    clock = SimpleNamespace(now=0.0, looks=0)
 
-    def recording(sampler, draws, tune):
-        batches = wait_for(sampler, draws, tune)
-        found.append((draws, _sample._drawn(batches[1])))
-        return batches
+    def sleep(seconds):
+        assert seconds > 0
+        clock.now += seconds
+        clock.looks += 1
 
-    monkeypatch.setattr(_sample, "_wait_for", recording)
-    fast = glmm.standard_fast_model(_small_trials(), glmm.parse_standard_formula(FORMULA))
-    for seed in (0, 2):
-        _sample.sample_fast_until(fast, 1500, 300, 2, 2, seed, None, lambda idata, draws: None)
-    assert [draws for draws, _ in found] == [1500, 1500]
-    assert all(1500 <= drawn <= 1.2 * 1500 for _, drawn in found), found
+    monkeypatch.setattr(_sample, "time", SimpleNamespace(perf_counter=lambda: clock.now, sleep=sleep))
+    for tune, draws, tune_pace, draw_pace in [
+        (300, 1500, 500.0, 1500.0),
+        (300, 800, 200.0, 900.0),
+        (1000, 2000, 3000.0, 3000.0),
+    ]:
+        clock.now, clock.looks = 0.0, 0
+        sampler = _PacedSampler(clock, tune, tune_pace=tune_pace, draw_pace=draw_pace)
+        batches = _sample._wait_for(sampler, draws, tune)
+        assert _sample._drawn(batches[1]) >= draws
+        late = clock.now - sampler.time_of_draw(draws)
+        assert -1e-9 <= late <= 0.1, (tune, draws, late)
+        assert clock.looks < 60
 
 
 @pytest.mark.slow

@@ -19,6 +19,7 @@ import math
 import os
 import sys
 import threading
+import time
 
 import numpy as np
 
@@ -269,8 +270,9 @@ def sample_fast_model(fast: FastModel, draws, tune, chains, cores, seed, extra=N
     return _raw_idata(fast, batches, draws)
 
 
-POLL_S = 0.1  # the wait between two looks at a sampler before its pace is known
-MIN_WAIT_S = 0.02  # the shortest wait between two looks (each copies the trace so far)
+# the wait between two looks at a sampler before its pace is known, and the shortest (each look
+# copies the trace so far: small while the pace is unknown)
+MIN_WAIT_S = 0.02
 # the longest: the pace of early tuning (small steps, long trajectories) runs slow
 MAX_WAIT_S = 0.5
 SKIPPED_STATS = ("chain", "draw", "tuning")  # nutpie's bookkeeping columns, not sample stats
@@ -330,8 +332,6 @@ def _wait_for(sampler, draws: int, tune: int) -> object:
     kernel loads, is in no pace). Tuning steps count in that pace: counted from the start, the
     draws alone gave a pace slowed by the whole tuning, and the wait overshot the last draw by
     up to 2 s, the sampler drawing on in vain (docs/performance.md#code)."""
-    import time
-
     seen, since = 0, time.perf_counter()
     while True:
         batches = sampler.inspect().get_arrow_trace()  # a copy of the trace so far
@@ -339,7 +339,7 @@ def _wait_for(sampler, draws: int, tune: int) -> object:
             return batches
         steps = min(stat.num_rows for stat in batches[1]) if batches[1] else 0
         now = time.perf_counter()
-        wait = POLL_S  # no pace yet: the sampler is starting, or its first steps were just seen
+        wait = MIN_WAIT_S  # no pace yet: the sampler is starting, or its first steps were just seen
         if steps > seen > 0:
             wait = (tune + draws - steps) * (now - since) / (steps - seen)
         if steps > seen:
