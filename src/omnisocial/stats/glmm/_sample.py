@@ -270,9 +270,11 @@ def sample_fast_model(fast: FastModel, draws, tune, chains, cores, seed, extra=N
     return _raw_idata(fast, batches, draws)
 
 
-# the wait between two looks at a sampler before its pace is known, and the shortest (each look
-# copies the trace so far: small while the pace is unknown)
-MIN_WAIT_S = 0.02
+# the wait between two looks at a sampler before its pace is known: each look takes the GIL
+# from the chains' threads (4 in the workflow's job) and copies the trace so far; 20 ms here
+# made the job no faster (docs/performance.md#code)
+POLL_S = 0.1
+MIN_WAIT_S = 0.02  # the shortest wait between two looks once the pace is known
 # the longest: the pace of early tuning (small steps, long trajectories) runs slow
 MAX_WAIT_S = 0.5
 SKIPPED_STATS = ("chain", "draw", "tuning")  # nutpie's bookkeeping columns, not sample stats
@@ -339,7 +341,7 @@ def _wait_for(sampler, draws: int, tune: int) -> object:
             return batches
         steps = min(stat.num_rows for stat in batches[1]) if batches[1] else 0
         now = time.perf_counter()
-        wait = MIN_WAIT_S  # no pace yet: the sampler is starting, or its first steps were just seen
+        wait = POLL_S  # no pace yet: the sampler is starting, or its first steps were just seen
         if steps > seen > 0:
             wait = (tune + draws - steps) * (now - since) / (steps - seen)
         if steps > seen:
