@@ -33,7 +33,7 @@ def ordered_spans(speaker, start, end) -> tuple[np.ndarray, np.ndarray, np.ndarr
     That order is start, then end, then speaker. Plain arrays, so that callers that check
     many drafts (the demo generator) need not build a frame for each.
     """
-    speaker = np.asarray(speaker).astype(str)
+    speaker = np.asarray(speaker, dtype=str)  # no copy when already text (`_ordered` passes it so)
     start = np.asarray(start, dtype="float64")
     end = np.asarray(end, dtype="float64")
     keep = np.flatnonzero(end > start)
