@@ -176,6 +176,11 @@ def test_embedding_encoder_matches_sentence_transformers_bit_for_bit(embedding_j
     theirs = reference.encode(texts, batch_size=embedding_judge.batch_size, normalize_embeddings=True)
     assert ours.shape == (len(texts), 384) and ours.dtype == np.float32
     assert np.array_equal(ours, theirs)
+    # one text a batch: nothing padded, so no attention mask (transformers' faster kernel)
+    alone = EmbeddingJudge(embedding_judge.model_dir, batch_size=1).embed(texts[:5] + texts[-3:])
+    assert np.array_equal(
+        alone, reference.encode(texts[:5] + texts[-3:], batch_size=1, normalize_embeddings=True)
+    )
 
 
 def test_embedding_encoder_refuses_another_pooling(tmp_path):
@@ -193,6 +198,25 @@ def test_embedding_encoder_refuses_another_pooling(tmp_path):
         MeanPoolingEncoder(folder)
     (folder / "modules.json").write_text(json.dumps([{"type": "sentence_transformers.models.Transformer"}]))
     with pytest.raises(ValueError, match=r"modules.json"):
+        MeanPoolingEncoder(folder)
+
+
+def test_embedding_encoder_refuses_a_model_that_is_not_plain_bert(tmp_path):
+    import shutil
+
+    from omnisocial.judges.embedding import MeanPoolingEncoder, bundled_model_dir
+
+    folder = tmp_path / "model"
+    shutil.copytree(bundled_model_dir(), folder, ignore=shutil.ignore_patterns("*.safetensors"))
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "model_type": "mpnet"}))
+    with pytest.raises(ValueError, match=r"config.json: the encoder runs plain BERT.*'model_type': 'mpnet'"):
+        MeanPoolingEncoder(folder)
+    (folder / "config.json").write_text(json.dumps({**config, "hidden_act": "relu"}))
+    with pytest.raises(ValueError, match=r"config.json.*'hidden_act': 'relu'"):
+        MeanPoolingEncoder(folder)
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match=r"cannot read the model file .*model.safetensors"):
         MeanPoolingEncoder(folder)
 
 

@@ -15,10 +15,11 @@ not fitted to any human scores):
 - reminder (0/1): 0.50
 
 The encoder is the sentence-transformers pipeline of the model folder (its transformer, mean
-pooling over the attention mask, L2 normalization) run on transformers directly: the same
-vectors bit for bit (`tests/test_judges.py` checks against `SentenceTransformer.encode`),
-without importing sentence-transformers, which loads scikit-learn, datasets and the trainer
-in every job (its import against transformers' model classes: docs/performance.md#code).
+pooling over the attention mask, L2 normalization) run on torch with the model's own tokenizer
+file and weights (`judges.bert`): the same vectors bit for bit (`tests/test_judges.py` checks
+against `SentenceTransformer.encode`), without importing sentence-transformers, which loads
+scikit-learn, datasets and the trainer in every job, nor transformers' model classes (their
+imports: docs/performance.md#code).
 
 An empty candidate gets the lowest level without being embedded. This judge is a cheap,
 deterministic reference point beside the LLM judges, reported under its own label; it
@@ -73,13 +74,14 @@ def _read_json(path: Path) -> dict | list:
 
 
 class MeanPoolingEncoder:
-    """`SentenceTransformer(folder).encode(texts, normalize_embeddings=True)` on transformers alone.
+    """`SentenceTransformer(folder).encode(texts, normalize_embeddings=True)` on torch alone.
 
     Reproduces its steps: texts sorted by descending length (stable) and encoded in batches,
     padded to the batch's longest and truncated at the folder's `max_seq_length`; the token
     vectors averaged over the attention mask (sum / clamp(count, 1e-9)); the model's Normalize
     module and encode's own normalization (both F.normalize, p=2). A folder whose modules are
-    not Transformer -> mean Pooling -> Normalize is refused with ValueError naming the file.
+    not Transformer -> mean Pooling -> Normalize, or whose transformer is not a plain BERT
+    encoder (`judges.bert`), is refused with ValueError naming the file.
     """
 
     def __init__(self, folder: Path, device: str = "cpu"):
@@ -97,12 +99,9 @@ class MeanPoolingEncoder:
         settings = _read_json(folder / "sentence_bert_config.json")
         if settings.get("do_lower_case"):
             raise ValueError(f"{folder / 'sentence_bert_config.json'}: do_lower_case is not supported")
-        self.max_length = int(settings["max_seq_length"])
-        from transformers import AutoModel, AutoTokenizer
+        from omnisocial.judges.bert import BertEncoder
 
-        self.tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-        self.model = AutoModel.from_pretrained(str(folder), local_files_only=True).to(device).eval()
-        self.device = device
+        self.bert = BertEncoder(folder, int(settings["max_seq_length"]), device)
 
     def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         import torch
@@ -112,16 +111,10 @@ class MeanPoolingEncoder:
         rows: list[np.ndarray | None] = [None] * len(texts)
         for first in range(0, len(order), batch_size):
             chosen = order[first : first + batch_size]
-            batch = self.tokenizer(
-                [texts[i] for i in chosen],
-                padding=True,
-                truncation="longest_first",
-                max_length=self.max_length,
-                return_tensors="pt",
-            ).to(self.device)
+            ids, type_ids, attention = self.bert.tokens([texts[i] for i in chosen])
+            tokens = self.bert.hidden_states(ids, type_ids, attention)
             with torch.inference_mode():
-                tokens = self.model(**batch).last_hidden_state
-                mask = batch["attention_mask"].unsqueeze(-1).to(tokens.dtype)
+                mask = attention.unsqueeze(-1).to(tokens.dtype)
                 summed = (tokens * mask).sum(dim=1, dtype=tokens.dtype)
                 mean = summed / torch.clamp(mask.sum(dim=1, dtype=tokens.dtype), min=1e-9)
                 vectors = F.normalize(F.normalize(mean, p=2, dim=-1), p=2, dim=1).cpu().numpy()
@@ -164,7 +157,6 @@ class EmbeddingJudge:
 
     def _encoder(self) -> MeanPoolingEncoder:
         if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
             self._model = MeanPoolingEncoder(self.model_dir, device=self.device)
         return self._model
 
