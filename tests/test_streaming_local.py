@@ -54,6 +54,8 @@ def _items(clips, root, modality):
     return items
 
 
+# 6.5 CPU-s in a fresh clone's make test, where it was its worker's first import of transformers
+@pytest.mark.heavy
 def test_tiny_qwen2_audio_streamed_unparsed_steps_counted(clips, tmp_path):
     from omnisocial.models.tiny import build_tiny_qwen2_audio
     from omnisocial.models.transformers_backend import TransformersBackend
