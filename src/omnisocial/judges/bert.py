@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-def _read_json(path: Path) -> dict:
+def read_model_json(path: Path) -> dict | list:
+    """A JSON file of a model folder; ValueError naming it when it is missing or not JSON."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as error:
@@ -46,7 +47,7 @@ class BertShape:
 
     @classmethod
     def of(cls, path: Path) -> BertShape:
-        config = _read_json(path)
+        config = read_model_json(path)
         plain = {
             "model_type": "bert",
             "hidden_act": "gelu",
@@ -77,7 +78,7 @@ def bert_tokenizer(folder: Path, max_length: int):
     if not path.is_file():
         raise ValueError(f"{path}: the encoder needs the model's fast tokenizer file")
     tokenizer = Tokenizer.from_file(str(path))
-    pad = str(_read_json(folder / "special_tokens_map.json").get("pad_token", "[PAD]"))
+    pad = str(read_model_json(folder / "special_tokens_map.json").get("pad_token", "[PAD]"))
     pad_id = tokenizer.token_to_id(pad)
     if pad_id is None:
         raise ValueError(f"{path}: no id for the padding token {pad!r}")

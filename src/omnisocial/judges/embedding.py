@@ -28,7 +28,6 @@ cannot see video, so for `temporal` it measures agreement with reference text on
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from omnisocial.judges.bert import read_model_json
 from omnisocial.judges.rubric import ParsedScore, empty_candidate_score, task_spec
 
 LABEL = "reference-similarity judge"
@@ -66,13 +66,6 @@ SUPPORTED_MODULES = [
 ]
 
 
-def _read_json(path: Path) -> dict | list:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise ValueError(f"cannot read the sentence-transformers file {path}: {error}") from None
-
-
 class MeanPoolingEncoder:
     """`SentenceTransformer(folder).encode(texts, normalize_embeddings=True)` on torch alone.
 
@@ -85,18 +78,18 @@ class MeanPoolingEncoder:
     """
 
     def __init__(self, folder: Path, device: str = "cpu"):
-        modules = _read_json(folder / "modules.json")
+        modules = read_model_json(folder / "modules.json")
         kinds = [str(m.get("type", "")) for m in modules]
         if kinds != SUPPORTED_MODULES:
             file = folder / "modules.json"
             raise ValueError(f"{file}: the embedding judge needs {SUPPORTED_MODULES}, not {kinds}")
         pooling_dir = folder / str(modules[1].get("path") or "1_Pooling")
-        pooling = _read_json(pooling_dir / "config.json")
+        pooling = read_model_json(pooling_dir / "config.json")
         modes = [k for k, on in pooling.items() if k.startswith("pooling_mode_") and on]
         if modes != ["pooling_mode_mean_tokens"]:
             file = pooling_dir / "config.json"
             raise ValueError(f"{file}: the embedding judge needs mean pooling, not {modes}")
-        settings = _read_json(folder / "sentence_bert_config.json")
+        settings = read_model_json(folder / "sentence_bert_config.json")
         if settings.get("do_lower_case"):
             raise ValueError(f"{folder / 'sentence_bert_config.json'}: do_lower_case is not supported")
         from omnisocial.judges.bert import BertEncoder
