@@ -1,11 +1,13 @@
 """A BERT encoder (such as MiniLM) from its model folder on torch, tokenizers and safetensors.
 
-`BertEncoder(folder).hidden_states(texts)` gives what transformers'
-`AutoModel.from_pretrained(folder)(**AutoTokenizer.from_pretrained(folder)(texts, padding=True,
-truncation="longest_first", max_length=...))` gives as `last_hidden_state`: the same tokens and,
-on the same torch, the same floats bit for bit (`tests/test_judges.py` checks both). It runs the
-same operations in the same order as transformers' BertModel with its default attention (torch's
-scaled_dot_product_attention, no mask when nothing is padded, else a boolean key mask):
+`encoder = BertEncoder(folder, max_length)`; `encoder.hidden_states(*encoder.tokens(texts))` is
+what transformers gives as `last_hidden_state` for `AutoModel.from_pretrained(folder)` on
+`AutoTokenizer.from_pretrained(folder)(texts, padding=True, truncation="longest_first",
+max_length=max_length)`: it runs the same operations in the same order as transformers'
+BertModel with its default attention (torch's scaled_dot_product_attention, no mask when nothing
+is padded, else a boolean key mask), so on the same torch the floats are the same bit for bit.
+`tests/test_judges.py` checks the pooled vectors against `SentenceTransformer.encode` (which
+runs transformers) to the last bit, with and without padding.
 
 - tokens: the folder's tokenizer.json as it stands (its normalizer, pre-tokenizer and special
   tokens), padded to the batch's longest and truncated at `max_length`;
@@ -164,7 +166,7 @@ class BertEncoder:
             for name in ("query", "key", "value")
         )
         attended = F.scaled_dot_product_attention(q, k, v, attn_mask=keys, dropout_p=0.0, scale=head**-0.5)
-        attended = attended.transpose(1, 2).contiguous().reshape(batch, length, -1).contiguous()
+        attended = attended.transpose(1, 2).contiguous().reshape(batch, length, -1)
         x = self._norm(
             self._linear(attended, f"{prefix}attention.output.dense") + x,
             f"{prefix}attention.output.LayerNorm",
